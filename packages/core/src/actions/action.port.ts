@@ -1,0 +1,19 @@
+import { type Action, type AutomationSet, type NewAction } from './action.js';
+
+export interface ActionRepository {
+  /** Throws ConflictError when the group already has an action with that object name. */
+  create(action: NewAction): Promise<Action>;
+  find(group: string, object: string): Promise<Action | undefined>;
+  /** Every action of the group, ordered by object name. */
+  listByGroup(group: string): Promise<Action[]>;
+  /** Answers the updated action, or undefined when none matches. */
+  setValue(group: string, object: string, value: string): Promise<Action | undefined>;
+  /** Replaces the automations as a whole; undefined when no action matches. */
+  setAutomations(
+    group: string,
+    object: string,
+    automations: readonly AutomationSet[],
+  ): Promise<Action | undefined>;
+}
+
+export const ACTION_REPOSITORY = Symbol.for('hortus.ActionRepository');

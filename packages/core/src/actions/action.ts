@@ -1,0 +1,125 @@
+import { InvalidInputError } from '../shared/errors.js';
+import { isPlainObject, requireNumber, requireText } from '../shared/validation.js';
+
+export const switchStates = ['on', 'off'] as const;
+export type SwitchState = (typeof switchStates)[number];
+
+export const frequencies = [
+  'every day',
+  'weekdays',
+  'weekends',
+  'monday',
+  'tuesday',
+  'wednesday',
+  'thursday',
+  'friday',
+  'saturday',
+  'sunday',
+] as const;
+export type Frequency = (typeof frequencies)[number];
+
+/** `below` is accepted as a synonym of the clients' `less than`. */
+export const conditions = ['above', 'less than', 'below'] as const;
+export type Condition = (typeof conditions)[number];
+
+export interface TimeAutomation {
+  readonly action: SwitchState;
+  /** Local wall-clock time `HH:MM`. */
+  readonly time: string;
+  readonly frequency: Frequency;
+}
+
+export interface SensorAutomation {
+  readonly action: SwitchState;
+  readonly sensor: string;
+  readonly condition: Condition;
+  /** A number written as a string, as clients send it. */
+  readonly value: string;
+}
+
+export interface AutomationSet {
+  readonly timeAutomations: readonly TimeAutomation[];
+  readonly sensorAutomations: readonly SensorAutomation[];
+}
+
+export interface Action {
+  readonly id: string;
+  readonly group: string;
+  readonly object: string;
+  readonly value: string;
+  readonly automations: readonly AutomationSet[];
+}
+
+export type NewAction = Omit<Action, 'id'>;
+
+export const ACTION_VALUE_MAX_LENGTH = 64;
+/** Bounds the work one rule set costs the automation engine. */
+export const MAX_RULES_PER_KIND = 100;
+
+const timePattern = /^([01]\d|2[0-3]):[0-5]\d$/u;
+
+export function requireActionValue(value: unknown): string {
+  return requireText(value, 'value', ACTION_VALUE_MAX_LENGTH);
+}
+
+function oneOf<T extends string>(allowed: readonly T[], value: unknown, field: string): T {
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  throw InvalidInputError.forField(field, `must be one of: ${allowed.join(', ')}`);
+}
+
+function rules(value: unknown, field: string): unknown[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw InvalidInputError.forField(field, 'must be an array');
+  if (value.length > MAX_RULES_PER_KIND)
+    throw InvalidInputError.forField(field, `must hold at most ${MAX_RULES_PER_KIND} rules`);
+  return value;
+}
+
+function rule(value: unknown, field: string): Record<string, unknown> {
+  if (!isPlainObject(value)) throw InvalidInputError.forField(field, 'must be an object');
+  return value;
+}
+
+function toTimeAutomation(raw: unknown, field: string): TimeAutomation {
+  const entry = rule(raw, field);
+  const time = requireText(entry['time'], `${field}.time`, 5);
+  if (!timePattern.test(time)) throw InvalidInputError.forField(`${field}.time`, 'must be HH:MM');
+  return {
+    action: oneOf(switchStates, entry['action'], `${field}.action`),
+    time,
+    frequency: oneOf(frequencies, entry['frequency'], `${field}.frequency`),
+  };
+}
+
+function toSensorAutomation(raw: unknown, field: string): SensorAutomation {
+  const entry = rule(raw, field);
+  const value = entry['value'];
+  requireNumber(value, `${field}.value`);
+  return {
+    action: oneOf(switchStates, entry['action'], `${field}.action`),
+    sensor: requireText(entry['sensor'], `${field}.sensor`),
+    condition: oneOf(conditions, entry['condition'], `${field}.condition`),
+    value: String(value).trim(),
+  };
+}
+
+/**
+ * Validates automations as clients write them and keeps only the known fields, which drops the `_id`s
+ * that clients echo back from get_automations.
+ */
+export function parseAutomations(raw: unknown): AutomationSet[] {
+  if (!Array.isArray(raw)) throw InvalidInputError.forField('automations', 'must be an array');
+  if (raw.length > MAX_RULES_PER_KIND)
+    throw InvalidInputError.forField('automations', 'has too many entries');
+  return raw.map((set, i) => {
+    const entry = rule(set, `automations[${i}]`);
+    return {
+      timeAutomations: rules(entry['timeAutomations'], `automations[${i}].timeAutomations`).map((r, j) =>
+        toTimeAutomation(r, `automations[${i}].timeAutomations[${j}]`),
+      ),
+      sensorAutomations: rules(entry['sensorAutomations'], `automations[${i}].sensorAutomations`).map(
+        (r, j) => toSensorAutomation(r, `automations[${i}].sensorAutomations[${j}]`),
+      ),
+    };
+  });
+}

@@ -1,0 +1,13 @@
+import { type Group, type NewGroup } from './group.js';
+
+export interface GroupRepository {
+  /** Throws ConflictError when a group with that name exists. */
+  create(group: NewGroup): Promise<Group>;
+  findByName(name: string): Promise<Group | undefined>;
+  /** Every group ordered by name. */
+  list(): Promise<Group[]>;
+  /** Replaces the settings as a whole; undefined when no group has that name. */
+  replaceSettings(name: string, settings: unknown): Promise<Group | undefined>;
+}
+
+export const GROUP_REPOSITORY = Symbol.for('hortus.GroupRepository');

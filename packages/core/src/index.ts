@@ -1,0 +1,59 @@
+export * from './shared/errors.js';
+export * from './shared/validation.js';
+export * from './shared/clock.port.js';
+export * from './shared/settings.js';
+export * from './shared/time-zone.js';
+export * from './use-cases.module.js';
+
+export * from './readings/reading.js';
+export * from './readings/reading.port.js';
+export * from './readings/record-readings.js';
+export * from './readings/get-latest-reading.js';
+export * from './readings/get-latest-readings-of-group.js';
+export * from './readings/query-readings.js';
+export * from './readings/get-today-hourly-readings.js';
+
+export * from './actions/action.js';
+export * from './actions/action.port.js';
+export * from './actions/create-action.js';
+export * from './actions/set-action-value.js';
+export * from './actions/get-actions-of-group.js';
+export * from './actions/get-action.js';
+export * from './actions/replace-automations.js';
+
+export * from './devices/device.js';
+export * from './devices/device.port.js';
+export * from './devices/create-device.js';
+export * from './devices/list-devices.js';
+
+export * from './notifications/notification.js';
+export * from './notifications/notification.port.js';
+export * from './notifications/create-notification.js';
+export * from './notifications/list-open-notifications.js';
+export * from './notifications/ignore-notifications.js';
+
+export * from './history-charts/history-chart.js';
+export * from './history-charts/history-chart.port.js';
+export * from './history-charts/get-history-charts.js';
+export * from './history-charts/get-chart-settings.js';
+export * from './history-charts/add-chart.js';
+export * from './history-charts/change-chart.js';
+export * from './history-charts/delete-chart.js';
+
+export * from './groups/group.js';
+export * from './groups/group.port.js';
+export * from './groups/create-group.js';
+export * from './groups/check-group.js';
+export * from './groups/get-group.js';
+export * from './groups/update-group-settings.js';
+export * from './groups/list-groups.js';
+
+export * from './users/user.js';
+export * from './users/user.port.js';
+export * from './users/create-user.js';
+export * from './users/change-user-email.js';
+
+export * from './commits/commit-feed.port.js';
+export * from './commits/get-recent-commits.js';
+
+export * from './demo/seed-demo.js';

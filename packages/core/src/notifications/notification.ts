@@ -1,0 +1,18 @@
+export const ignoreStates = ['false', 'true'] as const;
+/** Kept as text: deployed clients compare against the strings `false` and `true`. */
+export type IgnoreState = (typeof ignoreStates)[number];
+
+export interface Notification {
+  readonly id: string;
+  readonly group: string;
+  readonly time: Date;
+  readonly message: string;
+  readonly ignore: IgnoreState;
+  readonly topic?: string;
+  readonly value?: number;
+}
+
+export type NewNotification = Omit<Notification, 'id' | 'ignore'>;
+
+/** Longest list accepted by one ignore call. */
+export const MAX_IGNORE_TIMES = 1000;

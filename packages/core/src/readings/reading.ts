@@ -1,0 +1,58 @@
+import { InvalidInputError } from '../shared/errors.js';
+import { isPlainObject, optionalDate, requireNumber, requireText } from '../shared/validation.js';
+
+export interface Reading {
+  readonly id: string;
+  readonly group: string;
+  readonly topic: string;
+  readonly value: number;
+  readonly time: Date;
+}
+
+export type NewReading = Omit<Reading, 'id'>;
+
+/** MQTT-style topics of the sensors SPEC names; boxes publish further topics under `esp/`. */
+export const sensorTopics = {
+  temperature: 'esp/air/temperature',
+  humidity: 'esp/air/humidity',
+  lux: 'esp/ground/light/lux',
+  moisture1: 'esp/ground/moisture/1',
+  moisture2: 'esp/ground/moisture/2',
+  moisture3: 'esp/ground/moisture/3',
+} as const;
+
+export type SensorName = keyof typeof sensorTopics;
+
+/** Answer size of a range query when the client names no count (SPEC behaviour of the old service). */
+export const DEFAULT_READINGS_LIMIT = 1000;
+/** Hard ceiling on `count`: clients ask for up to 4000; more than this is a 400, not a slow answer. */
+export const MAX_READINGS_LIMIT = 10_000;
+/** Largest batch one ingest call may carry. */
+export const MAX_READINGS_PER_BATCH = 5000;
+export const TOPIC_MAX_LENGTH = 200;
+
+// Wildcards would make a stored topic match other subscriptions; NUL breaks keys.
+const topicPattern = /^[^#+\p{Cc}]+$/u;
+
+export function requireTopic(value: unknown): string {
+  const topic = requireText(value, 'topic', TOPIC_MAX_LENGTH);
+  if (!topicPattern.test(topic))
+    throw InvalidInputError.forField('topic', 'must not contain MQTT wildcards or control characters');
+  return topic;
+}
+
+/** Turns one untrusted ingest item into a reading, or throws InvalidInputError naming the bad field. */
+export function toNewReading(item: unknown, now: Date): NewReading {
+  if (!isPlainObject(item)) throw new InvalidInputError('a reading must be an object');
+  return {
+    group: requireText(item['group'], 'group'),
+    topic: requireTopic(item['topic']),
+    value: requireNumber(item['value'], 'value'),
+    time: optionalDate(item['time'], 'time') ?? now,
+  };
+}
+
+/** Keys readings so a retried delivery of the same sample is recognised. */
+export function readingKey(reading: Pick<Reading, 'group' | 'topic' | 'time'>): string {
+  return `${reading.group}\u0000${reading.topic}\u0000${reading.time.getTime()}`;
+}

@@ -1,0 +1,78 @@
+import { ContainerModule } from 'inversify';
+import { CreateAction } from './actions/create-action.js';
+import { GetAction } from './actions/get-action.js';
+import { GetActionsOfGroup } from './actions/get-actions-of-group.js';
+import { ReplaceAutomations } from './actions/replace-automations.js';
+import { SetActionValue } from './actions/set-action-value.js';
+import { GetRecentCommits } from './commits/get-recent-commits.js';
+import { SeedDemo } from './demo/seed-demo.js';
+import { CreateDevice } from './devices/create-device.js';
+import { ListDevices } from './devices/list-devices.js';
+import { CheckGroup } from './groups/check-group.js';
+import { CreateGroup } from './groups/create-group.js';
+import { GetGroup } from './groups/get-group.js';
+import { ListGroups } from './groups/list-groups.js';
+import { UpdateGroupSettings } from './groups/update-group-settings.js';
+import { AddChart } from './history-charts/add-chart.js';
+import { ChangeChart } from './history-charts/change-chart.js';
+import { DeleteChart } from './history-charts/delete-chart.js';
+import { GetChartSettings } from './history-charts/get-chart-settings.js';
+import { GetHistoryCharts } from './history-charts/get-history-charts.js';
+import { CreateNotification } from './notifications/create-notification.js';
+import { IgnoreNotifications } from './notifications/ignore-notifications.js';
+import { ListOpenNotifications } from './notifications/list-open-notifications.js';
+import { GetLatestReading } from './readings/get-latest-reading.js';
+import { GetLatestReadingsOfGroup } from './readings/get-latest-readings-of-group.js';
+import { GetTodayHourlyReadings } from './readings/get-today-hourly-readings.js';
+import { QueryReadings } from './readings/query-readings.js';
+import { RecordReadings } from './readings/record-readings.js';
+import { CLOCK, type Clock, SystemClock } from './shared/clock.port.js';
+import { CORE_SETTINGS, type CoreSettings } from './shared/settings.js';
+import { assertTimeZone } from './shared/time-zone.js';
+import { ChangeUserEmail } from './users/change-user-email.js';
+import { CreateUser } from './users/create-user.js';
+
+export const useCases = [
+  CreateAction,
+  GetAction,
+  GetActionsOfGroup,
+  ReplaceAutomations,
+  SetActionValue,
+  GetRecentCommits,
+  CreateDevice,
+  ListDevices,
+  CheckGroup,
+  CreateGroup,
+  GetGroup,
+  ListGroups,
+  UpdateGroupSettings,
+  AddChart,
+  ChangeChart,
+  DeleteChart,
+  GetChartSettings,
+  GetHistoryCharts,
+  CreateNotification,
+  IgnoreNotifications,
+  ListOpenNotifications,
+  GetLatestReading,
+  GetLatestReadingsOfGroup,
+  GetTodayHourlyReadings,
+  QueryReadings,
+  RecordReadings,
+  ChangeUserEmail,
+  CreateUser,
+  SeedDemo,
+] as const;
+
+/**
+ * Binds every use case (singletons: they are stateless but for the commit cache), the settings and the
+ * clock. A store module binds the repository ports; a transport module binds the commit feed.
+ */
+export function createCoreModule(settings: CoreSettings, clock: Clock = new SystemClock()): ContainerModule {
+  assertTimeZone(settings.timeZone);
+  return new ContainerModule(({ bind }) => {
+    bind<CoreSettings>(CORE_SETTINGS).toConstantValue(settings);
+    bind<Clock>(CLOCK).toConstantValue(clock);
+    for (const useCase of useCases) bind<object>(useCase).toSelf().inSingletonScope();
+  });
+}

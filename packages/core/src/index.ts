@@ -57,3 +57,16 @@ export * from './commits/commit-feed.port.js';
 export * from './commits/get-recent-commits.js';
 
 export * from './demo/seed-demo.js';
+
+export * from './groups/group-settings.js';
+export * from './actions/action-changes.js';
+export * from './automations/engine-state.port.js';
+export * from './automations/automation-event.js';
+export * from './automations/automation-log.port.js';
+export * from './automations/automation-settings.js';
+export * from './automations/scheduler.port.js';
+export * from './automations/rules.js';
+export * from './automations/run-automations.js';
+export * from './automations/list-automation-events.js';
+export * from './automations/automation-engine.js';
+export * from './alerts/evaluate-alerts.js';

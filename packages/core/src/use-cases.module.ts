@@ -1,5 +1,15 @@
 import { ContainerModule } from 'inversify';
+import { ActionChanges } from './actions/action-changes.js';
 import { CreateAction } from './actions/create-action.js';
+import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
+import { AutomationEngine } from './automations/automation-engine.js';
+import {
+  AUTOMATION_SETTINGS,
+  type AutomationSettings,
+  defaultAutomationSettings,
+} from './automations/automation-settings.js';
+import { ListAutomationEvents } from './automations/list-automation-events.js';
+import { RunAutomations } from './automations/run-automations.js';
 import { GetAction } from './actions/get-action.js';
 import { GetActionsOfGroup } from './actions/get-actions-of-group.js';
 import { ReplaceAutomations } from './actions/replace-automations.js';
@@ -62,17 +72,27 @@ export const useCases = [
   ChangeUserEmail,
   CreateUser,
   SeedDemo,
+  ActionChanges,
+  RunAutomations,
+  EvaluateAlerts,
+  AutomationEngine,
+  ListAutomationEvents,
 ] as const;
 
 /**
- * Binds every use case (singletons: they are stateless but for the commit cache), the settings and the
- * clock. A store module binds the repository ports; a transport module binds the commit feed.
+ * Binds every use case (singletons: they are stateless but for the commit cache and the change fan-out),
+ * the settings and the clock. A store module binds the repository ports; a transport module binds the
+ * commit feed and, where the automation engine runs, the scheduler.
  */
 export function createCoreModule(settings: CoreSettings, clock: Clock = new SystemClock()): ContainerModule {
   assertTimeZone(settings.timeZone);
   return new ContainerModule(({ bind }) => {
     bind<CoreSettings>(CORE_SETTINGS).toConstantValue(settings);
     bind<Clock>(CLOCK).toConstantValue(clock);
+    bind<AutomationSettings>(AUTOMATION_SETTINGS).toConstantValue({
+      ...defaultAutomationSettings,
+      ...settings.automation,
+    });
     for (const useCase of useCases) bind<object>(useCase).toSelf().inSingletonScope();
   });
 }

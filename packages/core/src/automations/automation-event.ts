@@ -1,0 +1,21 @@
+export const automationTriggers = ['time', 'sensor'] as const;
+export type AutomationTrigger = (typeof automationTriggers)[number];
+
+/** One change the automation engine made to an action, kept so people can see why a pump switched. */
+export interface AutomationEvent {
+  readonly id: string;
+  readonly group: string;
+  readonly object: string;
+  readonly value: string;
+  readonly previousValue: string;
+  readonly at: Date;
+  readonly trigger: AutomationTrigger;
+  /** The rule in words, e.g. `06:30 weekdays -> on` or `temperature above 28 -> off`. */
+  readonly rule: string;
+  readonly reading?: { readonly topic: string; readonly value: number; readonly time: Date };
+}
+
+export type NewAutomationEvent = Omit<AutomationEvent, 'id'>;
+
+export const DEFAULT_AUTOMATION_EVENTS_LIMIT = 100;
+export const MAX_AUTOMATION_EVENTS_LIMIT = 1000;

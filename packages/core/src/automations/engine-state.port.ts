@@ -1,0 +1,25 @@
+/** Small JSON documents the engine keeps between ticks: slot claims, rule sides, open alerts. */
+export type EngineValue = Readonly<Record<string, string | number | boolean | null>>;
+
+export interface EngineState {
+  readonly version: number;
+  readonly value: EngineValue;
+  readonly updatedAt: Date;
+}
+
+/**
+ * Compare-and-set storage shared by every engine instance on one store. It is what makes a time slot fire
+ * exactly once across restarts and across several servers: only one caller's write can win a version.
+ */
+export interface EngineStateRepository {
+  get(key: string): Promise<EngineState | undefined>;
+  /**
+   * Stores `value` as version `expectedVersion + 1` when the stored version is `expectedVersion` (0 = absent).
+   * Answers false, changing nothing, when another writer got there first.
+   */
+  compareAndSet(key: string, expectedVersion: number, value: EngineValue, at: Date): Promise<boolean>;
+  /** Forgets entries last written before `before` (old slot claims); answers how many went. */
+  purgeBefore(before: Date): Promise<number>;
+}
+
+export const ENGINE_STATE_REPOSITORY = Symbol.for('hortus.EngineStateRepository');

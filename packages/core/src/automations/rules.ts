@@ -1,0 +1,99 @@
+import { type Frequency, type SensorAutomation, type TimeAutomation } from '../actions/action.js';
+import { sensorTopics } from '../readings/reading.js';
+import { fromLocal, toLocal } from '../shared/time-zone.js';
+
+const weekdayNames = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+
+/** `weekday` is 0 for Sunday through 6 for Saturday. */
+export function frequencyMatches(frequency: Frequency, weekday: number): boolean {
+  switch (frequency) {
+    case 'every day':
+      return true;
+    case 'weekdays':
+      return weekday >= 1 && weekday <= 5;
+    case 'weekends':
+      return weekday === 0 || weekday === 6;
+    default:
+      return weekdayNames[weekday] === frequency;
+  }
+}
+
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * The slot of a time rule that is due at `now`: its minute has come (in the zone) no longer than `graceMs`
+ * ago, on a local day the frequency includes. Yesterday is looked at too, so 23:59 survives midnight.
+ * In a daylight-saving gap the slot fires at the first minute after it; in an overlap, at the first pass.
+ */
+export function dueSlot(
+  rule: TimeAutomation,
+  now: Date,
+  timeZone: string,
+  graceMs: number,
+): { localDate: string; at: Date } | undefined {
+  const [hour = 0, minute = 0] = rule.time.split(':').map(Number);
+  const today = toLocal(now, timeZone);
+  for (const daysBack of [0, 1]) {
+    const day = new Date(Date.UTC(today.year, today.month - 1, today.day - daysBack));
+    if (!frequencyMatches(rule.frequency, day.getUTCDay())) continue;
+    const local = { year: day.getUTCFullYear(), month: day.getUTCMonth() + 1, day: day.getUTCDate() };
+    const at = fromLocal({ ...local, hour, minute }, timeZone);
+    const age = now.getTime() - at.getTime();
+    if (age >= 0 && age < graceMs)
+      return { localDate: `${local.year}-${pad(local.month)}-${pad(local.day)}`, at };
+  }
+  return undefined;
+}
+
+const sensorAliases: Readonly<Record<string, string>> = {
+  temperature: sensorTopics.temperature,
+  temp: sensorTopics.temperature,
+  humidity: sensorTopics.humidity,
+  lux: sensorTopics.lux,
+  light: sensorTopics.lux,
+  moisture: sensorTopics.moisture1,
+  moisture1: sensorTopics.moisture1,
+  moisture_1: sensorTopics.moisture1,
+  moisture2: sensorTopics.moisture2,
+  moisture_2: sensorTopics.moisture2,
+  moisture3: sensorTopics.moisture3,
+  moisture_3: sensorTopics.moisture3,
+  pressure: 'esp/air/pressure',
+  co2: 'esp/air/co2',
+  water: 'esp/ground/water',
+};
+
+/** The reading topic a sensor rule watches: a known sensor name, or a topic written out in full. */
+export function sensorTopic(sensor: string): string | undefined {
+  const name = sensor.trim().toLowerCase().replace(/\s+/gu, '_');
+  if (Object.hasOwn(sensorAliases, name)) return sensorAliases[name];
+  return sensor.includes('/') ? sensor.trim() : undefined;
+}
+
+export type RuleSide = 'beyond' | 'within';
+
+/**
+ * Which side of its threshold a sensor rule is on. Once beyond, it counts as back within only after the
+ * value has moved `deadBand` past the threshold, so a value hovering at the threshold does not flap.
+ */
+export function ruleSide(
+  rule: SensorAutomation,
+  value: number,
+  previous: RuleSide | undefined,
+  deadBand: number,
+): RuleSide {
+  const threshold = Number(rule.value);
+  const above = rule.condition === 'above';
+  if (above ? value > threshold : value < threshold) return 'beyond';
+  if (previous !== 'beyond') return 'within';
+  const rearmed = above ? value <= threshold - deadBand : value >= threshold + deadBand;
+  return rearmed ? 'within' : 'beyond';
+}
+
+export function describeTimeRule(rule: TimeAutomation): string {
+  return `${rule.time} ${rule.frequency} -> ${rule.action}`;
+}
+
+export function describeSensorRule(rule: SensorAutomation): string {
+  return `${rule.sensor} ${rule.condition} ${rule.value} -> ${rule.action}`;
+}

@@ -1,0 +1,168 @@
+import { inject, injectable } from 'inversify';
+import { type Action, type SensorAutomation, type TimeAutomation } from '../actions/action.js';
+import { ActionChanges } from '../actions/action-changes.js';
+import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
+import { groupTimeZone } from '../groups/group-settings.js';
+import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
+import { type Reading } from '../readings/reading.js';
+import { CLOCK, type Clock } from '../shared/clock.port.js';
+import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
+import { type AutomationEvent, type AutomationTrigger } from './automation-event.js';
+import { AUTOMATION_LOG_REPOSITORY, type AutomationLogRepository } from './automation-log.port.js';
+import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
+import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from './engine-state.port.js';
+import {
+  describeSensorRule,
+  describeTimeRule,
+  dueSlot,
+  ruleSide,
+  type RuleSide,
+  sensorTopic,
+} from './rules.js';
+
+/** Keys join parts with NUL, which no name may contain, so two different rules never share a key. */
+const key = (...parts: readonly string[]): string => parts.join('\u0000');
+
+/**
+ * One evaluation of every automation rule of every group. Time rules fire once per slot: the slot is
+ * claimed in the shared engine state first, so a restart or a second server cannot fire it again. Sensor
+ * rules fire when the newest fresh reading crosses the threshold, not on every evaluation.
+ */
+@injectable()
+export class RunAutomations {
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
+    @inject(READING_REPOSITORY) private readonly readings: ReadingRepository,
+    @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
+    @inject(AUTOMATION_LOG_REPOSITORY) private readonly log: AutomationLogRepository,
+    @inject(ActionChanges) private readonly changes: ActionChanges,
+    @inject(CLOCK) private readonly clock: Clock,
+    @inject(CORE_SETTINGS) private readonly coreSettings: CoreSettings,
+    @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
+  ) {}
+
+  async execute(): Promise<AutomationEvent[]> {
+    const now = this.clock.now();
+    const events: AutomationEvent[] = [];
+    for (const group of await this.groups.list()) {
+      const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
+      for (const action of await this.actions.listByGroup(group.name)) {
+        let current = action;
+        for (const set of action.automations) {
+          for (const rule of set.timeAutomations) {
+            const switched = await this.runTimeRule(current, rule, now, timeZone);
+            if (switched !== undefined) {
+              current = switched.action;
+              events.push(switched.event);
+            }
+          }
+          for (const rule of set.sensorAutomations) {
+            const switched = await this.runSensorRule(current, rule, now);
+            if (switched !== undefined) {
+              current = switched.action;
+              events.push(switched.event);
+            }
+          }
+        }
+      }
+    }
+    return events;
+  }
+
+  private async runTimeRule(
+    action: Action,
+    rule: TimeAutomation,
+    now: Date,
+    timeZone: string,
+  ): Promise<Switched | undefined> {
+    const slot = dueSlot(rule, now, timeZone, this.settings.slotGraceMs);
+    if (slot === undefined) return undefined;
+    const slotKey = key(
+      'slot',
+      action.group,
+      action.object,
+      rule.time,
+      rule.frequency,
+      rule.action,
+      slot.localDate,
+    );
+    const claimed = await this.state.compareAndSet(slotKey, 0, { firedAt: now.getTime() }, now);
+    if (!claimed) return undefined;
+    return this.switchAction(action, rule.action, 'time', describeTimeRule(rule), now);
+  }
+
+  private async runSensorRule(
+    action: Action,
+    rule: SensorAutomation,
+    now: Date,
+  ): Promise<Switched | undefined> {
+    const topic = sensorTopic(rule.sensor);
+    if (topic === undefined) return undefined;
+    const reading = await this.readings.latest(action.group, topic);
+    if (reading === undefined || now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) {
+      return undefined;
+    }
+    const ruleKey = key(
+      'rule',
+      action.group,
+      action.object,
+      rule.sensor,
+      rule.condition,
+      rule.value,
+      rule.action,
+    );
+    const stored = await this.state.get(ruleKey);
+    const previous = stored?.value['side'] as RuleSide | undefined;
+    const side = ruleSide(rule, reading.value, previous, this.settings.deadBand);
+    if (side === previous) return undefined;
+    if (side === 'beyond' && !(await this.mayTakeSwitch(action, now))) return undefined;
+    // Only the engine that records the crossing acts on it.
+    if (!(await this.state.compareAndSet(ruleKey, stored?.version ?? 0, { side }, now))) return undefined;
+    if (side === 'within') return undefined;
+    return this.switchAction(action, rule.action, 'sensor', describeSensorRule(rule), now, reading);
+  }
+
+  /** Claims the action's switch slot unless a sensor rule switched it less than the minimum interval ago. */
+  private async mayTakeSwitch(action: Action, now: Date): Promise<boolean> {
+    const switchKey = key('switch', action.group, action.object);
+    const last = await this.state.get(switchKey);
+    const lastAt = last?.value['at'];
+    if (typeof lastAt === 'number' && now.getTime() - lastAt < this.settings.minSwitchIntervalMs)
+      return false;
+    return this.state.compareAndSet(switchKey, last?.version ?? 0, { at: now.getTime() }, now);
+  }
+
+  private async switchAction(
+    action: Action,
+    value: string,
+    trigger: AutomationTrigger,
+    rule: string,
+    now: Date,
+    reading?: Reading,
+  ): Promise<Switched | undefined> {
+    if (action.value === value) return undefined;
+    const updated = await this.actions.setValue(action.group, action.object, value);
+    if (updated === undefined) return undefined;
+    this.changes.emit(updated);
+    const event = await this.log.record({
+      group: action.group,
+      object: action.object,
+      value,
+      previousValue: action.value,
+      at: now,
+      trigger,
+      rule,
+      ...(reading === undefined
+        ? {}
+        : { reading: { topic: reading.topic, value: reading.value, time: reading.time } }),
+    });
+    return { action: updated, event };
+  }
+}
+
+interface Switched {
+  readonly action: Action;
+  readonly event: AutomationEvent;
+}

@@ -1,0 +1,29 @@
+import { isPlainObject } from '../shared/validation.js';
+import { isValidTimeZone } from '../shared/time-zone.js';
+
+/**
+ * Reads one setting from a group's settings, which clients write as an array of one-key objects
+ * (`[{tempMin: 15}, {tempMax: 30}]`); a plain object is read too.
+ */
+export function readSetting(settings: unknown, key: string): unknown {
+  if (Array.isArray(settings)) {
+    for (const entry of settings) {
+      if (isPlainObject(entry) && Object.hasOwn(entry, key)) return entry[key];
+    }
+    return undefined;
+  }
+  return isPlainObject(settings) && Object.hasOwn(settings, key) ? settings[key] : undefined;
+}
+
+/** A numeric setting, accepting numbers written as text; undefined when absent, empty or not a number. */
+export function readNumberSetting(settings: unknown, key: string): number | undefined {
+  const raw = readSetting(settings, key);
+  const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** The group's own `timeZone` setting when it names a real zone, else the service's. */
+export function groupTimeZone(settings: unknown, fallback: string): string {
+  const zone = readSetting(settings, 'timeZone');
+  return typeof zone === 'string' && isValidTimeZone(zone) ? zone : fallback;
+}

@@ -70,3 +70,4 @@ export * from './automations/run-automations.js';
 export * from './automations/list-automation-events.js';
 export * from './automations/automation-engine.js';
 export * from './alerts/evaluate-alerts.js';
+export * from './readings/ingest-formats.js';

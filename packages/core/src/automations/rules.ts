@@ -23,7 +23,8 @@ const pad = (n: number): string => String(n).padStart(2, '0');
 /**
  * The slot of a time rule that is due at `now`: its minute has come (in the zone) no longer than `graceMs`
  * ago, on a local day the frequency includes. Yesterday is looked at too, so 23:59 survives midnight.
- * In a daylight-saving gap the slot fires at the first minute after it; in an overlap, at the first pass.
+ * In a daylight-saving gap the slot moves forward by the gap (02:30 fires at 03:30); in an overlap it
+ * fires at the first pass only.
  */
 export function dueSlot(
   rule: TimeAutomation,

@@ -72,7 +72,8 @@ function offsetMs(instant: Date, timeZone: string): number {
 
 /**
  * The instant at which the wall clock of the zone shows the given local time. In a gap (spring forward)
- * the result is the first valid instant after it; in an overlap (fall back) the earlier one.
+ * the time is moved forward by the gap's length (02:30 becomes 03:30, as Temporal's "compatible" rule and
+ * cron do); in an overlap (fall back) it is the earlier of the two instants.
  */
 export function fromLocal(
   local: { year: number; month: number; day: number; hour?: number; minute?: number },

@@ -1,0 +1,91 @@
+import { injectable } from 'inversify';
+import {
+  type Action,
+  type ActionRepository,
+  type AutomationSet,
+  ConflictError,
+  type NewAction,
+} from '@hortus/core';
+import { newId } from './ids.js';
+import { compareText } from './sorted.js';
+
+interface StoredAction {
+  readonly id: string;
+  readonly group: string;
+  readonly object: string;
+  value: string;
+  automations: AutomationSet[];
+}
+
+/** Copies field by field, so neither the caller's input nor an answer ever aliases stored state. */
+function copyAutomations(automations: readonly AutomationSet[]): AutomationSet[] {
+  return automations.map((set) => ({
+    timeAutomations: set.timeAutomations.map((rule) => ({ ...rule })),
+    sensorAutomations: set.sensorAutomations.map((rule) => ({ ...rule })),
+  }));
+}
+
+function toAction(stored: StoredAction): Action {
+  return {
+    id: stored.id,
+    group: stored.group,
+    object: stored.object,
+    value: stored.value,
+    automations: copyAutomations(stored.automations),
+  };
+}
+
+/** Actions indexed by group, then object name. */
+@injectable()
+export class InMemoryActionRepository implements ActionRepository {
+  private readonly byGroup = new Map<string, Map<string, StoredAction>>();
+
+  async create(action: NewAction): Promise<Action> {
+    let objects = this.byGroup.get(action.group);
+    if (objects?.has(action.object)) {
+      throw new ConflictError('action', `Group ${action.group} already has an action ${action.object}`);
+    }
+    if (objects === undefined) {
+      objects = new Map();
+      this.byGroup.set(action.group, objects);
+    }
+    const stored: StoredAction = {
+      id: newId(),
+      group: action.group,
+      object: action.object,
+      value: action.value,
+      automations: copyAutomations(action.automations),
+    };
+    objects.set(stored.object, stored);
+    return toAction(stored);
+  }
+
+  async find(group: string, object: string): Promise<Action | undefined> {
+    const stored = this.byGroup.get(group)?.get(object);
+    return stored === undefined ? undefined : toAction(stored);
+  }
+
+  async listByGroup(group: string): Promise<Action[]> {
+    const objects = this.byGroup.get(group);
+    if (objects === undefined) return [];
+    return [...objects.values()].sort((a, b) => compareText(a.object, b.object)).map(toAction);
+  }
+
+  async setValue(group: string, object: string, value: string): Promise<Action | undefined> {
+    const stored = this.byGroup.get(group)?.get(object);
+    if (stored === undefined) return undefined;
+    stored.value = value;
+    return toAction(stored);
+  }
+
+  async setAutomations(
+    group: string,
+    object: string,
+    automations: readonly AutomationSet[],
+  ): Promise<Action | undefined> {
+    const stored = this.byGroup.get(group)?.get(object);
+    if (stored === undefined) return undefined;
+    stored.automations = copyAutomations(automations);
+    return toAction(stored);
+  }
+}

@@ -1,0 +1,33 @@
+import { injectable } from 'inversify';
+import { type AutomationEvent, type AutomationLogRepository, type NewAutomationEvent } from '@hortus/core';
+import { newId } from './ids.js';
+
+@injectable()
+export class InMemoryAutomationLogRepository implements AutomationLogRepository {
+  /** Per group, in the order recorded, so the newest is last. */
+  private readonly byGroup = new Map<string, AutomationEvent[]>();
+
+  async record(event: NewAutomationEvent): Promise<AutomationEvent> {
+    const stored = toEvent({ ...event, id: newId() });
+    const events = this.byGroup.get(event.group) ?? [];
+    events.push(stored);
+    this.byGroup.set(event.group, events);
+    return toEvent(stored);
+  }
+
+  async listByGroup(group: string, limit: number): Promise<AutomationEvent[]> {
+    const events = this.byGroup.get(group) ?? [];
+    return limit <= 0 ? [] : events.slice(-limit).reverse().map(toEvent);
+  }
+}
+
+/** Copies in and out so callers never share objects with the store. */
+function toEvent(event: AutomationEvent): AutomationEvent {
+  return {
+    ...event,
+    at: new Date(event.at.getTime()),
+    ...(event.reading === undefined
+      ? {}
+      : { reading: { ...event.reading, time: new Date(event.reading.time.getTime()) } }),
+  };
+}

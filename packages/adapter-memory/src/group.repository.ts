@@ -1,0 +1,59 @@
+import { injectable } from 'inversify';
+import { ConflictError, type Group, type GroupRepository, type NewGroup } from '@hortus/core';
+import { newId } from './ids.js';
+import { compareText } from './sorted.js';
+
+interface StoredGroup {
+  readonly id: string;
+  readonly name: string;
+  readonly package: Group['package'];
+  readonly employee: readonly string[];
+  settings: unknown;
+}
+
+function toGroup(stored: StoredGroup): Group {
+  return {
+    id: stored.id,
+    name: stored.name,
+    package: stored.package,
+    employee: [...stored.employee],
+    settings: structuredClone(stored.settings),
+  };
+}
+
+/** Groups indexed by name, their identifier everywhere. */
+@injectable()
+export class InMemoryGroupRepository implements GroupRepository {
+  private readonly byName = new Map<string, StoredGroup>();
+
+  async create(group: NewGroup): Promise<Group> {
+    if (this.byName.has(group.name)) {
+      throw new ConflictError('group', `A group named ${group.name} exists already`);
+    }
+    const stored: StoredGroup = {
+      id: newId(),
+      name: group.name,
+      package: group.package,
+      employee: [...group.employee],
+      settings: structuredClone(group.settings),
+    };
+    this.byName.set(stored.name, stored);
+    return toGroup(stored);
+  }
+
+  async findByName(name: string): Promise<Group | undefined> {
+    const stored = this.byName.get(name);
+    return stored === undefined ? undefined : toGroup(stored);
+  }
+
+  async list(): Promise<Group[]> {
+    return [...this.byName.values()].sort((a, b) => compareText(a.name, b.name)).map(toGroup);
+  }
+
+  async replaceSettings(name: string, settings: unknown): Promise<Group | undefined> {
+    const stored = this.byName.get(name);
+    if (stored === undefined) return undefined;
+    stored.settings = structuredClone(settings);
+    return toGroup(stored);
+  }
+}

@@ -1,0 +1,85 @@
+import { ContainerModule } from 'inversify';
+import {
+  ACTION_REPOSITORY,
+  type ActionRepository,
+  AUTOMATION_LOG_REPOSITORY,
+  type AutomationLogRepository,
+  ENGINE_STATE_REPOSITORY,
+  type EngineStateRepository,
+  DEVICE_REPOSITORY,
+  type DeviceRepository,
+  GROUP_REPOSITORY,
+  type GroupRepository,
+  HISTORY_CHART_REPOSITORY,
+  type HistoryChartRepository,
+  NOTIFICATION_REPOSITORY,
+  type NotificationRepository,
+  READING_REPOSITORY,
+  type ReadingRepository,
+  USER_REPOSITORY,
+  type UserRepository,
+} from '@hortus/core';
+import { InMemoryActionRepository } from './action.repository.js';
+import { InMemoryAutomationLogRepository } from './automation-log.repository.js';
+import { InMemoryDeviceRepository } from './device.repository.js';
+import { InMemoryEngineStateRepository } from './engine-state.repository.js';
+import { InMemoryGroupRepository } from './group.repository.js';
+import { InMemoryHistoryChartRepository } from './history-chart.repository.js';
+import { InMemoryNotificationRepository } from './notification.repository.js';
+import { InMemoryReadingRepository } from './reading.repository.js';
+import { InMemoryUserRepository } from './user.repository.js';
+
+/** Every repository of one store, for callers that work without a container (tests, tools). */
+export interface MemoryStore {
+  readonly readings: ReadingRepository;
+  readonly actions: ActionRepository;
+  readonly devices: DeviceRepository;
+  readonly notifications: NotificationRepository;
+  readonly historyCharts: HistoryChartRepository;
+  readonly groups: GroupRepository;
+  readonly users: UserRepository;
+  readonly engineState: EngineStateRepository;
+  readonly automationLog: AutomationLogRepository;
+  /** Nothing to release; present so a memory store can stand wherever a closable store is expected. */
+  close(): Promise<void>;
+}
+
+/** A fresh, empty store. */
+export function createMemoryStore(): MemoryStore {
+  return {
+    readings: new InMemoryReadingRepository(),
+    actions: new InMemoryActionRepository(),
+    devices: new InMemoryDeviceRepository(),
+    notifications: new InMemoryNotificationRepository(),
+    historyCharts: new InMemoryHistoryChartRepository(),
+    groups: new InMemoryGroupRepository(),
+    users: new InMemoryUserRepository(),
+    engineState: new InMemoryEngineStateRepository(),
+    automationLog: new InMemoryAutomationLogRepository(),
+    close: async () => {},
+  };
+}
+
+/**
+ * Binds every repository port to a singleton of its in-memory class. Singletons live per container, so
+ * each container that loads this module gets its own fresh store.
+ */
+export function memoryStoreModule(): ContainerModule {
+  return new ContainerModule(({ bind }) => {
+    bind<ReadingRepository>(READING_REPOSITORY).to(InMemoryReadingRepository).inSingletonScope();
+    bind<ActionRepository>(ACTION_REPOSITORY).to(InMemoryActionRepository).inSingletonScope();
+    bind<DeviceRepository>(DEVICE_REPOSITORY).to(InMemoryDeviceRepository).inSingletonScope();
+    bind<NotificationRepository>(NOTIFICATION_REPOSITORY)
+      .to(InMemoryNotificationRepository)
+      .inSingletonScope();
+    bind<HistoryChartRepository>(HISTORY_CHART_REPOSITORY)
+      .to(InMemoryHistoryChartRepository)
+      .inSingletonScope();
+    bind<GroupRepository>(GROUP_REPOSITORY).to(InMemoryGroupRepository).inSingletonScope();
+    bind<UserRepository>(USER_REPOSITORY).to(InMemoryUserRepository).inSingletonScope();
+    bind<EngineStateRepository>(ENGINE_STATE_REPOSITORY).to(InMemoryEngineStateRepository).inSingletonScope();
+    bind<AutomationLogRepository>(AUTOMATION_LOG_REPOSITORY)
+      .to(InMemoryAutomationLogRepository)
+      .inSingletonScope();
+  });
+}

@@ -1,0 +1,88 @@
+import { injectable } from 'inversify';
+import {
+  type IgnoreState,
+  type NewNotification,
+  type Notification,
+  type NotificationRepository,
+} from '@hortus/core';
+import { newId } from './ids.js';
+
+interface StoredNotification {
+  readonly id: string;
+  readonly group: string;
+  readonly timeMs: number;
+  readonly message: string;
+  ignore: IgnoreState;
+  readonly topic?: string;
+  readonly value?: number;
+}
+
+interface GroupNotifications {
+  /** In creation order, so the newest is last. */
+  readonly created: StoredNotification[];
+  readonly byTime: Map<number, StoredNotification[]>;
+}
+
+function toNotification(stored: StoredNotification): Notification {
+  return {
+    id: stored.id,
+    group: stored.group,
+    time: new Date(stored.timeMs),
+    message: stored.message,
+    ignore: stored.ignore,
+    ...(stored.topic === undefined ? {} : { topic: stored.topic }),
+    ...(stored.value === undefined ? {} : { value: stored.value }),
+  };
+}
+
+/** Notifications per group, in creation order and indexed by time for the ignore route. */
+@injectable()
+export class InMemoryNotificationRepository implements NotificationRepository {
+  private readonly byGroup = new Map<string, GroupNotifications>();
+
+  async create(notification: NewNotification): Promise<Notification> {
+    const stored: StoredNotification = {
+      id: newId(),
+      group: notification.group,
+      timeMs: notification.time.getTime(),
+      message: notification.message,
+      ignore: 'false',
+      ...(notification.topic === undefined ? {} : { topic: notification.topic }),
+      ...(notification.value === undefined ? {} : { value: notification.value }),
+    };
+    let group = this.byGroup.get(stored.group);
+    if (group === undefined) {
+      group = { created: [], byTime: new Map() };
+      this.byGroup.set(stored.group, group);
+    }
+    group.created.push(stored);
+    const sameTime = group.byTime.get(stored.timeMs);
+    if (sameTime === undefined) group.byTime.set(stored.timeMs, [stored]);
+    else sameTime.push(stored);
+    return toNotification(stored);
+  }
+
+  async listOpen(group: string): Promise<Notification[]> {
+    const created = this.byGroup.get(group)?.created ?? [];
+    const open: Notification[] = [];
+    for (let index = created.length - 1; index >= 0; index -= 1) {
+      const stored = created[index] as StoredNotification;
+      if (stored.ignore === 'false') open.push(toNotification(stored));
+    }
+    return open;
+  }
+
+  /** Counts matches, not changes: one already ignored still matches, as Mongo's matchedCount does. */
+  async ignoreAt(group: string, times: readonly Date[]): Promise<number> {
+    const byTime = this.byGroup.get(group)?.byTime;
+    if (byTime === undefined) return 0;
+    let matched = 0;
+    for (const timeMs of new Set(times.map((time) => time.getTime()))) {
+      for (const stored of byTime.get(timeMs) ?? []) {
+        stored.ignore = 'true';
+        matched += 1;
+      }
+    }
+    return matched;
+  }
+}

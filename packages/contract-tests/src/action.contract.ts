@@ -1,0 +1,183 @@
+import {
+  type Action,
+  type ActionRepository,
+  type AutomationSet,
+  ConflictError,
+  type NewAction,
+} from '@hortus/core';
+import { expect, expectPlainEntity, freshStorePerTest, type StoreFactory } from './store.js';
+
+const GROUP = 'greenhouse-a';
+
+function rules(): AutomationSet[] {
+  return [
+    {
+      timeAutomations: [{ action: 'on', time: '06:30', frequency: 'weekdays' }],
+      sensorAutomations: [{ action: 'off', sensor: 'temperature', condition: 'above', value: '28' }],
+    },
+  ];
+}
+
+function action(object: string, group = GROUP): NewAction {
+  return { group, object, value: 'off', automations: rules() };
+}
+
+/** The fields a client sees, without the store-assigned id. */
+function withoutId({ id: _id, ...fields }: Action): Omit<Action, 'id'> {
+  return fields;
+}
+
+export function actionRepositoryContract(name: string, createStore: StoreFactory<'actions'>): void {
+  describe(`${name}: ActionRepository contract`, () => {
+    const store = freshStorePerTest(createStore);
+    const repository = (): ActionRepository => store().actions;
+
+    describe('create and find', () => {
+      it('when an action is created, then it answers plain data with an id and find answers the same', async () => {
+        const created = await repository().create(action('pump_1'));
+
+        expectPlainEntity(created);
+        expect(withoutId(created)).to.deep.equal(action('pump_1'));
+        expect(await repository().find(GROUP, 'pump_1')).to.deep.equal(created);
+      });
+
+      it('when the group already has an action of that object name, then creating it again is a conflict', async () => {
+        await repository().create(action('pump_1'));
+
+        await expect(repository().create({ ...action('pump_1'), value: 'on' })).to.be.rejectedWith(
+          ConflictError,
+        );
+        expect((await repository().find(GROUP, 'pump_1'))?.value).to.equal('off');
+      });
+
+      it('when two concurrent calls create the same action, then exactly one succeeds and the other conflicts', async () => {
+        const outcomes = await Promise.allSettled([
+          repository().create(action('pump_1')),
+          repository().create(action('pump_1')),
+        ]);
+
+        expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).to.have.lengthOf(1);
+        const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+        expect(failure?.reason).to.be.an.instanceOf(ConflictError);
+        expect(await repository().listByGroup(GROUP)).to.have.lengthOf(1);
+      });
+
+      it('when another group has an action of the same object name, then both exist with distinct ids', async () => {
+        const first = await repository().create(action('pump_1'));
+        const second = await repository().create(action('pump_1', 'greenhouse-b'));
+
+        expect(first.id).to.not.equal(second.id);
+        expect((await repository().find('greenhouse-b', 'pump_1'))?.id).to.equal(second.id);
+      });
+
+      it('when no action matches group and object, then find answers undefined', async () => {
+        await repository().create(action('pump_1'));
+
+        expect(await repository().find(GROUP, 'led_1')).to.equal(undefined);
+        expect(await repository().find('greenhouse-b', 'pump_1')).to.equal(undefined);
+      });
+
+      it('when the caller changes its input or an answer, then the stored action is unchanged', async () => {
+        const input = action('pump_1');
+        const created = await repository().create(input);
+
+        (input.automations as AutomationSet[]).push({ timeAutomations: [], sensorAutomations: [] });
+        (created.automations[0]?.timeAutomations as unknown[]).length = 0;
+        const found = (await repository().find(GROUP, 'pump_1')) as Action;
+        (found.automations[0]?.sensorAutomations[0] as { value: string }).value = '99';
+
+        expect((await repository().find(GROUP, 'pump_1'))?.automations).to.deep.equal(rules());
+      });
+    });
+
+    describe('listByGroup', () => {
+      it('when the group has actions, then it answers all of them ordered by object name and no others', async () => {
+        for (const object of ['ventilator_2', 'led_1', 'pump_1', 'ventilator_1'])
+          await repository().create(action(object));
+        await repository().create(action('aaa_1', 'greenhouse-b'));
+
+        const found = await repository().listByGroup(GROUP);
+
+        expect(found.map((a) => a.object)).to.deep.equal(['led_1', 'pump_1', 'ventilator_1', 'ventilator_2']);
+        expect(found.every((a) => a.group === GROUP)).to.equal(true);
+      });
+
+      it('when the group has no actions, then it answers an empty list', async () => {
+        await repository().create(action('pump_1', 'greenhouse-b'));
+
+        expect(await repository().listByGroup(GROUP)).to.deep.equal([]);
+      });
+    });
+
+    describe('setValue', () => {
+      it('when the action exists, then it answers the updated action and the value is stored', async () => {
+        const created = await repository().create(action('pump_1'));
+
+        const updated = await repository().setValue(GROUP, 'pump_1', 'on');
+
+        expect(updated).to.deep.equal({ ...created, value: 'on' });
+        expect(await repository().find(GROUP, 'pump_1')).to.deep.equal(updated);
+      });
+
+      it('when no action matches, then it answers undefined and creates nothing', async () => {
+        await repository().create(action('pump_1'));
+
+        expect(await repository().setValue(GROUP, 'led_1', 'on')).to.equal(undefined);
+        expect(await repository().setValue('greenhouse-b', 'pump_1', 'on')).to.equal(undefined);
+        expect(await repository().listByGroup(GROUP)).to.have.lengthOf(1);
+        expect(await repository().listByGroup('greenhouse-b')).to.deep.equal([]);
+      });
+
+      it('when different actions are set concurrently, then every value lands', async () => {
+        const objects = ['pump_1', 'led_1', 'ventilator_1', 'ventilator_2'];
+        for (const object of objects) await repository().create(action(object));
+
+        await Promise.all(objects.map((object) => repository().setValue(GROUP, object, `on-${object}`)));
+
+        const found = await repository().listByGroup(GROUP);
+        expect(found.map((a) => [a.object, a.value])).to.deep.equal(
+          [...objects].sort().map((object) => [object, `on-${object}`]),
+        );
+      });
+
+      it('when the value is set, then the automations are kept', async () => {
+        await repository().create(action('pump_1'));
+
+        await repository().setValue(GROUP, 'pump_1', 'on');
+
+        expect((await repository().find(GROUP, 'pump_1'))?.automations).to.deep.equal(rules());
+      });
+    });
+
+    describe('setAutomations', () => {
+      it('when the action exists, then the automations are replaced as a whole and the value kept', async () => {
+        await repository().create({ ...action('pump_1'), value: 'on' });
+        const replacement: AutomationSet[] = [
+          {
+            timeAutomations: [],
+            sensorAutomations: [{ action: 'on', sensor: 'water', condition: 'less than', value: '10' }],
+          },
+        ];
+
+        const updated = await repository().setAutomations(GROUP, 'pump_1', replacement);
+
+        expect(updated?.automations).to.deep.equal(replacement);
+        expect(updated?.value).to.equal('on');
+        expect((await repository().find(GROUP, 'pump_1'))?.automations).to.deep.equal(replacement);
+      });
+
+      it('when the automations are replaced by an empty list, then the action keeps none', async () => {
+        await repository().create(action('pump_1'));
+
+        await repository().setAutomations(GROUP, 'pump_1', []);
+
+        expect((await repository().find(GROUP, 'pump_1'))?.automations).to.deep.equal([]);
+      });
+
+      it('when no action matches, then it answers undefined and creates nothing', async () => {
+        expect(await repository().setAutomations(GROUP, 'pump_1', rules())).to.equal(undefined);
+        expect(await repository().find(GROUP, 'pump_1')).to.equal(undefined);
+      });
+    });
+  });
+}

@@ -1,0 +1,23 @@
+import { actionRepositoryContract } from './action.contract.js';
+import { automationLogRepositoryContract } from './automation-log.contract.js';
+import { deviceRepositoryContract } from './device.contract.js';
+import { engineStateRepositoryContract } from './engine-state.contract.js';
+import { groupRepositoryContract } from './group.contract.js';
+import { historyChartRepositoryContract } from './history-chart.contract.js';
+import { notificationRepositoryContract } from './notification.contract.js';
+import { readingRepositoryContract } from './reading.contract.js';
+import { type StoreFactory } from './store.js';
+import { userRepositoryContract } from './user.contract.js';
+
+/** Runs every port's contract against one adapter. */
+export function storeContract(name: string, createStore: StoreFactory): void {
+  readingRepositoryContract(name, createStore);
+  actionRepositoryContract(name, createStore);
+  deviceRepositoryContract(name, createStore);
+  notificationRepositoryContract(name, createStore);
+  historyChartRepositoryContract(name, createStore);
+  groupRepositoryContract(name, createStore);
+  userRepositoryContract(name, createStore);
+  engineStateRepositoryContract(name, createStore);
+  automationLogRepositoryContract(name, createStore);
+}

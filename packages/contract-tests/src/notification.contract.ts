@@ -1,0 +1,154 @@
+import { type NewNotification, type Notification, type NotificationRepository } from '@hortus/core';
+import { at, expect, expectPlainEntity, freshStorePerTest, MINUTE, type StoreFactory } from './store.js';
+
+const GROUP = 'greenhouse-a';
+
+function notification(offsetMs: number, message = `at ${offsetMs}`, group = GROUP): NewNotification {
+  return { group, time: at(offsetMs), message };
+}
+
+export function notificationRepositoryContract(
+  name: string,
+  createStore: StoreFactory<'notifications'>,
+): void {
+  describe(`${name}: NotificationRepository contract`, () => {
+    const store = freshStorePerTest(createStore);
+    const repository = (): NotificationRepository => store().notifications;
+
+    describe('create', () => {
+      it('when a notification is created, then it is plain data, not ignored, with its time as a Date', async () => {
+        const created = await repository().create({
+          ...notification(0, 'moisture low'),
+          topic: 'esp/ground/moisture/3',
+          value: 29.5,
+        });
+
+        expectPlainEntity(created);
+        expect(created).to.include({
+          group: GROUP,
+          message: 'moisture low',
+          ignore: 'false',
+          topic: 'esp/ground/moisture/3',
+          value: 29.5,
+        });
+        expect(created.time).to.be.an.instanceOf(Date);
+        expect(created.time.getTime()).to.equal(at(0).getTime());
+      });
+
+      it('when topic and value are not given, then the notification has neither field', async () => {
+        await repository().create(notification(0));
+
+        const [listed] = await repository().listOpen(GROUP);
+
+        expect(listed).to.not.have.property('topic');
+        expect(listed).to.not.have.property('value');
+      });
+    });
+
+    describe('listOpen', () => {
+      it('when notifications are listed, then the most recently created comes first, whatever their times', async () => {
+        await repository().create(notification(5 * MINUTE, 'first'));
+        await repository().create(notification(0, 'second'));
+        await repository().create(notification(9 * MINUTE, 'third'));
+
+        const found = await repository().listOpen(GROUP);
+
+        expect(found.map((n) => n.message)).to.deep.equal(['third', 'second', 'first']);
+      });
+
+      it('when some are ignored or belong to another group, then only the open ones of the group are listed', async () => {
+        await repository().create(notification(0, 'open'));
+        await repository().create(notification(MINUTE, 'ignored'));
+        await repository().create(notification(2 * MINUTE, 'other group', 'greenhouse-b'));
+        await repository().ignoreAt(GROUP, [at(MINUTE)]);
+
+        const found = await repository().listOpen(GROUP);
+
+        expect(found.map((n) => [n.message, n.ignore])).to.deep.equal([['open', 'false']]);
+      });
+
+      it('when the group has none, then it lists nothing', async () => {
+        expect(await repository().listOpen(GROUP)).to.deep.equal([]);
+      });
+
+      it('when the caller mutates an answer, then the stored notification is unchanged', async () => {
+        await repository().create(notification(0, 'kept'));
+        const [listed] = (await repository().listOpen(GROUP)) as [Notification];
+
+        listed.time.setTime(0);
+        (listed as { ignore: string }).ignore = 'true';
+
+        const [again] = await repository().listOpen(GROUP);
+        expect(again?.time.getTime()).to.equal(at(0).getTime());
+        expect(again?.ignore).to.equal('false');
+      });
+    });
+
+    describe('ignoreAt', () => {
+      it('when times match, then every matching notification of the group is ignored and the matches are counted', async () => {
+        await repository().create(notification(0, 'a'));
+        await repository().create(notification(MINUTE, 'b'));
+        await repository().create(notification(2 * MINUTE, 'c'));
+
+        const matched = await repository().ignoreAt(GROUP, [at(0), at(2 * MINUTE)]);
+
+        expect(matched).to.equal(2);
+        expect((await repository().listOpen(GROUP)).map((n) => n.message)).to.deep.equal(['b']);
+      });
+
+      it('when the list repeats a time and holds unknown times, then each match counts once and unknown ones count zero', async () => {
+        await repository().create(notification(0, 'a'));
+        await repository().create(notification(MINUTE, 'b'));
+
+        const matched = await repository().ignoreAt(GROUP, [
+          at(0),
+          at(0),
+          at(7 * MINUTE),
+          new Date(at(0).getTime()),
+        ]);
+
+        expect(matched).to.equal(1);
+        expect((await repository().listOpen(GROUP)).map((n) => n.message)).to.deep.equal(['b']);
+      });
+
+      it('when two notifications share a time, then both are ignored and both counted', async () => {
+        await repository().create(notification(0, 'a'));
+        await repository().create(notification(0, 'b'));
+
+        expect(await repository().ignoreAt(GROUP, [at(0)])).to.equal(2);
+        expect(await repository().listOpen(GROUP)).to.deep.equal([]);
+      });
+
+      it('when nothing matches, then it answers 0 and changes nothing', async () => {
+        await repository().create(notification(0, 'a'));
+
+        expect(await repository().ignoreAt(GROUP, [at(MINUTE)])).to.equal(0);
+        expect(await repository().ignoreAt(GROUP, [])).to.equal(0);
+        expect(await repository().ignoreAt('greenhouse-b', [at(0)])).to.equal(0);
+        expect(await repository().listOpen(GROUP)).to.have.lengthOf(1);
+      });
+
+      it('when a time is one millisecond off, then it does not match', async () => {
+        await repository().create(notification(0, 'a'));
+
+        expect(await repository().ignoreAt(GROUP, [at(1), at(-1)])).to.equal(0);
+      });
+
+      it('when another group has a notification at the same time, then it stays open', async () => {
+        await repository().create(notification(0, 'mine'));
+        await repository().create(notification(0, 'theirs', 'greenhouse-b'));
+
+        await repository().ignoreAt(GROUP, [at(0)]);
+
+        expect((await repository().listOpen('greenhouse-b')).map((n) => n.message)).to.deep.equal(['theirs']);
+      });
+
+      it('when a notification is ignored again, then it still counts as matched', async () => {
+        await repository().create(notification(0, 'a'));
+        await repository().ignoreAt(GROUP, [at(0)]);
+
+        expect(await repository().ignoreAt(GROUP, [at(0)])).to.equal(1);
+      });
+    });
+  });
+}

@@ -1,0 +1,378 @@
+import { type NewReading, type Reading, type ReadingRepository } from '@hortus/core';
+import { at, expect, expectPlainEntity, freshStorePerTest, MINUTE, type StoreFactory } from './store.js';
+
+const GROUP = 'greenhouse-a';
+const TOPIC = 'esp/air/temperature';
+
+function reading(offsetMs: number, value: number, topic = TOPIC, group = GROUP): NewReading {
+  return { group, topic, value, time: at(offsetMs) };
+}
+
+/** Times and values only, in answer order: what most cases compare. */
+function samples(readings: readonly Reading[]): [number, number][] {
+  return readings.map((found) => [found.time.getTime(), found.value]);
+}
+
+export function readingRepositoryContract(name: string, createStore: StoreFactory<'readings'>): void {
+  describe(`${name}: ReadingRepository contract`, () => {
+    const store = freshStorePerTest(createStore);
+    const repository = (): ReadingRepository => store().readings;
+
+    describe('add', () => {
+      it('when new readings are added, then it answers how many were stored and they can be read back', async () => {
+        const stored = await repository().add([reading(0, 21.5), reading(MINUTE, 22)]);
+
+        expect(stored).to.equal(2);
+        const found = await repository().newestFirst({ group: GROUP, topic: TOPIC }, 10);
+        expect(samples(found)).to.deep.equal([
+          [at(MINUTE).getTime(), 22],
+          [at(0).getTime(), 21.5],
+        ]);
+      });
+
+      it('when a reading is read back, then it is plain data with its group, topic, numeric value and a Date', async () => {
+        await repository().add([reading(0, 21.5)]);
+
+        const found = await repository().latest(GROUP, TOPIC);
+
+        expect(found).to.not.equal(undefined);
+        expectPlainEntity(found as Reading);
+        expect(found).to.include({ group: GROUP, topic: TOPIC, value: 21.5 });
+        expect(found?.time).to.be.an.instanceOf(Date);
+        expect(found?.time.getTime()).to.equal(at(0).getTime());
+      });
+
+      it('when readings are added, then each gets its own id', async () => {
+        await repository().add([reading(0, 1), reading(MINUTE, 2), reading(0, 3, 'esp/air/humidity')]);
+
+        const ids = [
+          ...(await repository().newestFirst({ group: GROUP, topic: TOPIC }, 10)),
+          ...(await repository().newestFirst({ group: GROUP, topic: 'esp/air/humidity' }, 10)),
+        ].map((found) => found.id);
+        expect(new Set(ids).size).to.equal(3);
+      });
+
+      it('when a delivery is retried with the same group, topic and time, then it is skipped and the first value kept', async () => {
+        await repository().add([reading(0, 20), reading(MINUTE, 21)]);
+
+        const stored = await repository().add([reading(0, 99), reading(2 * MINUTE, 22)]);
+
+        expect(stored).to.equal(1);
+        const found = await repository().newestFirst({ group: GROUP, topic: TOPIC }, 10);
+        expect(samples(found)).to.deep.equal([
+          [at(2 * MINUTE).getTime(), 22],
+          [at(MINUTE).getTime(), 21],
+          [at(0).getTime(), 20],
+        ]);
+      });
+
+      it('when one batch holds the same group, topic and time twice, then it is stored once', async () => {
+        const stored = await repository().add([reading(0, 20), reading(0, 20)]);
+
+        expect(stored).to.equal(1);
+        expect(await repository().newestFirst({ group: GROUP, topic: TOPIC }, 10)).to.have.lengthOf(1);
+      });
+
+      it('when the same time arrives for another topic or another group, then it is not a duplicate', async () => {
+        const stored = await repository().add([
+          reading(0, 20),
+          reading(0, 55, 'esp/air/humidity'),
+          reading(0, 19, TOPIC, 'greenhouse-b'),
+        ]);
+
+        expect(stored).to.equal(3);
+      });
+
+      it('when the same reading is added by ten concurrent calls, then exactly one stores it', async () => {
+        const counts = await Promise.all(
+          Array.from({ length: 10 }, () => repository().add([reading(0, 20)])),
+        );
+
+        expect(counts.reduce((sum, count) => sum + count, 0)).to.equal(1);
+        expect(await repository().newestFirst({ group: GROUP, topic: TOPIC }, 10)).to.have.lengthOf(1);
+      });
+
+      it('when distinct readings are added by concurrent calls, then every one is stored', async () => {
+        const counts = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => repository().add([reading(i * MINUTE, i)])),
+        );
+
+        expect(counts.reduce((sum, count) => sum + count, 0)).to.equal(20);
+        const found = await repository().newestFirst({ group: GROUP, topic: TOPIC }, 100);
+        expect(found.map((r) => r.value)).to.deep.equal(Array.from({ length: 20 }, (_, i) => 19 - i));
+      });
+
+      it('when an empty batch is added, then nothing is stored and it answers 0', async () => {
+        expect(await repository().add([])).to.equal(0);
+        expect(await repository().latestOfEveryTopic(GROUP)).to.deep.equal([]);
+      });
+
+      it('when the caller changes its input after adding, then the stored reading is unchanged', async () => {
+        const input = { ...reading(0, 20), time: at(0) };
+        await repository().add([input]);
+
+        input.time.setTime(at(5 * MINUTE).getTime());
+
+        expect((await repository().latest(GROUP, TOPIC))?.time.getTime()).to.equal(at(0).getTime());
+      });
+    });
+
+    describe('latest', () => {
+      it('when the series is empty or unknown, then it answers undefined', async () => {
+        await repository().add([reading(0, 20)]);
+
+        expect(await repository().latest(GROUP, 'esp/air/humidity')).to.equal(undefined);
+        expect(await repository().latest('no-such-group', TOPIC)).to.equal(undefined);
+      });
+
+      it('when readings arrive out of order, then it answers the one with the greatest time', async () => {
+        await repository().add([
+          reading(10 * MINUTE, 10),
+          reading(30 * MINUTE, 30),
+          reading(20 * MINUTE, 20),
+        ]);
+        expect((await repository().latest(GROUP, TOPIC))?.value).to.equal(30);
+
+        await repository().add([reading(25 * MINUTE, 25)]);
+        expect((await repository().latest(GROUP, TOPIC))?.value).to.equal(30);
+
+        await repository().add([reading(40 * MINUTE, 40)]);
+        expect((await repository().latest(GROUP, TOPIC))?.value).to.equal(40);
+      });
+
+      it('when other series hold newer readings, then they do not count', async () => {
+        await repository().add([
+          reading(0, 20),
+          reading(MINUTE, 55, 'esp/air/humidity'),
+          reading(2 * MINUTE, 19, TOPIC, 'greenhouse-b'),
+        ]);
+
+        expect((await repository().latest(GROUP, TOPIC))?.value).to.equal(20);
+      });
+
+      it('when the caller mutates the answer, then the stored reading is unchanged', async () => {
+        await repository().add([reading(0, 20)]);
+        const first = (await repository().latest(GROUP, TOPIC)) as Reading;
+
+        first.time.setTime(0);
+        (first as { value: number }).value = -1;
+
+        const again = await repository().latest(GROUP, TOPIC);
+        expect(again?.value).to.equal(20);
+        expect(again?.time.getTime()).to.equal(at(0).getTime());
+      });
+    });
+
+    describe('latestOfEveryTopic', () => {
+      it('when the group has several topics, then it answers the newest reading of each, one per topic, ordered by topic', async () => {
+        await repository().add([
+          reading(0, 20, 'esp/air/temperature'),
+          reading(2 * MINUTE, 22, 'esp/air/temperature'),
+          reading(MINUTE, 21, 'esp/air/temperature'),
+          reading(0, 500, 'esp/ground/light/lux'),
+          reading(3 * MINUTE, 60, 'esp/air/humidity'),
+          reading(MINUTE, 58, 'esp/air/humidity'),
+          reading(9 * MINUTE, 1, 'esp/air/temperature', 'greenhouse-b'),
+        ]);
+
+        const found = await repository().latestOfEveryTopic(GROUP);
+
+        expect(found.map((r) => [r.topic, r.value])).to.deep.equal([
+          ['esp/air/humidity', 60],
+          ['esp/air/temperature', 22],
+          ['esp/ground/light/lux', 500],
+        ]);
+        expect(found.every((r) => r.group === GROUP && r.time instanceof Date)).to.equal(true);
+      });
+
+      it('when the group has no readings, then it answers an empty list', async () => {
+        await repository().add([reading(0, 1, TOPIC, 'greenhouse-b')]);
+
+        expect(await repository().latestOfEveryTopic(GROUP)).to.deep.equal([]);
+      });
+    });
+
+    describe('newestFirst', () => {
+      // Built per test: an adapter (or its driver) may decorate what it is given.
+      const series = (): NewReading[] =>
+        [0, 1, 2, 3, 4, 5].map((minute) => reading(minute * MINUTE, 20 + minute));
+      const range = { group: GROUP, topic: TOPIC };
+
+      it('when no filter is given, then it answers the whole series newest first', async () => {
+        await repository().add(series().reverse());
+
+        const found = await repository().newestFirst(range, 100);
+
+        expect(found.map((r) => r.value)).to.deep.equal([25, 24, 23, 22, 21, 20]);
+      });
+
+      it('when a limit is given, then it answers only that many, the newest ones', async () => {
+        await repository().add(series());
+
+        expect((await repository().newestFirst(range, 2)).map((r) => r.value)).to.deep.equal([25, 24]);
+        expect(await repository().newestFirst(range, 6)).to.have.lengthOf(6);
+      });
+
+      it('when startDate and endDate equal stored times, then both bounds are inclusive', async () => {
+        await repository().add(series());
+
+        const found = await repository().newestFirst(
+          { ...range, startDate: at(MINUTE), endDate: at(3 * MINUTE) },
+          100,
+        );
+
+        expect(found.map((r) => r.value)).to.deep.equal([23, 22, 21]);
+      });
+
+      it('when startDate and endDate are the same instant, then it answers the reading at that instant', async () => {
+        await repository().add(series());
+
+        const found = await repository().newestFirst(
+          { ...range, startDate: at(2 * MINUTE), endDate: at(2 * MINUTE) },
+          9,
+        );
+
+        expect(found.map((r) => r.value)).to.deep.equal([22]);
+      });
+
+      it('when bounds fall one millisecond inside stored times, then those readings are excluded', async () => {
+        await repository().add(series());
+
+        const found = await repository().newestFirst(
+          { ...range, startDate: at(MINUTE + 1), endDate: at(3 * MINUTE - 1) },
+          100,
+        );
+
+        expect(found.map((r) => r.value)).to.deep.equal([22]);
+      });
+
+      it('when only startDate or only endDate is given, then the other side is open', async () => {
+        await repository().add(series());
+
+        expect(
+          (await repository().newestFirst({ ...range, startDate: at(4 * MINUTE) }, 100)).map((r) => r.value),
+        ).to.deep.equal([25, 24]);
+        expect(
+          (await repository().newestFirst({ ...range, endDate: at(MINUTE) }, 100)).map((r) => r.value),
+        ).to.deep.equal([21, 20]);
+      });
+
+      it('when minValue and maxValue equal stored values, then both bounds are inclusive', async () => {
+        await repository().add(series());
+
+        const found = await repository().newestFirst({ ...range, minValue: 21, maxValue: 23 }, 100);
+
+        expect(found.map((r) => r.value)).to.deep.equal([23, 22, 21]);
+      });
+
+      it('when values have different digit counts, then they compare as numbers, never as text', async () => {
+        await repository().add([
+          reading(0, 9),
+          reading(MINUTE, 9.5),
+          reading(2 * MINUTE, 10),
+          reading(3 * MINUTE, 100),
+        ]);
+
+        expect(
+          (await repository().newestFirst({ ...range, minValue: 9.5 }, 100)).map((r) => r.value),
+        ).to.deep.equal([100, 10, 9.5]);
+        expect(
+          (await repository().newestFirst({ ...range, maxValue: 10 }, 100)).map((r) => r.value),
+        ).to.deep.equal([10, 9.5, 9]);
+        expect(
+          (await repository().newestFirst({ ...range, minValue: 9.25, maxValue: 9.75 }, 100)).map(
+            (r) => r.value,
+          ),
+        ).to.deep.equal([9.5]);
+      });
+
+      it('when values are negative or zero, then they are filtered numerically too', async () => {
+        await repository().add([reading(0, -5), reading(MINUTE, 0), reading(2 * MINUTE, 5)]);
+
+        const found = await repository().newestFirst({ ...range, minValue: -1, maxValue: 0 }, 100);
+
+        expect(found.map((r) => r.value)).to.deep.equal([0]);
+      });
+
+      it('when value filters and a limit combine, then the limit counts only matching readings', async () => {
+        await repository().add(series());
+
+        const found = await repository().newestFirst({ ...range, maxValue: 23 }, 2);
+
+        expect(found.map((r) => r.value)).to.deep.equal([23, 22]);
+      });
+
+      it('when all filters combine, then only readings inside every bound are answered', async () => {
+        await repository().add(series());
+
+        const found = await repository().newestFirst(
+          { ...range, startDate: at(MINUTE), endDate: at(4 * MINUTE), minValue: 22, maxValue: 24 },
+          100,
+        );
+
+        expect(found.map((r) => r.value)).to.deep.equal([24, 23, 22]);
+      });
+
+      it('when nothing lies in the range, then it answers an empty list', async () => {
+        await repository().add(series());
+
+        expect(await repository().newestFirst({ ...range, startDate: at(10 * MINUTE) }, 100)).to.deep.equal(
+          [],
+        );
+        expect(await repository().newestFirst({ ...range, minValue: 1000 }, 100)).to.deep.equal([]);
+        expect(await repository().newestFirst({ group: GROUP, topic: 'esp/unknown' }, 100)).to.deep.equal([]);
+      });
+
+      it('when other groups and topics have readings in the range, then they are not answered', async () => {
+        await repository().add([
+          reading(0, 20),
+          reading(0, 55, 'esp/air/humidity'),
+          reading(MINUTE, 19, TOPIC, 'greenhouse-b'),
+        ]);
+
+        const found = await repository().newestFirst(range, 100);
+
+        expect(found.map((r) => [r.group, r.topic, r.value])).to.deep.equal([[GROUP, TOPIC, 20]]);
+      });
+    });
+
+    describe('oldest', () => {
+      const range = { group: GROUP, topic: TOPIC };
+
+      it('when readings lie in the range, then it answers the one with the smallest time', async () => {
+        await repository().add([
+          reading(3 * MINUTE, 23),
+          reading(MINUTE, 21),
+          reading(2 * MINUTE, 22),
+          reading(0, 20),
+        ]);
+
+        const found = await repository().oldest({ ...range, startDate: at(MINUTE), endDate: at(3 * MINUTE) });
+
+        expect(found?.value).to.equal(21);
+        expect(found?.time.getTime()).to.equal(at(MINUTE).getTime());
+      });
+
+      it('when value filters exclude the earliest readings, then it answers the earliest that matches', async () => {
+        await repository().add([
+          reading(0, 30),
+          reading(MINUTE, 9.5),
+          reading(2 * MINUTE, 10),
+          reading(3 * MINUTE, 11),
+        ]);
+
+        const found = await repository().oldest({ ...range, minValue: 10, maxValue: 20 });
+
+        expect(found?.value).to.equal(10);
+      });
+
+      it('when nothing lies in the range, then it answers undefined', async () => {
+        await repository().add([reading(0, 20)]);
+
+        expect(await repository().oldest({ ...range, startDate: at(1) })).to.equal(undefined);
+        expect(await repository().oldest({ ...range, endDate: at(-1) })).to.equal(undefined);
+        expect(await repository().oldest({ group: 'no-such-group', topic: TOPIC })).to.equal(undefined);
+      });
+    });
+  });
+}

@@ -1,0 +1,155 @@
+import Mocha from 'mocha';
+import {
+  type NewReading,
+  type NewUser,
+  type Reading,
+  type ReadingRange,
+  type ReadingRepository,
+  type User,
+  type UserRepository,
+} from '@hortus/core';
+import { expect, readingRepositoryContract, userRepositoryContract } from '@hortus/contract-tests';
+
+interface Outcome {
+  readonly passed: readonly string[];
+  readonly failed: readonly string[];
+}
+
+const bddGlobals = [
+  'describe',
+  'context',
+  'it',
+  'specify',
+  'xdescribe',
+  'xcontext',
+  'xit',
+  'xspecify',
+] as const;
+const hookGlobals = ['before', 'after', 'beforeEach', 'afterEach', 'run'] as const;
+
+/**
+ * Runs suites in a separate, silent mocha instance: its bdd interface takes over the globals while the
+ * suites register, and the outer run's globals are put back before anything runs.
+ */
+async function runNested(register: () => void): Promise<Outcome> {
+  const mocha = new Mocha({ reporter: Mocha.reporters.Base, timeout: 5000 });
+  const scope = globalThis as Record<string, unknown>;
+  const saved = [...bddGlobals, ...hookGlobals].map((name) => [name, scope[name]] as const);
+  mocha.suite.emit('pre-require', globalThis, 'nested-contract', mocha);
+  try {
+    register();
+  } finally {
+    for (const [name, value] of saved) scope[name] = value;
+  }
+  const passed: string[] = [];
+  const failed: string[] = [];
+  await new Promise<void>((resolve) => {
+    const runner = mocha.run(() => resolve());
+    runner.on(Mocha.Runner.constants.EVENT_TEST_PASS, (test) => passed.push(test.title));
+    runner.on(Mocha.Runner.constants.EVENT_TEST_FAIL, (test) => failed.push(test.title));
+  });
+  return { passed, failed };
+}
+
+/** Keeps readings in one unsorted list, compares values as text and never deduplicates: three classic bugs. */
+class NaiveReadingRepository implements ReadingRepository {
+  private readonly stored: Reading[] = [];
+  private nextId = 0;
+
+  async add(readings: readonly NewReading[]): Promise<number> {
+    for (const reading of readings) this.stored.push({ ...reading, id: String((this.nextId += 1)) });
+    return readings.length;
+  }
+
+  async latest(group: string, topic: string): Promise<Reading | undefined> {
+    return this.stored.filter((r) => r.group === group && r.topic === topic).at(-1);
+  }
+
+  async latestOfEveryTopic(group: string): Promise<Reading[]> {
+    const byTopic = new Map(this.stored.filter((r) => r.group === group).map((r) => [r.topic, r]));
+    return [...byTopic.values()];
+  }
+
+  async newestFirst(range: ReadingRange, limit: number): Promise<Reading[]> {
+    return this.matching(range)
+      .sort((a, b) => b.time.getTime() - a.time.getTime())
+      .slice(0, limit);
+  }
+
+  async oldest(range: ReadingRange): Promise<Reading | undefined> {
+    return this.matching(range).sort((a, b) => a.time.getTime() - b.time.getTime())[0];
+  }
+
+  private matching(range: ReadingRange): Reading[] {
+    return this.stored.filter(
+      (r) =>
+        r.group === range.group &&
+        r.topic === range.topic &&
+        (range.startDate === undefined || r.time >= range.startDate) &&
+        (range.endDate === undefined || r.time <= range.endDate) &&
+        (range.minValue === undefined || String(r.value) >= String(range.minValue)) &&
+        (range.maxValue === undefined || String(r.value) <= String(range.maxValue)),
+    );
+  }
+}
+
+/** Hands out its stored objects and throws on ids it cannot parse, as a careless Mongo mapper would. */
+class CarelessUserRepository implements UserRepository {
+  private readonly byId = new Map<string, User>();
+
+  async create(user: NewUser): Promise<User> {
+    if ([...this.byId.values()].some((u) => u.email === user.email)) throw new Error('duplicate key');
+    const created = { ...user, id: (this.byId.size + 1).toString(16).padStart(24, '0') };
+    this.byId.set(created.id, created);
+    return created;
+  }
+
+  async findById(id: string): Promise<User | undefined> {
+    if (!/^[0-9a-f]{24}$/u.test(id)) throw new Error(`invalid ObjectId ${id}`);
+    return this.byId.get(id);
+  }
+
+  async changeEmail(id: string, email: string): Promise<User | undefined> {
+    const user = await this.findById(id);
+    if (user === undefined) return undefined;
+    (user as { email: string }).email = email;
+    return user;
+  }
+}
+
+describe('contract suites (self-test)', () => {
+  it('when the reading contract runs against a naive repository, then its bugs fail and its correct parts pass', async () => {
+    const outcome = await runNested(() =>
+      readingRepositoryContract('naive', async () => ({ readings: new NaiveReadingRepository() })),
+    );
+
+    expect(outcome.failed).to.include.members([
+      'when a delivery is retried with the same group, topic and time, then it is skipped and the first value kept',
+      'when the same reading is added by ten concurrent calls, then exactly one stores it',
+      'when readings arrive out of order, then it answers the one with the greatest time',
+      'when values have different digit counts, then they compare as numbers, never as text',
+      'when the group has several topics, then it answers the newest reading of each, one per topic, ordered by topic',
+      'when the caller mutates the answer, then the stored reading is unchanged',
+    ]);
+    expect(outcome.passed).to.include.members([
+      'when the series is empty or unknown, then it answers undefined',
+      'when startDate and endDate equal stored times, then both bounds are inclusive',
+      'when a limit is given, then it answers only that many, the newest ones',
+    ]);
+  });
+
+  it('when the user contract runs against a careless repository, then conflicts, malformed ids and aliasing fail', async () => {
+    const outcome = await runNested(() =>
+      userRepositoryContract('careless', async () => ({ users: new CarelessUserRepository() })),
+    );
+
+    expect(outcome.failed).to.include.members([
+      'when another user has the e-mail, then creating is a conflict',
+      'when an id is unknown or malformed, then findById answers undefined',
+      'when the caller mutates an answer, then the stored user is unchanged',
+    ]);
+    expect(outcome.passed).to.include(
+      'when the e-mail is changed, then the user keeps every other field and the old e-mail is free again',
+    );
+  });
+});

@@ -1,0 +1,387 @@
+import 'reflect-metadata';
+import { expect } from 'chai';
+import { Container, ContainerModule } from 'inversify';
+import {
+  type Action,
+  ACTION_REPOSITORY,
+  ActionChanges,
+  AUTOMATION_LOG_REPOSITORY,
+  type AutomationSet,
+  AutomationEngine,
+  type Clock,
+  createCoreModule,
+  CreateAction,
+  CreateGroup,
+  DEVICE_REPOSITORY,
+  ENGINE_STATE_REPOSITORY,
+  EvaluateAlerts,
+  GROUP_REPOSITORY,
+  HISTORY_CHART_REPOSITORY,
+  ListOpenNotifications,
+  NOTIFICATION_REPOSITORY,
+  READING_REPOSITORY,
+  RecordReadings,
+  RunAutomations,
+  SCHEDULER,
+  type Scheduler,
+  SetActionValue,
+  sensorTopics,
+  USER_REPOSITORY,
+} from '@hortus/core';
+import { createMemoryStore, type MemoryStore } from '@hortus/adapter-memory';
+
+class FakeClock implements Clock {
+  constructor(private current: Date) {}
+  now(): Date {
+    return new Date(this.current.getTime());
+  }
+  set(iso: string): void {
+    this.current = new Date(iso);
+  }
+}
+
+type SharedStore = MemoryStore;
+const sharedStore = createMemoryStore;
+
+const noScheduler: Scheduler = {
+  every: () => {
+    throw new Error('tests drive ticks by hand');
+  },
+};
+
+/** One server instance: its own container and clock, over a store that instances may share. */
+function instance(store: SharedStore, clock: FakeClock, timeZone = 'Europe/Berlin') {
+  const container = new Container();
+  container.load(
+    createCoreModule({ timeZone, commitsCacheMs: 60_000, automation: { deadBand: 0.5 } }, clock),
+    new ContainerModule(({ bind }) => {
+      bind(READING_REPOSITORY).toConstantValue(store.readings);
+      bind(ACTION_REPOSITORY).toConstantValue(store.actions);
+      bind(DEVICE_REPOSITORY).toConstantValue(store.devices);
+      bind(NOTIFICATION_REPOSITORY).toConstantValue(store.notifications);
+      bind(HISTORY_CHART_REPOSITORY).toConstantValue(store.historyCharts);
+      bind(GROUP_REPOSITORY).toConstantValue(store.groups);
+      bind(USER_REPOSITORY).toConstantValue(store.users);
+      bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
+      bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
+      bind(SCHEDULER).toConstantValue(noScheduler);
+    }),
+  );
+  return {
+    run: container.get(RunAutomations),
+    alerts: container.get(EvaluateAlerts),
+    engine: container.get(AutomationEngine),
+    setValue: container.get(SetActionValue),
+    record: container.get(RecordReadings),
+    openNotifications: container.get(ListOpenNotifications),
+    changes: container.get(ActionChanges),
+    createGroup: container.get(CreateGroup),
+    createAction: container.get(CreateAction),
+  };
+}
+
+type Instance = ReturnType<typeof instance>;
+
+async function greenhouse(
+  server: Instance,
+  automations: AutomationSet[],
+  settings: unknown = [],
+): Promise<void> {
+  await server.createGroup.execute({ name: 'gh', settings });
+  await server.createAction.execute({ group: 'gh', object: 'pump_1', value: 'off', automations });
+}
+
+const timeRule = (time: string, frequency: string, action = 'on'): AutomationSet[] =>
+  [{ timeAutomations: [{ action, time, frequency }], sensorAutomations: [] }] as AutomationSet[];
+
+const sensorRule = (condition: string, value: string, action = 'on'): AutomationSet[] =>
+  [
+    { timeAutomations: [], sensorAutomations: [{ action, sensor: 'temperature', condition, value }] },
+  ] as AutomationSet[];
+
+async function pumpValue(store: SharedStore): Promise<string | undefined> {
+  return (await store.actions.find('gh', 'pump_1'))?.value;
+}
+
+describe('automation engine', () => {
+  describe('time rules', () => {
+    it('when the minute of an every-day rule comes, then it fires once and the change is recorded', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T04:29:00Z')); // 06:29 in Berlin (UTC+2)
+      const server = instance(store, clock);
+      await greenhouse(server, timeRule('06:30', 'every day'));
+
+      expect(await server.run.execute()).to.have.length(0);
+      clock.set('2026-06-10T04:30:05Z');
+      const fired = await server.run.execute();
+      expect(fired).to.have.length(1);
+      expect(fired[0]).to.include({
+        group: 'gh',
+        object: 'pump_1',
+        value: 'on',
+        previousValue: 'off',
+        trigger: 'time',
+      });
+      expect(await pumpValue(store)).to.equal('on');
+
+      // Someone switches it off by hand; later ticks within the slot's grace must not switch it back on.
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      clock.set('2026-06-10T04:32:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+      expect(await pumpValue(store)).to.equal('off');
+      expect(await store.automationLog.listByGroup('gh', 10)).to.have.length(1);
+    });
+
+    const frequencyCases: [string, string, boolean][] = [
+      // 2026-06-13 is a Saturday, 2026-06-15 a Monday.
+      ['weekdays', '2026-06-13', false],
+      ['weekdays', '2026-06-15', true],
+      ['weekends', '2026-06-13', true],
+      ['weekends', '2026-06-15', false],
+      ['monday', '2026-06-15', true],
+      ['saturday', '2026-06-15', false],
+      ['saturday', '2026-06-13', true],
+      ['every day', '2026-06-14', true],
+    ];
+    for (const [frequency, date, fires] of frequencyCases) {
+      it(`when a "${frequency}" rule's minute comes on ${date}, then it ${fires ? 'fires' : 'does not fire'}`, async () => {
+        const store = sharedStore();
+        const clock = new FakeClock(new Date(`${date}T06:00:30Z`)); // 08:00 in Berlin
+        const server = instance(store, clock);
+        await greenhouse(server, timeRule('08:00', frequency));
+        expect(await server.run.execute()).to.have.length(fires ? 1 : 0);
+      });
+    }
+
+    it('when a 23:59 slot is first evaluated just after midnight, then it fires once for the previous day', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-01-10T23:01:00Z')); // 00:01 on Jan 11 in Berlin (UTC+1)
+      const server = instance(store, clock);
+      await greenhouse(server, timeRule('23:59', 'saturday')); // Jan 10 2026 is a Saturday
+      expect(await server.run.execute()).to.have.length(1);
+      clock.set('2026-01-10T23:03:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+    });
+
+    it('when clocks spring forward over a rule at 02:30, then it fires once, moved forward by the gap', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-03-29T01:29:00Z')); // 03:29 CEST; 02:00-03:00 never happened
+      const server = instance(store, clock);
+      await greenhouse(server, timeRule('02:30', 'every day'));
+      expect(await server.run.execute()).to.have.length(0);
+      clock.set('2026-03-29T01:30:10Z'); // 03:30 CEST
+      expect(await server.run.execute()).to.have.length(1);
+      clock.set('2026-03-29T01:32:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+    });
+
+    it('when clocks fall back and 02:30 happens twice, then the rule fires only at the first', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-10-25T00:30:10Z')); // first 02:30, CEST
+      const server = instance(store, clock);
+      await greenhouse(server, timeRule('02:30', 'every day'));
+      expect(await server.run.execute()).to.have.length(1);
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      clock.set('2026-10-25T01:30:10Z'); // second 02:30, CET
+      expect(await server.run.execute()).to.have.length(0);
+      expect(await pumpValue(store)).to.equal('off');
+    });
+
+    it('when the server restarts in the middle of a slot, then the new instance does not fire it again', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T04:30:05Z'));
+      const before = instance(store, clock);
+      await greenhouse(before, timeRule('06:30', 'every day'));
+      expect(await before.run.execute()).to.have.length(1);
+      await before.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+
+      clock.set('2026-06-10T04:31:00Z');
+      const after = instance(store, clock);
+      expect(await after.run.execute()).to.have.length(0);
+      expect(await pumpValue(store)).to.equal('off');
+    });
+
+    it('when two engines race for one slot, then exactly one fires it', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T04:30:05Z'));
+      const first = instance(store, clock);
+      const second = instance(store, clock);
+      await greenhouse(first, timeRule('06:30', 'every day'));
+      const [a, b] = await Promise.all([first.run.execute(), second.run.execute()]);
+      expect(a.length + b.length).to.equal(1);
+      expect(await store.automationLog.listByGroup('gh', 10)).to.have.length(1);
+    });
+  });
+
+  describe('sensor rules', () => {
+    const temperature = async (server: Instance, value: number, time: string): Promise<void> => {
+      const result = await server.record.execute([
+        { group: 'gh', topic: sensorTopics.temperature, value, time },
+      ]);
+      expect(result.rejected).to.deep.equal([]);
+    };
+
+    it('when the value crosses the threshold, then the rule fires on the crossing only, with a dead band', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+      const server = instance(store, clock);
+      await greenhouse(server, sensorRule('above', '28'));
+
+      await temperature(server, 27, '2026-06-10T12:00:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+
+      clock.set('2026-06-10T12:01:00Z');
+      await temperature(server, 28.3, '2026-06-10T12:01:00Z');
+      const fired = await server.run.execute();
+      expect(fired).to.have.length(1);
+      expect(fired[0]?.reading).to.deep.include({ topic: sensorTopics.temperature, value: 28.3 });
+
+      // Still above: no crossing, so a manual "off" is respected.
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      clock.set('2026-06-10T12:03:00Z');
+      await temperature(server, 28.2, '2026-06-10T12:03:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+
+      // Hovering just under the threshold, inside the dead band: not re-armed.
+      clock.set('2026-06-10T12:05:00Z');
+      await temperature(server, 27.8, '2026-06-10T12:05:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+      clock.set('2026-06-10T12:07:00Z');
+      await temperature(server, 28.1, '2026-06-10T12:07:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+      expect(await pumpValue(store)).to.equal('off');
+
+      // Clearly back below re-arms it; the next crossing fires again.
+      clock.set('2026-06-10T12:09:00Z');
+      await temperature(server, 27.4, '2026-06-10T12:09:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+      clock.set('2026-06-10T12:11:00Z');
+      await temperature(server, 28.6, '2026-06-10T12:11:00Z');
+      expect(await server.run.execute()).to.have.length(1);
+      expect(await pumpValue(store)).to.equal('on');
+    });
+
+    it('when a crossing comes sooner than the minimum switch interval, then it waits for the interval', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+      const server = instance(store, clock);
+      await greenhouse(server, [
+        {
+          timeAutomations: [],
+          sensorAutomations: [
+            { action: 'on', sensor: 'temperature', condition: 'above', value: '28' },
+            { action: 'off', sensor: 'temperature', condition: 'less than', value: '20' },
+          ],
+        },
+      ]);
+      await temperature(server, 29, '2026-06-10T12:00:00Z');
+      expect(await server.run.execute()).to.have.length(1);
+
+      clock.set('2026-06-10T12:00:30Z');
+      await temperature(server, 19, '2026-06-10T12:00:30Z');
+      expect(await server.run.execute()).to.have.length(0);
+      expect(await pumpValue(store)).to.equal('on');
+
+      clock.set('2026-06-10T12:01:05Z');
+      const fired = await server.run.execute();
+      expect(fired.map((event) => event.value)).to.deep.equal(['off']);
+    });
+
+    it('when the newest reading is older than the configured age, then it never triggers', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T12:11:00Z'));
+      const server = instance(store, clock);
+      await greenhouse(server, sensorRule('below', '10'));
+      await temperature(server, 5, '2026-06-10T12:00:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+      expect(await pumpValue(store)).to.equal('off');
+    });
+  });
+
+  describe('alerts', () => {
+    const settings = [{ tempMin: 15 }, { tempMax: '30' }, { moistureMin: 30 }, { moistureMax: 70 }];
+
+    it('when a value leaves its range and returns, then one alert opens and one return notice follows', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+      const server = instance(store, clock);
+      await greenhouse(server, [], settings);
+      await server.record.execute([{ group: 'gh', topic: sensorTopics.temperature, value: 31.5 }]);
+
+      const raised = await server.alerts.execute();
+      expect(raised).to.have.length(1);
+      expect(raised[0]).to.include({
+        group: 'gh',
+        topic: sensorTopics.temperature,
+        value: 31.5,
+        ignore: 'false',
+      });
+      expect(raised[0]?.message).to.contain('above its maximum of 30');
+
+      clock.set('2026-06-10T12:00:10Z');
+      await server.record.execute([{ group: 'gh', topic: sensorTopics.temperature, value: 32 }]);
+      expect(await server.alerts.execute(), 'still out of range: no second alert').to.have.length(0);
+
+      clock.set('2026-06-10T12:00:20Z');
+      await server.record.execute([{ group: 'gh', topic: sensorTopics.temperature, value: 29.8 }]);
+      expect(await server.alerts.execute(), 'inside the dead band: not yet back').to.have.length(0);
+
+      clock.set('2026-06-10T12:00:30Z');
+      await server.record.execute([{ group: 'gh', topic: sensorTopics.temperature, value: 25 }]);
+      const back = await server.alerts.execute();
+      expect(back).to.have.length(1);
+      expect(back[0]?.message).to.contain('back in range');
+
+      const listed = await server.openNotifications.execute({ group: 'gh' });
+      expect(listed.map((n) => n.message)).to.have.length(2);
+    });
+
+    it('when two engines evaluate the same breach, then only one alert is written', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+      const first = instance(store, clock);
+      const second = instance(store, clock);
+      await greenhouse(first, [], settings);
+      await first.record.execute([{ group: 'gh', topic: sensorTopics.moisture2, value: 12 }]);
+      const [a, b] = await Promise.all([first.alerts.execute(), second.alerts.execute()]);
+      expect(a.length + b.length).to.equal(1);
+    });
+
+    it('when a group stops reporting, then one "no data" alert is raised, and a notice when data returns', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+      const server = instance(store, clock);
+      await greenhouse(server, [], []);
+      await server.record.execute([{ group: 'gh', topic: sensorTopics.humidity, value: 50 }]);
+      expect(await server.alerts.execute()).to.have.length(0);
+
+      clock.set('2026-06-10T12:31:00Z');
+      const silent = await server.engine.tick();
+      expect(silent.alerts.map((n) => n.message)).to.deep.equal([
+        'No data received from group gh for 30 minutes',
+      ]);
+      clock.set('2026-06-10T12:35:00Z');
+      expect((await server.engine.tick()).alerts).to.have.length(0);
+
+      await server.record.execute([{ group: 'gh', topic: sensorTopics.humidity, value: 51 }]);
+      const back = await server.engine.tick();
+      expect(back.alerts.map((n) => n.message)).to.deep.equal(['Data from group gh is arriving again']);
+    });
+  });
+
+  describe('action changes', () => {
+    it('when a value is set by a client or by a rule, then listeners hear of both', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T04:30:05Z'));
+      const server = instance(store, clock);
+      await greenhouse(server, timeRule('06:30', 'every day', 'on'));
+      const heard: Action[] = [];
+      const unsubscribe = server.changes.subscribe((action) => heard.push(action));
+      await server.run.execute();
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      unsubscribe();
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+      expect(heard.map((action) => action.value)).to.deep.equal(['on', 'off']);
+    });
+  });
+});

@@ -1,0 +1,62 @@
+import 'reflect-metadata';
+import * as chai from 'chai';
+import chaiAsPromised from 'chai-as-promised';
+import { Container, type Newable } from 'inversify';
+import { memoryStoreModule } from '@hortus/adapter-memory';
+import {
+  type Clock,
+  COMMIT_FEED,
+  type CommitFeed,
+  type CoreSettings,
+  createCoreModule,
+  defaultCoreSettings,
+} from '@hortus/core';
+
+chai.use(chaiAsPromised);
+export const { expect } = chai;
+
+/** The one clock seam of the core: tests set and advance time explicitly. */
+export class FakeClock implements Clock {
+  private current: number;
+
+  constructor(start: Date | string) {
+    this.current = new Date(start).getTime();
+  }
+
+  now(): Date {
+    return new Date(this.current);
+  }
+
+  set(instant: Date | string): void {
+    this.current = new Date(instant).getTime();
+  }
+
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}
+
+const unconfiguredFeed: CommitFeed = {
+  recentCommits: () => Promise.reject(new Error('no commit feed in this test')),
+};
+
+export interface TestApp {
+  readonly container: Container;
+  readonly clock: FakeClock;
+  /** Resolves a use case (or any binding); tests are their own composition root. */
+  get<T>(useCase: Newable<T>): T;
+}
+
+/** Core use cases on a fresh in-memory store, with a fake clock and, when given, a fake commit feed. */
+export function createTestApp(
+  options: { now?: string; settings?: Partial<CoreSettings>; commitFeed?: CommitFeed } = {},
+): TestApp {
+  const clock = new FakeClock(options.now ?? '2024-06-15T08:30:00.000Z');
+  const container = new Container();
+  container.load(
+    createCoreModule({ ...defaultCoreSettings, ...options.settings }, clock),
+    memoryStoreModule(),
+  );
+  container.bind<CommitFeed>(COMMIT_FEED).toConstantValue(options.commitFeed ?? unconfiguredFeed);
+  return { container, clock, get: <T>(useCase: Newable<T>): T => container.get<T>(useCase) };
+}

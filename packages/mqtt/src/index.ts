@@ -1,0 +1,3 @@
+export * from './mqtt-config.js';
+export * from './mqtt-bridge.js';
+export * from './mqtt.module.js';

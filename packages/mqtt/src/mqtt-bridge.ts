@@ -1,0 +1,280 @@
+import { inject, injectable } from 'inversify';
+import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
+import {
+  type Action,
+  ActionChanges,
+  MAX_READINGS_PER_BATCH,
+  readingItemsFromMqtt,
+  RecordReadings,
+} from '@hortus/core';
+import {
+  isPlainTopic,
+  MQTT_CONFIG,
+  MQTT_LOGGER,
+  type MqttConfig,
+  mqttDefaults,
+  type MqttLogger,
+  redactUrl,
+} from './mqtt-config.js';
+
+export interface MqttBridgeStats {
+  /** Messages delivered by the broker on the topic filter. */
+  readonly received: number;
+  /** Readings RecordReadings accepted. */
+  readonly accepted: number;
+  /** Readings RecordReadings rejected (bad group, value, time...). */
+  readonly rejected: number;
+  /** Messages in neither the legacy text nor a JSON format. */
+  readonly malformed: number;
+  /** Action changes the broker acknowledged. */
+  readonly published: number;
+  /** Readings lost because the store failed or the queue was full. */
+  readonly failed: number;
+}
+
+interface QueuedReading {
+  readonly topic: string;
+  readonly item: unknown;
+}
+
+/** Readings gathered before one RecordReadings call: many small writes would make ingest slow. */
+export const FLUSH_AFTER_MS = 100;
+export const FLUSH_AT_READINGS = 500;
+/** Bounds memory while the store is slower than the boxes; beyond it readings are dropped and counted. */
+export const MAX_QUEUED_READINGS = 50_000;
+const STOP_PUBLISH_WAIT_MS = 2000;
+const PAYLOAD_EXCERPT_CHARS = 120;
+
+/**
+ * Bridges the broker and the core: sensor messages become readings (batched), and every action value
+ * change becomes a retained message, so boxes subscribe instead of polling.
+ */
+@injectable()
+export class MqttBridge {
+  private readonly filter: string;
+  private readonly prefix: string;
+  private client: MqttClient | undefined;
+  private unsubscribeChanges: (() => void) | undefined;
+  private queue: QueuedReading[] = [];
+  private queued = 0;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private recording: Promise<void> = Promise.resolve();
+  private readonly pendingPublishes = new Set<Promise<void>>();
+  private lastError: string | undefined;
+  private reconnectAttempts = 0;
+  private counts = { received: 0, accepted: 0, rejected: 0, malformed: 0, published: 0, failed: 0 };
+
+  constructor(
+    @inject(RecordReadings) private readonly recordReadings: RecordReadings,
+    @inject(ActionChanges) private readonly actionChanges: ActionChanges,
+    @inject(MQTT_CONFIG) private readonly config: MqttConfig,
+    @inject(MQTT_LOGGER) private readonly log: MqttLogger,
+  ) {
+    this.filter = config.topicFilter ?? mqttDefaults.topicFilter;
+    this.prefix = config.publishPrefix ?? mqttDefaults.publishPrefix;
+  }
+
+  stats(): MqttBridgeStats {
+    return { ...this.counts };
+  }
+
+  /**
+   * Connects, subscribes and starts publishing action changes. Rejects (and leaves nothing running)
+   * when the broker cannot be reached or refuses the subscription within startTimeoutMs.
+   */
+  async start(): Promise<void> {
+    if (this.client !== undefined) throw new Error('MqttBridge is already started');
+    const url = redactUrl(this.config.url);
+    const timeoutMs = this.config.startTimeoutMs ?? mqttDefaults.startTimeoutMs;
+    const client = connect(this.config.url, {
+      reconnectPeriod: this.config.reconnectPeriodMs ?? mqttDefaults.reconnectPeriodMs,
+      connectTimeout: Math.min(timeoutMs, 30_000),
+      // A clean session plus mqtt.js's resubscribe restores the subscription after every reconnect.
+      clean: true,
+      resubscribe: true,
+      ...(this.config.clientId === undefined ? {} : { clientId: this.config.clientId }),
+      ...(this.config.username === undefined ? {} : { username: this.config.username }),
+      ...(this.config.password === undefined ? {} : { password: this.config.password }),
+    });
+    this.client = client;
+    this.watch(client, url);
+    try {
+      await withDeadline(this.subscribe(client), timeoutMs, () => {
+        const cause = this.lastError === undefined ? '' : ` (last error: ${this.lastError})`;
+        return new Error(`MQTT broker ${url} not reachable within ${timeoutMs} ms${cause}`);
+      });
+    } catch (error) {
+      this.client = undefined;
+      await client.endAsync(true);
+      this.log({ level: 'error', event: 'mqtt.start_failed', url, error: messageOf(error) });
+      throw error;
+    }
+    this.unsubscribeChanges = this.actionChanges.subscribe((action) => this.publishChange(action));
+    this.log({
+      level: 'info',
+      event: 'mqtt.started',
+      url,
+      topicFilter: this.filter,
+      publishPrefix: this.prefix,
+    });
+  }
+
+  /** Stops publishing, closes the connection (after in-flight publishes, briefly) and stores what is queued. */
+  async stop(): Promise<void> {
+    const client = this.client;
+    if (client === undefined) return;
+    this.client = undefined;
+    this.unsubscribeChanges?.();
+    this.unsubscribeChanges = undefined;
+    await Promise.race([Promise.allSettled([...this.pendingPublishes]), delay(STOP_PUBLISH_WAIT_MS)]);
+    await client.endAsync(!client.connected || this.pendingPublishes.size > 0);
+    await this.flush();
+    this.log({ level: 'info', event: 'mqtt.stopped', ...this.counts });
+  }
+
+  private async subscribe(client: MqttClient): Promise<void> {
+    if (!client.connected) {
+      await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    }
+    const granted = await client.subscribeAsync(this.filter, { qos: 1 });
+    if (granted.some((grant) => grant.qos === 128)) {
+      throw new Error(`MQTT broker refused the subscription to ${this.filter}`);
+    }
+  }
+
+  private watch(client: MqttClient, url: string): void {
+    client.on('message', (topic, payload, packet) => this.receive(topic, payload, packet));
+    client.on('connect', () => {
+      this.log({ level: 'info', event: 'mqtt.connected', url, reconnectAttempts: this.reconnectAttempts });
+      this.lastError = undefined;
+      this.reconnectAttempts = 0;
+    });
+    client.on('offline', () => this.log({ level: 'warn', event: 'mqtt.offline', url }));
+    // One line per outage, not one per attempt: 'mqtt.connected' tells how many it took.
+    client.on('reconnect', () => {
+      this.reconnectAttempts += 1;
+      if (this.reconnectAttempts === 1) this.log({ level: 'info', event: 'mqtt.reconnecting', url });
+    });
+    // Without a listener an 'error' event would crash the process; repeats of one error are logged once.
+    client.on('error', (error) => {
+      if (error.message === this.lastError) return;
+      this.lastError = error.message;
+      this.log({ level: 'warn', event: 'mqtt.error', url, error: error.message });
+    });
+  }
+
+  private receive(topic: string, payload: Buffer, packet: IPublishPacket): void {
+    this.counts.received += 1;
+    // Retained sensor values are old samples: legacy ones carry no time and would be stored as new.
+    if (packet.retain) {
+      this.log({ level: 'info', event: 'mqtt.retained_skipped', topic });
+      return;
+    }
+    let items: unknown[] | undefined;
+    let reason = 'neither `<value>,<group>` nor JSON';
+    try {
+      items = readingItemsFromMqtt(topic, payload.toString('utf8'));
+    } catch (error) {
+      reason = messageOf(error);
+    }
+    if (items === undefined || items.length === 0) {
+      this.counts.malformed += 1;
+      this.log({
+        level: 'warn',
+        event: 'mqtt.message_malformed',
+        topic,
+        reason: items === undefined ? reason : 'no readings in the message',
+        payload: payload.toString('utf8', 0, PAYLOAD_EXCERPT_CHARS),
+      });
+      return;
+    }
+    if (this.queued + items.length > MAX_QUEUED_READINGS) {
+      this.counts.failed += items.length;
+      this.log({ level: 'error', event: 'mqtt.queue_full', topic, dropped: items.length });
+      return;
+    }
+    for (const item of items) this.queue.push({ topic, item });
+    this.queued += items.length;
+    if (this.queue.length >= FLUSH_AT_READINGS) void this.flush();
+    else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
+  }
+
+  /** Hands the queue to RecordReadings; batches are recorded one after another, never concurrently. */
+  private flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length > 0) this.recording = this.recording.then(() => this.record(batch));
+    return this.recording;
+  }
+
+  private async record(batch: readonly QueuedReading[]): Promise<void> {
+    for (let start = 0; start < batch.length; start += MAX_READINGS_PER_BATCH) {
+      const chunk = batch.slice(start, start + MAX_READINGS_PER_BATCH);
+      try {
+        const result = await this.recordReadings.execute(chunk.map((queued) => queued.item));
+        this.counts.accepted += result.accepted;
+        this.counts.rejected += result.rejected.length;
+        if (result.rejected.length > 0) {
+          this.log({
+            level: 'warn',
+            event: 'mqtt.readings_rejected',
+            rejected: result.rejected.length,
+            examples: result.rejected
+              .slice(0, 5)
+              .map(({ index, reason }) => ({ topic: chunk[index]?.topic, reason })),
+          });
+        }
+      } catch (error) {
+        this.counts.failed += chunk.length;
+        this.log({
+          level: 'error',
+          event: 'mqtt.ingest_failed',
+          readings: chunk.length,
+          error: messageOf(error),
+        });
+      } finally {
+        this.queued -= chunk.length;
+      }
+    }
+  }
+
+  private publishChange(action: Action): void {
+    const client = this.client;
+    if (client === undefined) return;
+    // A `/` or wildcard in a name would publish to some other topic than the one boxes subscribe to.
+    if (![action.group, action.object].every((segment) => isPlainTopic(segment) && !segment.includes('/'))) {
+      this.log({ level: 'warn', event: 'mqtt.publish_skipped', group: action.group, object: action.object });
+      return;
+    }
+    const topic = `${this.prefix}/${action.group}/actions/${action.object}`;
+    // mqtt.js keeps QoS 1 messages while offline and sends them after the reconnect.
+    const publish = client.publishAsync(topic, action.value, { qos: 1, retain: true }).then(
+      () => {
+        this.counts.published += 1;
+      },
+      (error: unknown) => {
+        this.log({ level: 'error', event: 'mqtt.publish_failed', topic, error: messageOf(error) });
+      },
+    );
+    this.pendingPublishes.add(publish);
+    void publish.finally(() => this.pendingPublishes.delete(publish));
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number, timeoutError: () => unknown): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeoutError()), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}

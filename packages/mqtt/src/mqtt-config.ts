@@ -1,0 +1,102 @@
+import { validateTopic } from 'mqtt';
+
+export interface MqttConfig {
+  /** Broker address, e.g. `mqtt://127.0.0.1:1883`; credentials belong in username/password. */
+  readonly url: string;
+  /** Which sensor topics to ingest; the MQTT topic is stored as the reading's topic, unchanged. */
+  readonly topicFilter?: string;
+  readonly clientId?: string;
+  /** Action changes go to `<publishPrefix>/<group>/actions/<object>`. */
+  readonly publishPrefix?: string;
+  readonly username?: string;
+  readonly password?: string;
+  /** How long start() waits for the broker before it gives up. */
+  readonly startTimeoutMs?: number;
+  /** Pause between reconnect attempts after the broker is lost. */
+  readonly reconnectPeriodMs?: number;
+}
+
+/** One structured log event (one JSON line); `level` and `event` are always set. */
+export type MqttLogger = (event: Record<string, unknown>) => void;
+
+export const MQTT_CONFIG = Symbol.for('hortus.MqttConfig');
+export const MQTT_LOGGER = Symbol.for('hortus.MqttLogger');
+
+export const mqttDefaults = {
+  topicFilter: 'esp/#',
+  publishPrefix: 'hortus',
+  startTimeoutMs: 10_000,
+  reconnectPeriodMs: 1000,
+} as const;
+
+const brokerProtocols = ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:'];
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Reads MQTT_URL (the bridge is off when it is unset or empty), MQTT_TOPIC (default `esp/#`),
+ * MQTT_CLIENT_ID, MQTT_USERNAME, MQTT_PASSWORD and MQTT_PUBLISH_PREFIX (default `hortus`).
+ */
+export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefined {
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const url = read('MQTT_URL');
+  if (url === undefined) return undefined;
+  const optional = {
+    topicFilter: read('MQTT_TOPIC'),
+    clientId: read('MQTT_CLIENT_ID'),
+    username: read('MQTT_USERNAME'),
+    // Passwords may legitimately start or end with spaces.
+    password: env['MQTT_PASSWORD'] === '' ? undefined : env['MQTT_PASSWORD'],
+    publishPrefix: read('MQTT_PUBLISH_PREFIX'),
+  };
+  return {
+    url,
+    ...Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined)),
+  };
+}
+
+/** Every problem of a configuration, so a composition root can report them together with its own. */
+export function mqttConfigProblems(config: MqttConfig): string[] {
+  const problems: string[] = [];
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(config.url).protocol;
+  } catch {
+    problems.push(`MQTT_URL must be a URL such as mqtt://127.0.0.1:1883`);
+  }
+  if (protocol !== undefined && !brokerProtocols.includes(protocol)) {
+    problems.push(`MQTT_URL must use one of ${brokerProtocols.join(' ')} (got ${protocol})`);
+  }
+  const filter = config.topicFilter ?? mqttDefaults.topicFilter;
+  if (filter === '' || !validateTopic(filter)) problems.push(`MQTT_TOPIC is not a valid topic filter`);
+  const prefix = config.publishPrefix ?? mqttDefaults.publishPrefix;
+  if (!isPlainTopic(prefix)) problems.push('MQTT_PUBLISH_PREFIX must be a topic without wildcards');
+  for (const name of ['startTimeoutMs', 'reconnectPeriodMs'] as const) {
+    const value = config[name];
+    if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
+      problems.push(`${name} must be a positive integer`);
+    }
+  }
+  return problems;
+}
+
+/** A topic one may publish to: not empty, no wildcards, no NUL. */
+export function isPlainTopic(topic: string): boolean {
+  return topic !== '' && !/[#+]/u.test(topic) && !topic.includes('\u0000');
+}
+
+/** The URL without credentials, for logs and error messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === '' && parsed.password === '') return url;
+    parsed.username = '***';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '<invalid url>';
+  }
+}

@@ -1,0 +1,347 @@
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { expect, use } from 'chai';
+import chaiAsPromised from 'chai-as-promised';
+import { Container } from 'inversify';
+import { connectAsync, type MqttClient } from 'mqtt';
+import sinon from 'sinon';
+import { memoryStoreModule } from '@hortus/adapter-memory';
+import {
+  CreateAction,
+  createCoreModule,
+  defaultCoreSettings,
+  GetLatestReading,
+  QueryReadings,
+  RecordReadings,
+  SetActionValue,
+} from '@hortus/core';
+import { MqttBridge, type MqttConfig, mqttConfigFromEnv, mqttModule } from '@hortus/mqtt';
+
+use(chaiAsPromised);
+
+const BROKER_PORT = 1883;
+const BROKER_URL = `mqtt://127.0.0.1:${BROKER_PORT}`;
+const WAIT_MS = 5000;
+
+function isListening(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const answer = (listening: boolean): void => {
+      socket.destroy();
+      resolve(listening);
+    };
+    socket.setTimeout(1000);
+    socket.once('connect', () => answer(true));
+    socket.once('error', () => answer(false));
+    socket.once('timeout', () => answer(false));
+  });
+}
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Polls until the check passes (returns without throwing), failing with its last error after WAIT_MS. */
+async function eventually<T>(check: () => Promise<T> | T): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** A TCP relay to the broker that the test can cut and restore, to play a lost broker. */
+class BrokerProxy {
+  port = 0;
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+
+  async open(): Promise<void> {
+    const server = net.createServer((downstream) => {
+      const upstream = net.connect(BROKER_PORT, '127.0.0.1');
+      for (const socket of [downstream, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => {
+          downstream.destroy();
+          upstream.destroy();
+        });
+      }
+      downstream.pipe(upstream).pipe(downstream);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', resolve);
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    const server = this.server;
+    this.server = undefined;
+    if (server !== undefined) await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+interface Harness {
+  readonly container: Container;
+  readonly bridge: MqttBridge;
+  readonly events: Record<string, unknown>[];
+  readonly prefix: string;
+}
+
+function harness(overrides: Partial<MqttConfig> = {}): Harness {
+  // A fresh prefix per harness keeps parallel runs and earlier retained messages out of the way.
+  const prefix = `hortus-test-${randomUUID().slice(0, 8)}`;
+  const events: Record<string, unknown>[] = [];
+  const container = new Container();
+  container.load(
+    createCoreModule(defaultCoreSettings),
+    memoryStoreModule(),
+    mqttModule(
+      {
+        url: BROKER_URL,
+        topicFilter: `${prefix}/esp/#`,
+        publishPrefix: `${prefix}/hortus`,
+        reconnectPeriodMs: 200,
+        ...overrides,
+      },
+      (event) => events.push(event),
+    ),
+  );
+  return { container, bridge: container.get(MqttBridge), events, prefix };
+}
+
+const brokerUp = await isListening(BROKER_PORT);
+const ci = process.env['CI'] === 'true';
+const brokerSuite = brokerUp || ci ? describe : describe.skip;
+const brokerMissing = `nothing listens on ${BROKER_URL}`;
+const suiteNote = brokerUp
+  ? ''
+  : ci
+    ? ` (FAILS: ${brokerMissing} and CI=true)`
+    : ` (SKIPPED: ${brokerMissing}; start mosquitto, CI=true makes this fail)`;
+const requireBroker = (): void => {
+  if (!brokerUp) throw new Error(`Mosquitto must run for these tests under CI=true: ${brokerMissing}`);
+};
+
+brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
+  let h: Harness;
+  let box: MqttClient;
+  const clients: MqttClient[] = [];
+
+  before(requireBroker);
+
+  beforeEach(async () => {
+    h = harness();
+    await h.bridge.start();
+    box = await connectAsync(BROKER_URL, { reconnectPeriod: 100 });
+    clients.push(box);
+  });
+
+  afterEach(async () => {
+    await h.bridge.stop();
+    await Promise.all(clients.splice(0).map((client) => client.endAsync(true)));
+    sinon.restore();
+  });
+
+  const latest = async (topic: string): Promise<number | undefined> =>
+    (await h.container.get(GetLatestReading).execute({ group: 'greenhouse', topic }))[0]?.value;
+
+  it('when a box publishes the legacy text `23.5,greenhouse`, then the reading is stored under that topic', async () => {
+    const topic = `${h.prefix}/esp/air/temperature`;
+    await box.publishAsync(topic, '23.5,greenhouse', { qos: 1 });
+
+    await eventually(async () => expect(await latest(topic)).to.equal(23.5));
+    expect(h.bridge.stats()).to.include({ received: 1, accepted: 1, rejected: 0, malformed: 0 });
+  });
+
+  it('when boxes publish JSON (one reading, an array, the compact form), then every reading is stored', async () => {
+    const humidity = `${h.prefix}/esp/air/humidity`;
+    const moisture = `${h.prefix}/esp/ground/moisture/1`;
+    const lux = `${h.prefix}/esp/ground/light/lux`;
+    await box.publishAsync(humidity, JSON.stringify({ group: 'greenhouse', value: 61.5 }), { qos: 1 });
+    await box.publishAsync(
+      moisture,
+      JSON.stringify([
+        { group: 'greenhouse', value: 40, time: '2024-05-01T10:00:00Z' },
+        { group: 'greenhouse', value: '41.5', time: '2024-05-01T11:00:00Z' },
+      ]),
+      { qos: 1 },
+    );
+    await box.publishAsync(
+      `${h.prefix}/esp/box-7`,
+      JSON.stringify({
+        group: 'greenhouse',
+        values: { [lux]: 870, [humidity]: 62 },
+        time: '2030-01-01T00:00:00Z',
+      }),
+      { qos: 1 },
+    );
+
+    await eventually(() => expect(h.bridge.stats().accepted).to.equal(5));
+    const moistures = await h.container.get(QueryReadings).execute({ group: 'greenhouse', topic: moisture });
+    expect(moistures.map((reading) => reading.value)).to.deep.equal([41.5, 40]);
+    expect(await latest(lux)).to.equal(870);
+    expect(await latest(humidity)).to.equal(62);
+  });
+
+  it('when messages are malformed or carry invalid readings, then they are counted and logged and later ones are still stored', async () => {
+    const topic = `${h.prefix}/esp/air/temperature`;
+    for (const payload of ['garbage', '{"group": "greenhouse", ', 'warm,greenhouse', '19.5,greenhouse']) {
+      await box.publishAsync(topic, payload, { qos: 1 });
+    }
+
+    await eventually(async () => expect(await latest(topic)).to.equal(19.5));
+    expect(h.bridge.stats()).to.include({ received: 4, malformed: 2, rejected: 1, accepted: 1 });
+    const malformed = h.events.filter((event) => event['event'] === 'mqtt.message_malformed');
+    expect(malformed.map((event) => event['payload'])).to.deep.equal(['garbage', '{"group": "greenhouse", ']);
+    expect(malformed[0]).to.include({ level: 'warn', topic });
+    const rejected = h.events.find((event) => event['event'] === 'mqtt.readings_rejected');
+    expect(rejected).to.deep.include({ rejected: 1 });
+    expect(() => JSON.stringify(h.events)).not.to.throw();
+  });
+
+  it('when many messages arrive together, then they are recorded in a few batches, none lost', async () => {
+    const topic = `${h.prefix}/esp/ground/moisture/2`;
+    const execute = sinon.spy(h.container.get(RecordReadings), 'execute');
+    const start = Date.UTC(2024, 0, 1);
+    await Promise.all(
+      Array.from({ length: 600 }, (_, i) =>
+        box.publishAsync(
+          topic,
+          JSON.stringify({ group: 'greenhouse', value: i, time: new Date(start + i * 1000).toISOString() }),
+          { qos: 1 },
+        ),
+      ),
+    );
+
+    await eventually(() => expect(h.bridge.stats().accepted).to.equal(600));
+    const stored = await h.container.get(QueryReadings).execute({ group: 'greenhouse', topic, count: 1000 });
+    expect(stored).to.have.length(600);
+    expect(execute.callCount).to.be.within(2, 30);
+  });
+
+  it('when stopped while readings wait for their batch, then they are stored before stop resolves', async () => {
+    const topic = `${h.prefix}/esp/air/pressure`;
+    await box.publishAsync(topic, '1013,greenhouse', { qos: 1 });
+    while (h.bridge.stats().received === 0) await new Promise((resolve) => setImmediate(resolve));
+    expect(h.bridge.stats().accepted).to.equal(0);
+
+    await h.bridge.stop();
+    expect(h.bridge.stats().accepted).to.equal(1);
+    expect(await latest(topic)).to.equal(1013);
+  });
+
+  it('when the broker holds a retained sensor message, then it is skipped as an old sample and live ones are stored', async () => {
+    const late = harness();
+    const topic = `${late.prefix}/esp/air/temperature`;
+    await box.publishAsync(topic, '18,greenhouse', { qos: 1, retain: true });
+    try {
+      await late.bridge.start();
+      await box.publishAsync(topic, '19,greenhouse', { qos: 1 });
+      await eventually(() => expect(late.bridge.stats()).to.include({ received: 2, accepted: 1 }));
+      const stored = await late.container.get(QueryReadings).execute({ group: 'greenhouse', topic });
+      expect(stored.map((reading) => reading.value)).to.deep.equal([19]);
+      expect(late.events.map((event) => event['event'])).to.include('mqtt.retained_skipped');
+    } finally {
+      await box.publishAsync(topic, '', { qos: 1, retain: true });
+      await late.bridge.stop();
+    }
+  });
+
+  it('when an action value is set, then a fresh subscriber receives it retained on <prefix>/<group>/actions/<object>', async () => {
+    await h.container.get(CreateAction).execute({ group: 'greenhouse', object: 'pump_1' });
+    await h.container.get(SetActionValue).execute({ group: 'greenhouse', object: 'pump_1', value: 'on' });
+    await eventually(() => expect(h.bridge.stats().published).to.equal(1));
+
+    const topic = `${h.prefix}/hortus/greenhouse/actions/pump_1`;
+    const fresh = await connectAsync(BROKER_URL);
+    clients.push(fresh);
+    const received = new Promise<{ payload: string; retain: boolean }>((resolve) =>
+      fresh.on('message', (_topic, payload, packet) =>
+        resolve({ payload: payload.toString(), retain: packet.retain }),
+      ),
+    );
+    await fresh.subscribeAsync(topic, { qos: 1 });
+    expect(await received).to.deep.equal({ payload: 'on', retain: true });
+    // Retained messages outlive the test in a persistent broker: an empty retained payload deletes it.
+    await fresh.publishAsync(topic, '', { qos: 1, retain: true });
+  });
+
+  it('when the broker connection is lost, then it reconnects, resubscribes, sends the action changes made meanwhile and ingest resumes', async () => {
+    const proxy = new BrokerProxy();
+    await proxy.open();
+    const cut = harness({ url: `mqtt://127.0.0.1:${proxy.port}` });
+    const topic = `${cut.prefix}/esp/air/temperature`;
+    const latest = async (): Promise<number | undefined> =>
+      (await cut.container.get(GetLatestReading).execute({ group: 'greenhouse', topic }))[0]?.value;
+    try {
+      await cut.bridge.start();
+      await box.publishAsync(topic, '20,greenhouse', { qos: 1 });
+      await eventually(async () => expect(await latest()).to.equal(20));
+
+      await proxy.close();
+      await eventually(() => expect(cut.events.map((event) => event['event'])).to.include('mqtt.offline'));
+      await cut.container.get(CreateAction).execute({ group: 'greenhouse', object: 'led_1' });
+      await cut.container.get(SetActionValue).execute({ group: 'greenhouse', object: 'led_1', value: 'on' });
+      await proxy.open();
+
+      // The resubscription follows the reconnect shortly; publishing until a reading lands covers that gap.
+      await eventually(async () => {
+        await box.publishAsync(topic, '21,greenhouse', { qos: 1 });
+        expect(await latest()).to.equal(21);
+      });
+      await eventually(() => expect(cut.bridge.stats().published).to.equal(1));
+      expect(cut.events.filter((event) => event['event'] === 'mqtt.connected')).to.have.length(2);
+    } finally {
+      await cut.bridge.stop();
+      await proxy.close();
+      await box.publishAsync(`${cut.prefix}/hortus/greenhouse/actions/led_1`, '', { qos: 1, retain: true });
+    }
+  });
+});
+
+describe('MqttBridge start and configuration', () => {
+  it('when the broker cannot be reached, then start rejects with a clear error within the bound', async () => {
+    const port = await closedPort();
+    const { bridge, events } = harness({ url: `mqtt://127.0.0.1:${port}`, startTimeoutMs: 300 });
+    const startedAt = Date.now();
+
+    await expect(bridge.start()).to.be.rejectedWith(
+      new RegExp(`MQTT broker mqtt://127.0.0.1:${port} not reachable within 300 ms .*ECONNREFUSED`),
+    );
+    expect(Date.now() - startedAt).to.be.below(2000);
+    expect(events.map((event) => event['event'])).to.include('mqtt.start_failed');
+    await bridge.stop();
+  });
+
+  it('when a configuration is invalid, then mqttModule names every problem', () => {
+    expect(() =>
+      mqttModule({ url: 'http://broker', topicFilter: 'esp/#/x', publishPrefix: 'a/+' }, () => {}),
+    ).to.throw(/MQTT_URL must use one of .*MQTT_TOPIC is not a valid topic filter.*MQTT_PUBLISH_PREFIX/);
+  });
+
+  it('when MQTT_URL is unset, then the bridge is off; when set, MQTT_TOPIC and the rest are read', () => {
+    expect(mqttConfigFromEnv({ MQTT_TOPIC: 'esp/#' })).to.equal(undefined);
+    expect(mqttConfigFromEnv({ MQTT_URL: ' ' })).to.equal(undefined);
+    expect(
+      mqttConfigFromEnv({
+        MQTT_URL: 'mqtt://broker:1883',
+        MQTT_TOPIC: 'site/esp/#',
+        MQTT_USERNAME: 'hortus',
+      }),
+    ).to.deep.equal({ url: 'mqtt://broker:1883', topicFilter: 'site/esp/#', username: 'hortus' });
+  });
+});

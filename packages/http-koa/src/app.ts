@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import Koa, { type Middleware } from 'koa';
+import bodyParser from 'koa-bodyparser';
+import { errorMiddleware, unmatched } from './errors.js';
+import { type Logger } from './logger.js';
+import { buildOpenApiDocument, renderDocsPage } from './openapi.js';
+import { buildRouter, type HttpUseCases, type RouterSpec } from './routing.js';
+import { actionRoutes } from './routes/actions.js';
+import { dataRoutes } from './routes/data.js';
+import { deviceRoutes } from './routes/devices.js';
+import { groupRoutes } from './routes/groups.js';
+import { historyChartRoutes } from './routes/history-charts.js';
+import { metaRoutes } from './routes/meta.js';
+import { notificationRoutes } from './routes/notifications.js';
+import { userRoutes } from './routes/users.js';
+
+export const apiRouters: readonly RouterSpec[] = [
+  dataRoutes,
+  actionRoutes,
+  deviceRoutes,
+  notificationRoutes,
+  historyChartRoutes,
+  groupRoutes,
+  userRoutes,
+];
+
+export const CORS_METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
+const CORS_MAX_AGE_SECONDS = 600;
+
+export interface AppOptions {
+  readonly logger: Logger;
+  /** Exact origins allowed to call with credentials. */
+  readonly corsOrigins: readonly string[];
+  readonly bodyLimitBytes: number;
+}
+
+interface Description {
+  readonly document: Record<string, unknown>;
+  readonly page: string;
+}
+
+/** The OpenAPI document and its page are built once: the routes never change while running. */
+let described: Description | undefined;
+function description(): Description {
+  if (described === undefined) {
+    // Only the meta routes' declarations matter here, so their handlers' sources can be placeholders.
+    const meta = metaRoutes(
+      () => undefined,
+      () => '',
+    );
+    const document = buildOpenApiDocument([meta, ...apiRouters]);
+    described = { document, page: renderDocsPage(document) };
+  }
+  return described;
+}
+
+const requestIdPattern = /^[\w.:-]{1,128}$/u;
+
+/** One JSON line per request; the id is the caller's X-Request-Id when it is sane, else a new one. */
+function requestLog(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    const given = ctx.get('X-Request-Id');
+    const requestId = requestIdPattern.test(given) ? given : randomUUID();
+    (ctx.state as { requestId?: string }).requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      logger.info('request', {
+        requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      });
+    }
+  };
+}
+
+/** CORS for an allow-list of origins with credentials; a preflight is answered here and goes no further. */
+function cors(origins: readonly string[]): Middleware {
+  const allowed = new Set(origins.map((origin) => origin.toLowerCase()));
+  return async (ctx, next) => {
+    const origin = ctx.get('Origin');
+    if (origin === '') return next();
+    ctx.vary('Origin');
+    const permitted = allowed.has(origin.toLowerCase());
+    if (permitted) {
+      ctx.set('Access-Control-Allow-Origin', origin);
+      ctx.set('Access-Control-Allow-Credentials', 'true');
+      ctx.set('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After');
+    }
+    if (ctx.method !== 'OPTIONS' || ctx.get('Access-Control-Request-Method') === '') return next();
+    if (permitted) {
+      ctx.set('Access-Control-Allow-Methods', CORS_METHODS);
+      const requested = ctx.get('Access-Control-Request-Headers');
+      ctx.set('Access-Control-Allow-Headers', requested === '' ? 'Content-Type' : requested);
+      ctx.set('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
+      ctx.vary('Access-Control-Request-Headers');
+    }
+    ctx.body = null;
+    ctx.status = 204;
+    return undefined;
+  };
+}
+
+/** Assembles the Koa application on the given use cases; it does not listen. */
+export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
+  const app = new Koa();
+  // Errors are answered and logged by errorMiddleware; Koa's own stderr printing would duplicate them.
+  app.silent = true;
+  app.on('error', (error: unknown) => {
+    options.logger.error('koa error', { error: error instanceof Error ? error.message : String(error) });
+  });
+  const parseBody = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: `${options.bodyLimitBytes}b`,
+    strict: true,
+  });
+  const { document, page } = description();
+  const routers = [
+    metaRoutes(
+      () => document,
+      () => page,
+    ),
+    ...apiRouters,
+  ];
+
+  app.use(requestLog(options.logger));
+  app.use(cors(options.corsOrigins));
+  app.use(errorMiddleware(options.logger, options.bodyLimitBytes));
+  for (const spec of routers) app.use(buildRouter(spec, useCases, parseBody).routes());
+  app.use(unmatched);
+  return app;
+}

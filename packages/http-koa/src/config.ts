@@ -1,0 +1,155 @@
+import { isValidTimeZone } from '@hortus/core';
+
+export const storeKinds = ['memory', 'mongodb'] as const;
+export type StoreKind = (typeof storeKinds)[number];
+
+export interface CodeHostConfig {
+  /** Base URL of the code host's REST API; tests point it at a fake host on 127.0.0.1. */
+  readonly apiUrl: string;
+  /** `owner/name` of the repository whose main branch is passed through; unset answers the route's 500. */
+  readonly repository?: string;
+  readonly token?: string;
+  readonly timeoutMs: number;
+}
+
+export interface HttpConfig {
+  readonly port: number;
+  readonly host: string;
+  /** Exact origins (scheme://host[:port]) allowed to call with credentials. */
+  readonly corsOrigins: readonly string[];
+  readonly store: StoreKind;
+  readonly mongodbUri?: string;
+  readonly timeZone: string;
+  readonly codeHost: CodeHostConfig;
+  readonly commitsCacheMs: number;
+  readonly bodyLimitBytes: number;
+}
+
+/** Thrown by loadConfig with every problem found, so one start reports all of them. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const MAX_CODE_HOST_TIMEOUT_MS = 5000;
+export const MIN_COMMITS_CACHE_MS = 30_000;
+const DAY_MS = 86_400_000;
+
+export const configDefaults = {
+  PORT: '8080',
+  HOST: '0.0.0.0',
+  CORS_ORIGINS: 'http://localhost:3000',
+  TIME_ZONE: 'UTC',
+  CODE_HOST_API_URL: 'https://api.github.com',
+  CODE_HOST_TIMEOUT_MS: String(MAX_CODE_HOST_TIMEOUT_MS),
+  COMMITS_CACHE_MS: '60000',
+  BODY_LIMIT_BYTES: String(1024 * 1024),
+} as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Reads the configuration from environment variables. Unset or empty variables take their default;
+ * every bad value is reported at once in a ConfigError.
+ */
+export function loadConfig(env: Env = process.env): HttpConfig {
+  const problems: string[] = [];
+  const read = (name: keyof typeof configDefaults): string => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? configDefaults[name] : value;
+  };
+  const optional = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const integer = (name: keyof typeof configDefaults, min: number, max: number): number => {
+    const text = read(name);
+    const value = /^\d+$/u.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${text}"`);
+      return Number(configDefaults[name]);
+    }
+    return value;
+  };
+
+  const port = integer('PORT', 0, 65535);
+  const host = read('HOST');
+  if (/\s/u.test(host)) problems.push(`HOST must be a host name or address, got "${host}"`);
+
+  const corsOrigins = (env['CORS_ORIGINS'] ?? configDefaults.CORS_ORIGINS)
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '')
+    .map((origin) => {
+      const normalised = toOrigin(origin);
+      if (normalised === undefined) {
+        problems.push(
+          `CORS_ORIGINS entries must be origins such as https://app.example.org, got "${origin}"`,
+        );
+      }
+      return normalised ?? origin;
+    });
+
+  const mongodbUri = optional('MONGODB_URI');
+  const storeText = optional('STORE') ?? (mongodbUri === undefined ? 'memory' : 'mongodb');
+  const store = (storeKinds as readonly string[]).includes(storeText) ? (storeText as StoreKind) : 'memory';
+  if (store !== storeText)
+    problems.push(`STORE must be one of: ${storeKinds.join(', ')}, got "${storeText}"`);
+  if (store === 'mongodb' && mongodbUri === undefined) {
+    problems.push('MONGODB_URI is required when STORE is mongodb');
+  }
+  if (mongodbUri !== undefined && !/^mongodb(\+srv)?:\/\/\S+$/u.test(mongodbUri)) {
+    problems.push('MONGODB_URI must start with mongodb:// or mongodb+srv://');
+  }
+
+  const timeZone = read('TIME_ZONE');
+  if (!isValidTimeZone(timeZone)) problems.push(`TIME_ZONE must be an IANA time zone, got "${timeZone}"`);
+
+  const apiUrl = read('CODE_HOST_API_URL').replace(/\/+$/u, '');
+  if (!isHttpUrl(apiUrl)) problems.push(`CODE_HOST_API_URL must be an http(s) URL, got "${apiUrl}"`);
+  const repository = optional('CODE_HOST_REPOSITORY');
+  if (repository !== undefined && !/^[\w.-]{1,100}\/[\w.-]{1,100}$/u.test(repository)) {
+    problems.push(`CODE_HOST_REPOSITORY must be owner/name, got "${repository}"`);
+  }
+  const token = optional('CODE_HOST_TOKEN');
+  const timeoutMs = integer('CODE_HOST_TIMEOUT_MS', 1, MAX_CODE_HOST_TIMEOUT_MS);
+  const commitsCacheMs = integer('COMMITS_CACHE_MS', MIN_COMMITS_CACHE_MS, DAY_MS);
+  const bodyLimitBytes = integer('BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024);
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    port,
+    host,
+    corsOrigins,
+    store,
+    ...(mongodbUri === undefined ? {} : { mongodbUri }),
+    timeZone,
+    codeHost: {
+      apiUrl,
+      timeoutMs,
+      ...(repository === undefined ? {} : { repository }),
+      ...(token === undefined ? {} : { token }),
+    },
+    commitsCacheMs,
+    bodyLimitBytes,
+  };
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** The canonical origin, or undefined when the text is not an origin alone (a path is a mistake). */
+export function toOrigin(text: string): string | undefined {
+  if (!isHttpUrl(text)) return undefined;
+  const url = new URL(text);
+  const originOnly = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+  return originOnly && !text.endsWith('#') && !text.endsWith('?') ? url.origin : undefined;
+}

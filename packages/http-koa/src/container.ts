@@ -1,0 +1,68 @@
+import { memoryStoreModule } from '@hortus/adapter-memory';
+import { type Clock, COMMIT_FEED, type CommitFeed, createCoreModule, SystemClock } from '@hortus/core';
+import { Container, ContainerModule } from 'inversify';
+import { CODE_HOST_CONFIG, KyCommitFeed } from './commit-feed.js';
+import { type CodeHostConfig, type HttpConfig } from './config.js';
+import { httpUseCaseClasses, type HttpUseCases } from './routing.js';
+
+export const HTTP_USE_CASES = Symbol.for('hortus.http.UseCases');
+
+export interface ContainerOverrides {
+  /** The time source of the core; tests pass a fake one to move the commit cache's clock. */
+  readonly clock?: Clock;
+}
+
+/** A store as the server sees it: the module binding every repository port, and its lifecycle. */
+export interface StoreHandle {
+  readonly module: ContainerModule;
+  /** Connects (and prepares indexes) before the server listens; rejects when the store is unreachable. */
+  start(): Promise<void>;
+  /** Releases connections; called once at shutdown. */
+  close(): Promise<void>;
+}
+
+export const STORE_HANDLE = Symbol.for('hortus.http.StoreHandle');
+
+/** The one place that chooses the store. */
+export function openStore(config: HttpConfig): StoreHandle {
+  switch (config.store) {
+    case 'memory':
+      return { module: memoryStoreModule(), start: async () => {}, close: async () => {} };
+    case 'mongodb':
+      throw new Error('The mongodb store is not available in this build yet; set STORE=memory');
+  }
+}
+
+/** Binds what the HTTP transport adds to the core: the code-host feed and the use cases its routes call. */
+export function transportModule(config: HttpConfig): ContainerModule {
+  return new ContainerModule(({ bind }) => {
+    bind<CodeHostConfig>(CODE_HOST_CONFIG).toConstantValue(config.codeHost);
+    bind<CommitFeed>(COMMIT_FEED).to(KyCommitFeed).inSingletonScope();
+    bind<HttpUseCases>(HTTP_USE_CASES)
+      .toDynamicValue(
+        (context) =>
+          Object.fromEntries(
+            Object.entries(httpUseCaseClasses).map(([name, useCase]) => [name, context.get<object>(useCase)]),
+          ) as unknown as HttpUseCases,
+      )
+      .inSingletonScope();
+  });
+}
+
+/** Composition root of the HTTP transport: core, one store, transport. */
+export function createContainer(config: HttpConfig, overrides: ContainerOverrides = {}): Container {
+  const store = openStore(config);
+  const container = new Container();
+  container.load(
+    createCoreModule(
+      { timeZone: config.timeZone, commitsCacheMs: config.commitsCacheMs },
+      overrides.clock ?? new SystemClock(),
+    ),
+    store.module,
+    transportModule(config),
+    new ContainerModule(({ bind }) => {
+      bind<StoreHandle>(STORE_HANDLE).toConstantValue(store);
+    }),
+  );
+  return container;
+}

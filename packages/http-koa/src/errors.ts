@@ -1,0 +1,104 @@
+import { type ErrorCode, isDomainError } from '@hortus/core';
+import { type Context, type Middleware } from 'koa';
+import { type Logger } from './logger.js';
+import { type ErrorStyle, errorPolicyOf, json, plainText, type Reply, send } from './routing.js';
+
+export const statusOfCode: Readonly<Record<ErrorCode, number>> = {
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  INVALID_INPUT: 400,
+  UNAVAILABLE: 503,
+  UPSTREAM_FAILED: 500,
+};
+
+/** Outside any route (unknown path, wrong method, preflight) errors are JSON `{message}`. */
+const defaultStyle: ErrorStyle = { body: 'message', serverError: 'Internal Server Error' };
+
+/** How long a client should wait before retrying while the store is unreachable. */
+const RETRY_AFTER_SECONDS = 5;
+
+/** An error raised by Koa or a Koa library (body parser, router) that carries its own HTTP status. */
+interface HttpLibraryError {
+  readonly status: number;
+  readonly message: string;
+}
+
+function isHttpLibraryError(error: unknown): error is HttpLibraryError {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+export function errorBody(style: ErrorStyle, status: number, message: string): Reply {
+  if (style.body === 'text') return plainText(message, status);
+  return json(style.body === 'error' ? { error: message } : { message }, status);
+}
+
+/**
+ * The one place errors become responses: domain errors by their code (with the route's SPEC exceptions),
+ * library errors by their status, anything else as the route's 500 text. Never a stack in a body.
+ */
+export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const policy = errorPolicyOf(ctx);
+      const style = policy?.style ?? defaultStyle;
+      if (isDomainError(error)) {
+        const status = policy?.statusFor[error.code] ?? statusOfCode[error.code];
+        if (error.code === 'UNAVAILABLE') ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+        // Domain 5xx are a store outage or a failing code host: expected weather, so a warning with its cause.
+        if (status >= 500) logFailure(logger, ctx, error, 'warn');
+        // An outage is JSON `{message}` on every route, so clients can tell "retry later" from a bug.
+        if (error.code === 'UNAVAILABLE') send(ctx, json({ message: error.message }, status));
+        else send(ctx, errorBody(style, status, status >= 500 ? style.serverError : error.message));
+      } else if (isHttpLibraryError(error)) {
+        send(ctx, errorBody(style, error.status, libraryMessage(error, bodyLimitBytes)));
+      } else {
+        logFailure(logger, ctx, error, 'error');
+        send(ctx, errorBody(style, 500, style.serverError));
+      }
+    }
+  };
+}
+
+function libraryMessage(error: HttpLibraryError, bodyLimitBytes: number): string {
+  if (error.status === 413) return `Request body is larger than ${bodyLimitBytes} bytes`;
+  // co-body marks its JSON failures (syntax, a bare scalar, __proto__ keys) as 400 SyntaxErrors.
+  if (error.status === 400 && error instanceof SyntaxError) return 'Request body is not valid JSON';
+  if (error.status === 400) return 'Bad request';
+  if (error.status === 415) return 'Unsupported media type';
+  return error.message;
+}
+
+function logFailure(logger: Logger, ctx: Context, error: unknown, level: 'warn' | 'error'): void {
+  const cause = error instanceof Error ? error : new Error(String(error));
+  const causeOfCause = cause.cause instanceof Error ? cause.cause.message : undefined;
+  logger[level]('request failed', {
+    requestId: (ctx.state as { requestId?: string }).requestId,
+    method: ctx.method,
+    path: ctx.path,
+    error: cause.message,
+    ...(causeOfCause === undefined ? {} : { cause: causeOfCause }),
+    stack: cause.stack,
+  });
+}
+
+/**
+ * Answers every request no route handled, in JSON (never Koa's plain-text "Not Found"): a known path with
+ * another method is a 405 naming the allowed ones (OPTIONS lists them), anything else a 404.
+ */
+export const unmatched: Middleware = (ctx) => {
+  const layers = (ctx as unknown as { matched?: readonly { methods: readonly string[] }[] }).matched ?? [];
+  const allowed = [...new Set(layers.flatMap((layer) => layer.methods))];
+  if (allowed.length === 0) {
+    send(ctx, errorBody(defaultStyle, 404, 'Not found'));
+  } else if (ctx.method === 'OPTIONS') {
+    ctx.set('Allow', [...allowed, 'OPTIONS'].join(', '));
+    ctx.body = null;
+    ctx.status = 204;
+  } else {
+    ctx.set('Allow', allowed.join(', '));
+    send(ctx, errorBody(defaultStyle, 405, 'Method not allowed'));
+  }
+};

@@ -1,0 +1,96 @@
+import { type Action } from '@hortus/core';
+import { actionValue, automationsSchema, groupName, groupQuery, object, text } from '../schemas.js';
+import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+
+const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
+const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
+const action: ResponseDoc = { description: 'The action', schema: { $ref: '#/components/schemas/Action' } };
+
+const present = (entity: Action): unknown => withUnderscoreId(entity);
+
+export const actionRoutes: RouterSpec = {
+  prefix: '/api/actions',
+  tag: 'Actions',
+  style: { body: 'message', serverError: 'Internal Server Error' },
+  routes: [
+    {
+      method: 'get',
+      path: '/',
+      summary: 'Set the value of one action (switch a device on or off)',
+      query: object({ group: groupName(), object: text('Device name, e.g. pump_1'), value: actionValue }, [
+        'group',
+        'object',
+        'value',
+      ]),
+      // SPEC 4.3: no action for group and object is a 400 "no data found", not a 404.
+      statusFor: { NOT_FOUND: 400 },
+      responses: {
+        200: { description: "`{message: 'Actions success'}`" },
+        400: { description: "`{message}` naming the invalid field, or `{message: 'no data found'}`" },
+        500: failed,
+      },
+      handle: async ({ query }, { setActionValue }) => {
+        await setActionValue.execute({
+          group: query['group'],
+          object: query['object'],
+          value: query['value'],
+        });
+        return json({ message: 'Actions success' });
+      },
+    },
+    {
+      method: 'get',
+      path: '/current_state',
+      summary: 'Every action of a group, for polling boxes and clients',
+      description: 'A group without actions answers `{message: []}`.',
+      query: groupQuery,
+      responses: {
+        200: {
+          description: '`{message: [Action]}`',
+          schema: object({ message: { type: 'array', items: { $ref: '#/components/schemas/Action' } } }),
+        },
+        400: invalid,
+        500: failed,
+      },
+      handle: async ({ query }, { getActionsOfGroup }) =>
+        json({ message: (await getActionsOfGroup.execute({ group: query['group'] })).map(present) }),
+    },
+    {
+      method: 'post',
+      path: '/update',
+      summary: 'Replace the automations of one action',
+      body: object({ object: text('Device name'), group: groupName(), automations: automationsSchema }, [
+        'object',
+        'group',
+        'automations',
+      ]),
+      responses: {
+        200: { description: "`{message: 'Data updated successfully'}`" },
+        400: invalid,
+        404: { description: "`{message: 'Action not found'}`" },
+        500: failed,
+      },
+      handle: async ({ body }, { replaceAutomations }) => {
+        await replaceAutomations.execute({
+          group: body['group'],
+          object: body['object'],
+          automations: body['automations'],
+        });
+        return json({ message: 'Data updated successfully' });
+      },
+    },
+    {
+      method: 'get',
+      path: '/get_automations',
+      summary: 'One action with its automations',
+      description: 'No validation (SPEC 4.3): anything that is not one plain string matches nothing.',
+      unvalidatedQuery: object({
+        groupId: { type: 'string', description: 'Group name' },
+        deviceName: { type: 'string', description: 'Device name, e.g. pump_1' },
+      }),
+      responses: { 200: action, 404: { description: "`{message: 'Action not found'}`" }, 500: failed },
+      handle: async ({ query }, { getAction }) =>
+        json(present(await getAction.execute({ group: query['groupId'], object: query['deviceName'] }))),
+    },
+  ],
+};

@@ -1,0 +1,73 @@
+import { type Group } from '@hortus/core';
+import { groupIdQuery, groupQuery, object } from '../schemas.js';
+import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+
+const failed: ResponseDoc = { description: "`{message: 'Internal server error'}`" };
+const invalid: ResponseDoc = {
+  description: '`{message}` when the group name is missing, repeated or too long (SPEC has no 400 here)',
+};
+const notFound: ResponseDoc = { description: "`{message: 'Group not found'}`" };
+const group: ResponseDoc = { description: 'The group', schema: { $ref: '#/components/schemas/Group' } };
+
+const present = (entity: Group): unknown => withUnderscoreId(entity);
+
+export const groupRoutes: RouterSpec = {
+  prefix: '/api/group',
+  tag: 'Groups',
+  style: { body: 'message', serverError: 'Internal server error' },
+  routes: [
+    {
+      method: 'get',
+      path: '/checkgroup',
+      summary: 'Whether a group with that name exists',
+      query: groupQuery,
+      responses: {
+        200: {
+          description: '`{exists: boolean}`',
+          schema: object({ exists: { type: 'boolean' } }, ['exists']),
+        },
+        400: invalid,
+        500: failed,
+      },
+      handle: async ({ query }, { checkGroup }) =>
+        json({ exists: await checkGroup.execute({ name: query['group'] }) }),
+    },
+    {
+      method: 'get',
+      path: '/abo',
+      summary: 'The group record',
+      query: groupQuery,
+      responses: { 200: group, 400: invalid, 404: notFound, 500: failed },
+      handle: async ({ query }, { getGroup }) =>
+        json(present(await getGroup.execute({ name: query['group'] }))),
+    },
+    {
+      method: 'put',
+      path: '/update',
+      summary: "Replace the group's settings as a whole",
+      query: groupIdQuery,
+      body: object({ settings: { description: 'Any JSON value, stored and handed back unchanged' } }, [
+        'settings',
+      ]),
+      responses: { 200: group, 400: invalid, 404: notFound, 500: failed },
+      handle: async ({ query, body }, { updateGroupSettings }) =>
+        json(
+          present(await updateGroupSettings.execute({ name: query['groupId'], settings: body['settings'] })),
+        ),
+    },
+    {
+      method: 'get',
+      path: '/settings',
+      summary: "The group's settings value",
+      query: groupIdQuery,
+      responses: {
+        200: { description: 'The settings, as stored' },
+        400: invalid,
+        404: notFound,
+        500: failed,
+      },
+      handle: async ({ query }, { getGroup }) =>
+        json((await getGroup.execute({ name: query['groupId'] })).settings),
+    },
+  ],
+};

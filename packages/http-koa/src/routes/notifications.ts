@@ -1,0 +1,67 @@
+import { groupIdQuery, ignoreBody } from '../schemas.js';
+import { emptyReply, json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+
+const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
+
+export const notificationRoutes: RouterSpec = {
+  prefix: '/api/notification',
+  tag: 'Notifications',
+  style: { body: 'message', serverError: 'Internal Server Error' },
+  routes: [
+    {
+      method: 'get',
+      path: '/latestdata/notifications',
+      summary: 'Notifications of a group that are not ignored, newest first',
+      description: 'SPEC applies this validator to the body; Hortus validates the `groupId` query parameter.',
+      query: groupIdQuery,
+      responses: {
+        200: {
+          description: 'A bare array of notifications',
+          schema: { type: 'array', items: { $ref: '#/components/schemas/Notification' } },
+        },
+        400: { description: '`{message}` naming the invalid parameter' },
+        500: failed,
+      },
+      handle: async ({ query }, { listOpenNotifications }) =>
+        json((await listOpenNotifications.execute({ group: query['groupId'] })).map(withUnderscoreId)),
+    },
+    {
+      method: 'post',
+      path: '/notifications/ignore',
+      summary: 'Mark notifications of a group ignored by their time',
+      description:
+        'With `times`, every match is ignored and no match is no error; with only `time`, no match is a 404.',
+      query: groupIdQuery,
+      body: ignoreBody,
+      responses: {
+        200: { description: 'Empty body' },
+        400: {
+          description: "`{message}` naming the invalid field, or `{message: 'No time or times provided'}`",
+        },
+        404: { description: "`{message: 'Notification not found'}`" },
+        500: failed,
+      },
+      handle: async ({ query, body }, { ignoreNotifications }) => {
+        await ignoreNotifications.execute({
+          group: query['groupId'],
+          time: body['time'],
+          times: body['times'],
+        });
+        return emptyReply();
+      },
+    },
+    {
+      method: 'get',
+      path: '/latestdata/github',
+      summary:
+        'The ten newest commits of the main branch of the configured repository, as the code host gives them',
+      description: 'Cached; when the code host fails, the last good copy is served.',
+      style: { body: 'text', serverError: 'An error occurred while fetching data from the code host' },
+      responses: {
+        200: { description: "The code host's JSON, unchanged", schema: { type: 'array' } },
+        500: { description: 'Plain text saying the code host could not be reached', text: true },
+      },
+      handle: async (_input, { getRecentCommits }) => json(await getRecentCommits.execute()),
+    },
+  ],
+};

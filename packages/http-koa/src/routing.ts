@@ -1,0 +1,187 @@
+import { Router } from '@koa/router';
+import {
+  AddChart,
+  ChangeChart,
+  ChangeUserEmail,
+  CheckGroup,
+  CreateDevice,
+  DeleteChart,
+  type ErrorCode,
+  GetAction,
+  GetActionsOfGroup,
+  GetChartSettings,
+  GetGroup,
+  GetHistoryCharts,
+  GetLatestReading,
+  GetLatestReadingsOfGroup,
+  GetRecentCommits,
+  GetTodayHourlyReadings,
+  IgnoreNotifications,
+  ListDevices,
+  ListOpenNotifications,
+  QueryReadings,
+  ReplaceAutomations,
+  SetActionValue,
+  UpdateGroupSettings,
+} from '@hortus/core';
+import { type Context, type Middleware } from 'koa';
+import { type JsonSchema, validate, validatorFor } from './schemas.js';
+
+/** The use cases the HTTP transport calls; the composition root resolves each from the container. */
+export const httpUseCaseClasses = {
+  getLatestReading: GetLatestReading,
+  getLatestReadingsOfGroup: GetLatestReadingsOfGroup,
+  queryReadings: QueryReadings,
+  getTodayHourlyReadings: GetTodayHourlyReadings,
+  setActionValue: SetActionValue,
+  getActionsOfGroup: GetActionsOfGroup,
+  replaceAutomations: ReplaceAutomations,
+  getAction: GetAction,
+  listDevices: ListDevices,
+  createDevice: CreateDevice,
+  listOpenNotifications: ListOpenNotifications,
+  ignoreNotifications: IgnoreNotifications,
+  getRecentCommits: GetRecentCommits,
+  getHistoryCharts: GetHistoryCharts,
+  getChartSettings: GetChartSettings,
+  addChart: AddChart,
+  changeChart: ChangeChart,
+  deleteChart: DeleteChart,
+  checkGroup: CheckGroup,
+  getGroup: GetGroup,
+  updateGroupSettings: UpdateGroupSettings,
+  changeUserEmail: ChangeUserEmail,
+} as const;
+
+export type HttpUseCases = {
+  readonly [K in keyof typeof httpUseCaseClasses]: InstanceType<(typeof httpUseCaseClasses)[K]>;
+};
+
+/**
+ * How a router writes its errors (SPEC section 7): the body key `message` or `error`, or plain text, and
+ * the text of its 500 answer.
+ */
+export interface ErrorStyle {
+  readonly body: 'message' | 'error' | 'text';
+  readonly serverError: string;
+}
+
+/** Where SPEC gives a domain error another status than the usual one, e.g. "no data found" is a 400. */
+export type StatusOverrides = Readonly<Partial<Record<ErrorCode, number>>>;
+
+export interface RouteErrorPolicy {
+  readonly style: ErrorStyle;
+  readonly statusFor: StatusOverrides;
+}
+
+export interface RouteInput {
+  readonly query: Readonly<Record<string, unknown>>;
+  readonly params: Readonly<Record<string, string>>;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+export type Reply =
+  | { readonly status: number; readonly json: unknown }
+  | { readonly status: number; readonly text: string }
+  | { readonly status: number; readonly html: string }
+  | { readonly status: number; readonly empty: true };
+
+export const json = (body: unknown, status = 200): Reply => ({ status, json: body });
+export const plainText = (body: string, status = 200): Reply => ({ status, text: body });
+export const emptyReply = (status = 200): Reply => ({ status, empty: true });
+
+export interface ResponseDoc {
+  readonly description: string;
+  readonly schema?: JsonSchema;
+  /** The body is plain text rather than JSON. */
+  readonly text?: true;
+}
+
+export interface RouteSpec {
+  readonly method: 'get' | 'post' | 'put' | 'delete';
+  /** Relative to the router's prefix, in @koa/router syntax (`/all/:userId`). */
+  readonly path: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly query?: JsonSchema;
+  /** Documents query parameters that the route deliberately does not validate. */
+  readonly unvalidatedQuery?: JsonSchema;
+  readonly params?: JsonSchema;
+  readonly body?: JsonSchema;
+  readonly style?: Partial<ErrorStyle>;
+  readonly statusFor?: StatusOverrides;
+  readonly responses: Readonly<Record<number, ResponseDoc>>;
+  readonly handle: (input: RouteInput, useCases: HttpUseCases) => Promise<Reply>;
+}
+
+export interface RouterSpec {
+  readonly prefix: string;
+  readonly tag: string;
+  readonly style: ErrorStyle;
+  readonly routes: readonly RouteSpec[];
+}
+
+/** The error middleware reads the policy of the route that is running; outside a route it uses its own. */
+export function errorPolicyOf(ctx: Context): RouteErrorPolicy | undefined {
+  return (ctx.state as { errorPolicy?: RouteErrorPolicy }).errorPolicy;
+}
+
+/** Renames the entity `id` to `_id`, the name deployed clients read. */
+export function withUnderscoreId<T extends { readonly id: string }>(
+  entity: T,
+): Omit<T, 'id'> & { _id: string } {
+  const { id, ...rest } = entity;
+  return { _id: id, ...rest };
+}
+
+export function buildRouter(spec: RouterSpec, useCases: HttpUseCases, parseBody: Middleware): Router {
+  const router = new Router({ prefix: spec.prefix });
+  for (const route of spec.routes) {
+    const policy: RouteErrorPolicy = {
+      style: { ...spec.style, ...route.style },
+      statusFor: route.statusFor ?? {},
+    };
+    for (const schema of [route.query, route.params, route.body])
+      if (schema !== undefined) validatorFor(schema);
+
+    const declarePolicy: Middleware = async (ctx, next) => {
+      (ctx.state as { errorPolicy?: RouteErrorPolicy }).errorPolicy = policy;
+      await next();
+    };
+    const handle: Middleware = async (ctx) => {
+      const query: Record<string, unknown> = { ...ctx.query };
+      const params = (ctx as unknown as { params?: Record<string, string> }).params ?? {};
+      const body: unknown = route.body === undefined ? {} : ctx.request.body;
+      if (route.params !== undefined) validate(route.params, 'params', params);
+      if (route.query !== undefined) validate(route.query, 'query', query);
+      if (route.body !== undefined) validate(route.body, 'body', body);
+      send(ctx, await route.handle({ query, params, body: body as Record<string, unknown> }, useCases));
+    };
+    const middleware =
+      route.body === undefined ? [declarePolicy, handle] : [declarePolicy, parseBody, handle];
+    router.register(route.path, [route.method.toUpperCase()], middleware);
+  }
+  return router;
+}
+
+export function send(ctx: Context, reply: Reply): void {
+  if ('json' in reply) {
+    ctx.status = reply.status;
+    ctx.type = 'application/json';
+    // Serialised here so that a bare string or null (group settings may be any JSON) stays JSON.
+    ctx.body = JSON.stringify(reply.json) ?? 'null';
+  } else if ('text' in reply) {
+    ctx.status = reply.status;
+    ctx.type = 'text/plain';
+    ctx.body = reply.text;
+  } else if ('html' in reply) {
+    ctx.status = reply.status;
+    ctx.type = 'text/html';
+    // The page carries no script and loads nothing: the policy keeps it that way.
+    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    ctx.body = reply.html;
+  } else {
+    ctx.body = null;
+    ctx.status = reply.status;
+  }
+}

@@ -1,0 +1,304 @@
+import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import {
+  ACTION_VALUE_MAX_LENGTH,
+  conditions,
+  EMAIL_MAX_LENGTH,
+  frequencies,
+  InvalidInputError,
+  MAX_IGNORE_TIMES,
+  MAX_READINGS_LIMIT,
+  MAX_RULES_PER_KIND,
+  NAME_MAX_LENGTH,
+  switchStates,
+} from '@hortus/core';
+
+/** A JSON Schema (draft 2020-12 subset) used both to validate requests and to describe them in OpenAPI. */
+export type JsonSchema = SchemaObject;
+
+// ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
+const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv, formats: string[]) => Ajv };
+
+/**
+ * One validator instance without type coercion: query values are strings (numbers are matched by pattern
+ * and parsed by the core), and a JSON body of the wrong type must be refused, not converted.
+ */
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
+addFormats.default(ajv, ['email', 'date-time']);
+
+const compiled = new WeakMap<JsonSchema, ValidateFunction>();
+
+/** Compiles each schema once per process; routes are module constants, so this happens at start-up. */
+export function validatorFor(schema: JsonSchema): ValidateFunction {
+  let validate = compiled.get(schema);
+  if (validate === undefined) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate;
+}
+
+export type RequestPart = 'query' | 'body' | 'params';
+
+/** Validates one part of a request; a failure is an InvalidInputError naming the first bad field. */
+export function validate(schema: JsonSchema, part: RequestPart, data: unknown): void {
+  if (part === 'query' && isRecord(data)) {
+    // Repeated parameters (?group=a&group=b) arrive as arrays; say so instead of "must be string".
+    for (const name of Object.keys(properties(schema))) {
+      if (Array.isArray(data[name])) throw InvalidInputError.forField(name, 'must be given only once');
+    }
+  }
+  const check = validatorFor(schema);
+  if (check(data)) return;
+  const [first] = check.errors ?? [];
+  throw new InvalidInputError(first === undefined ? `${part} is invalid` : describe(first, part));
+}
+
+const formatNames: Record<string, string> = { email: 'e-mail address', 'date-time': 'ISO-8601 date-time' };
+/** What each pattern of the schemas below means, so a failure reads as a sentence and not a regex. */
+const patternMeanings = new Map<string, string>();
+
+/** Phrases ajv's errors like the core's own messages ("group must be at most 100 characters"). */
+function describe(error: ErrorObject, part: RequestPart): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce(
+      (joined, segment) =>
+        /^\d+$/u.test(segment) ? `${joined}[${segment}]` : joined === '' ? segment : `${joined}.${segment}`,
+      '',
+    );
+  const subject = path === '' ? part : path;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required': {
+      const field = String(params['missingProperty']);
+      return `${path === '' ? field : `${path}.${field}`} is required`;
+    }
+    case 'enum':
+      return `${subject} must be one of: ${(params['allowedValues'] as unknown[]).join(', ')}`;
+    case 'minLength':
+      return params['limit'] === 1
+        ? `${subject} must not be empty`
+        : `${subject} must be at least ${String(params['limit'])} characters`;
+    case 'maxLength':
+      return `${subject} must be at most ${String(params['limit'])} characters`;
+    case 'maxItems':
+      return `${subject} must hold at most ${String(params['limit'])} items`;
+    case 'format':
+      return `${subject} must be a valid ${formatNames[String(params['format'])] ?? String(params['format'])}`;
+    case 'pattern':
+      return `${subject} ${patternMeanings.get(String(params['pattern'])) ?? 'has an invalid form'}`;
+    default:
+      return `${subject} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+/** A string schema with a pattern and the sentence that explains it. */
+function patterned(pattern: string, meaning: string, extra: JsonSchema): JsonSchema {
+  patternMeanings.set(pattern, meaning);
+  return { type: 'string', pattern, ...extra };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function properties(schema: JsonSchema): Record<string, unknown> {
+  return isRecord(schema['properties']) ? schema['properties'] : {};
+}
+
+// ---- building blocks -------------------------------------------------------------------------------
+
+export function object(props: Record<string, JsonSchema>, required: readonly string[] = []): JsonSchema {
+  // Unknown fields are ignored, not refused: browsers add cache busters, clients echo `_id`s back.
+  return { type: 'object', properties: props, required: [...required], additionalProperties: true };
+}
+
+export const text = (description: string, maxLength = NAME_MAX_LENGTH): JsonSchema => ({
+  type: 'string',
+  minLength: 1,
+  maxLength,
+  description,
+});
+
+export const groupName = (description = 'Group name'): JsonSchema => text(description);
+
+/** Query numbers stay strings: ajv's coercion would turn " " into 0 and "Infinity" into null. */
+export const numberText = (description: string): JsonSchema =>
+  patterned('^\\s*-?(\\d+(\\.\\d*)?|\\.\\d+)([eE][-+]?\\d+)?\\s*$', 'must be a number', {
+    maxLength: 32,
+    description,
+  });
+
+export const countText: JsonSchema = patterned('^\\s*\\d{1,6}\\s*$', 'must be a whole number', {
+  description: `How many readings, newest first (1 to ${MAX_READINGS_LIMIT}); 1000 when omitted`,
+});
+
+/** ISO-8601 date or date-time; without an offset it is read as UTC. */
+export const dateText = (description: string): JsonSchema =>
+  patterned(
+    '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|z|[+-]\\d{2}(:?\\d{2})?)?)?$',
+    'must be an ISO-8601 date or date-time',
+    { description },
+  );
+
+export const dateTime = (description: string): JsonSchema => ({
+  type: 'string',
+  format: 'date-time',
+  maxLength: 64,
+  description,
+});
+
+/** A number, or a number written as a string (what HTML selects send); the core checks the range. */
+export const looseNumber = (description: string): JsonSchema => ({
+  type: ['number', 'string'],
+  maxLength: 32,
+  description,
+});
+
+// ---- request schemas shared by several routes ---------------------------------------------------------
+
+export const groupIdQuery = object({ groupId: groupName() }, ['groupId']);
+export const groupQuery = object({ group: groupName() }, ['group']);
+
+export const readingFilters = {
+  minValue: numberText('Smallest value to include'),
+  maxValue: numberText('Largest value to include'),
+};
+
+export const readingRangeQuery = object(
+  {
+    groupId: groupName(),
+    startDate: dateText('Earliest time to include (inclusive)'),
+    endDate: dateText('Latest time to include (inclusive)'),
+    ...readingFilters,
+    count: countText,
+  },
+  ['groupId'],
+);
+
+const switchState: JsonSchema = { type: 'string', enum: [...switchStates] };
+
+export const automationsSchema: JsonSchema = {
+  type: 'array',
+  maxItems: MAX_RULES_PER_KIND,
+  description: 'Replaces the automations as a whole; `_id`s echoed from get_automations are dropped',
+  items: object({
+    timeAutomations: {
+      type: 'array',
+      maxItems: MAX_RULES_PER_KIND,
+      items: object(
+        {
+          action: switchState,
+          time: patterned('^([01]\\d|2[0-3]):[0-5]\\d$', 'must be a time HH:MM', { description: 'HH:MM' }),
+          frequency: { type: 'string', enum: [...frequencies] },
+        },
+        ['action', 'time', 'frequency'],
+      ),
+    },
+    sensorAutomations: {
+      type: 'array',
+      maxItems: MAX_RULES_PER_KIND,
+      items: object(
+        {
+          action: switchState,
+          sensor: text('Sensor name, e.g. temperature'),
+          condition: { type: 'string', enum: [...conditions] },
+          value: looseNumber('Threshold'),
+        },
+        ['action', 'sensor', 'condition', 'value'],
+      ),
+    },
+  }),
+};
+
+export const actionValue = text('New value, `on` or `off` for switches', ACTION_VALUE_MAX_LENGTH);
+
+export const ignoreBody = object({
+  time: dateTime('Time of the one notification to ignore'),
+  times: {
+    type: 'array',
+    maxItems: MAX_IGNORE_TIMES,
+    items: dateTime('Time of a notification to ignore'),
+    description: 'Times of the notifications to ignore; takes precedence over `time`',
+  },
+});
+
+export const emailBody = object(
+  { newEmail: { type: 'string', format: 'email', maxLength: EMAIL_MAX_LENGTH, description: 'New e-mail' } },
+  ['newEmail'],
+);
+
+// ---- response schemas (OpenAPI only) ---------------------------------------------------------------
+
+const id: JsonSchema = { type: 'string', description: 'Record identifier' };
+const date: JsonSchema = { type: 'string', format: 'date-time' };
+
+export const entitySchemas: Record<string, JsonSchema> = {
+  Reading: object(
+    { _id: id, group: { type: 'string' }, topic: { type: 'string' }, value: { type: 'number' }, time: date },
+    ['_id', 'group', 'topic', 'value', 'time'],
+  ),
+  HourlyReading: object(
+    { _id: { type: 'integer', minimum: 0, maximum: 23 }, data: { $ref: '#/components/schemas/Reading' } },
+    ['_id', 'data'],
+  ),
+  Action: object(
+    {
+      _id: id,
+      group: { type: 'string' },
+      object: { type: 'string' },
+      value: { type: 'string' },
+      automations: automationsSchema,
+    },
+    ['_id', 'group', 'object', 'value', 'automations'],
+  ),
+  Device: object(
+    { _id: id, deviceId: { type: 'string' }, group: { type: 'string' }, type: { type: 'string' } },
+    ['_id', 'deviceId', 'group', 'type'],
+  ),
+  Notification: object(
+    {
+      _id: id,
+      group: { type: 'string' },
+      time: date,
+      message: { type: 'string' },
+      ignore: { type: 'string', enum: ['false', 'true'] },
+      topic: { type: 'string' },
+      value: { type: 'number' },
+    },
+    ['_id', 'group', 'time', 'message', 'ignore'],
+  ),
+  HistoryChart: object(
+    {
+      _id: id,
+      userId: { type: 'string' },
+      charts: {
+        type: 'array',
+        items: object(
+          {
+            chartId: { type: 'string' },
+            chartName: { type: 'string' },
+            chartData: { type: 'object' },
+            createdAt: date,
+            updatedAt: date,
+          },
+          ['chartId', 'chartName', 'chartData', 'createdAt', 'updatedAt'],
+        ),
+      },
+    },
+    ['_id', 'userId', 'charts'],
+  ),
+  Group: object(
+    {
+      _id: id,
+      name: { type: 'string' },
+      package: { type: 'string', enum: ['small', 'medium', 'big'] },
+      employee: { type: 'array', items: { type: 'string' } },
+      settings: { description: 'Whatever JSON the clients wrote' },
+    },
+    ['_id', 'name', 'package', 'employee', 'settings'],
+  ),
+};

@@ -1,0 +1,79 @@
+import { ConfigError, loadConfig } from '@hortus/http-koa';
+import { expect } from './harness.js';
+
+describe('loadConfig', () => {
+  it('when nothing is set, then the defaults: port 8080, memory store, UTC, the React dev origin', () => {
+    const config = loadConfig({});
+    expect(config).to.deep.include({
+      port: 8080,
+      host: '0.0.0.0',
+      corsOrigins: ['http://localhost:3000'],
+      store: 'memory',
+      timeZone: 'UTC',
+      commitsCacheMs: 60000,
+      bodyLimitBytes: 1048576,
+    });
+    expect(config.codeHost).to.deep.equal({ apiUrl: 'https://api.github.com', timeoutMs: 5000 });
+  });
+
+  it('when values are given, then they are read and normalised', () => {
+    const config = loadConfig({
+      PORT: '3001',
+      CORS_ORIGINS: ' https://App.Example.org/ ,http://localhost:3000',
+      MONGODB_URI: 'mongodb://127.0.0.1:27017/hortus',
+      TIME_ZONE: 'Europe/Berlin',
+      CODE_HOST_REPOSITORY: 'hortus-org/hortus',
+      CODE_HOST_TOKEN: 't0ken',
+      CODE_HOST_API_URL: 'http://127.0.0.1:9999/',
+    });
+    expect(config).to.deep.include({
+      port: 3001,
+      corsOrigins: ['https://app.example.org', 'http://localhost:3000'],
+      store: 'mongodb',
+      mongodbUri: 'mongodb://127.0.0.1:27017/hortus',
+      timeZone: 'Europe/Berlin',
+    });
+    expect(config.codeHost).to.deep.equal({
+      apiUrl: 'http://127.0.0.1:9999',
+      repository: 'hortus-org/hortus',
+      token: 't0ken',
+      timeoutMs: 5000,
+    });
+  });
+
+  it('when several values are bad, then one ConfigError lists every problem', () => {
+    const bad = () =>
+      loadConfig({
+        PORT: '80a',
+        CORS_ORIGINS: 'localhost:3000,https://ok.org/path',
+        STORE: 'mongodb',
+        TIME_ZONE: 'Mars/Olympus',
+        CODE_HOST_REPOSITORY: 'just-a-name',
+        CODE_HOST_TIMEOUT_MS: '30000',
+        COMMITS_CACHE_MS: '1000',
+      });
+    expect(bad).to.throw(ConfigError);
+    try {
+      bad();
+    } catch (error) {
+      const problems = (error as ConfigError).problems;
+      expect(problems).to.have.length(8);
+      expect(problems.join('\n'))
+        .to.include('PORT')
+        .and.include('CORS_ORIGINS')
+        .and.include('MONGODB_URI')
+        .and.include('TIME_ZONE')
+        .and.include('CODE_HOST_REPOSITORY')
+        .and.include('CODE_HOST_TIMEOUT_MS')
+        .and.include('COMMITS_CACHE_MS');
+      expect((error as Error).message).to.match(/^Invalid configuration:\n {2}- PORT/u);
+    }
+  });
+
+  it('when STORE names an unknown store, then the error says which stores exist', () => {
+    expect(() => loadConfig({ STORE: 'redis' })).to.throw(
+      ConfigError,
+      'STORE must be one of: memory, mongodb',
+    );
+  });
+});

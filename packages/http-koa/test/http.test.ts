@@ -1,0 +1,361 @@
+import { StoreUnavailableError } from '@hortus/core';
+import { apiRouters, loadConfig, startServer } from '@hortus/http-koa';
+import {
+  CapturingLogger,
+  expect,
+  FakeCodeHost,
+  failingStore,
+  startTestServer,
+  type TestServer,
+} from './harness.js';
+
+describe('HTTP transport, across routes', () => {
+  let api: TestServer;
+  before(async () => {
+    api = await startTestServer({ CORS_ORIGINS: 'http://localhost:3000, https://app.example.org' });
+  });
+  after(async () => {
+    await api.close();
+  });
+
+  it('GET / answers "Running..." and GET /api (with or without a slash) "Running API..."', async () => {
+    expect((await api.get('/')).text).to.equal('Running...');
+    expect((await api.get('/api')).text).to.equal('Running API...');
+    expect((await api.get('/api/')).text).to.equal('Running API...');
+  });
+
+  it('when a path is written in another case or with a trailing slash, then it reaches its route', async () => {
+    const group = api.unique('greenhouse');
+    await api.seed.group(group);
+    for (const path of [`/API/Group/CHECKGROUP?group=${group}`, `/api/group/checkGroup/?group=${group}`]) {
+      const reply = await api.get(path);
+      expect(reply.status, path).to.equal(200);
+      expect(reply.json(), path).to.deep.equal({ exists: true });
+    }
+  });
+
+  it('when unknown query parameters are sent (cache busters), then they are ignored', async () => {
+    const reply = await api.get(
+      `/api/actions/current_state?group=${api.unique('g')}&_=1718000000000&foo=bar&foo=baz`,
+    );
+    expect(reply.status).to.equal(200);
+  });
+
+  it('when no route matches, then 404 JSON; a known path with another method is 405 JSON with Allow', async () => {
+    const unknown = await api.get('/api/nothing/here');
+    expect(unknown.status).to.equal(404);
+    expect(unknown.json()).to.deep.equal({ message: 'Not found' });
+    const wrongMethod = await api.call('DELETE', '/api/actions/current_state');
+    expect(wrongMethod.status).to.equal(405);
+    expect(wrongMethod.json()).to.deep.equal({ message: 'Method not allowed' });
+    expect(wrongMethod.headers.get('allow')).to.include('GET');
+  });
+
+  it('when a JSON body is malformed or a bare scalar, then 400 {message}', async () => {
+    for (const body of ['{"group": "a",', '"just a string"', '{"__proto__": {"x": 1}}']) {
+      const reply = await api.call('POST', '/api/actions/update', {
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(reply.status, body).to.equal(400);
+      expect(reply.json(), body).to.deep.equal({ message: 'Request body is not valid JSON' });
+    }
+  });
+
+  it('when a body is an array instead of an object, then 400 {message}', async () => {
+    const reply = await api.call('PUT', '/api/group/update?groupId=g', { json: [1, 2] });
+    expect(reply.status).to.equal(400);
+    expect(reply.json()).to.deep.equal({ message: 'body must be object' });
+  });
+
+  it("when a body is larger than 1 MB, then 413 in the route's body shape", async () => {
+    const settings = 'x'.repeat(1024 * 1024 + 10);
+    const reply = await api.call('PUT', '/api/group/update?groupId=g', { json: { settings } });
+    expect(reply.status).to.equal(413);
+    expect(reply.json()).to.deep.equal({ message: 'Request body is larger than 1048576 bytes' });
+  });
+
+  describe('CORS', () => {
+    it('when an allowed origin sends a preflight, then 204 with origin, credentials and the five methods', async () => {
+      const reply = await api.call('OPTIONS', '/api/historyChart/change_type/u/c', {
+        headers: {
+          origin: 'http://localhost:3000',
+          'access-control-request-method': 'PUT',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+      expect(reply.status).to.equal(204);
+      expect(reply.headers.get('access-control-allow-origin')).to.equal('http://localhost:3000');
+      expect(reply.headers.get('access-control-allow-credentials')).to.equal('true');
+      expect(reply.headers.get('access-control-allow-methods')).to.equal('GET, POST, PUT, DELETE, OPTIONS');
+      expect(reply.headers.get('access-control-allow-headers')).to.equal('content-type');
+    });
+
+    it('when an allowed origin calls, then the answer (also an error) carries its CORS headers', async () => {
+      for (const path of ['/api/data/latestdata', '/api/nothing']) {
+        const reply = await api.call('GET', path, { headers: { origin: 'https://app.example.org' } });
+        expect(reply.headers.get('access-control-allow-origin'), path).to.equal('https://app.example.org');
+        expect(reply.headers.get('vary'), path).to.match(/origin/iu);
+      }
+    });
+
+    it('when another origin calls, then no CORS permission is given', async () => {
+      const preflight = await api.call('OPTIONS', '/api/data/latestdata', {
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
+      });
+      expect(preflight.headers.get('access-control-allow-origin')).to.equal(null);
+      const simple = await api.call('GET', '/api/data/latestdata', {
+        headers: { origin: 'https://evil.example' },
+      });
+      expect(simple.headers.get('access-control-allow-origin')).to.equal(null);
+    });
+  });
+
+  describe('logging', () => {
+    it('when a request is answered, then one JSON line with method, path, status, ms and request id', async () => {
+      const before = api.logger.lines.length;
+      const reply = await api.call('GET', '/api/group/checkgroup?group=g&token=secret', {
+        headers: { 'x-request-id': 'trace-42' },
+      });
+      expect(reply.headers.get('x-request-id')).to.equal('trace-42');
+      const lines = api.logger.lines.slice(before);
+      expect(lines).to.have.length(1);
+      expect(lines[0]).to.include({
+        event: 'request',
+        method: 'GET',
+        path: '/api/group/checkgroup',
+        status: 200,
+        requestId: 'trace-42',
+      });
+      expect(lines[0]?.['ms']).to.be.a('number');
+      expect(JSON.stringify(lines[0])).to.not.include('secret');
+    });
+
+    it('when the caller sends no usable request id, then a new one is made', async () => {
+      const reply = await api.call('GET', '/', { headers: { 'x-request-id': 'bad id with spaces' } });
+      expect(reply.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/u);
+    });
+  });
+
+  describe('OpenAPI', () => {
+    it('GET /api/openapi.json describes every route in OpenAPI 3.1 with the validating schemas', async () => {
+      const reply = await api.get('/api/openapi.json');
+      expect(reply.status).to.equal(200);
+      const document = reply.json() as {
+        openapi: string;
+        paths: Record<string, Record<string, { parameters: { name: string; required: boolean }[] }>>;
+      };
+      expect(document.openapi).to.equal('3.1.0');
+      const operations = Object.values(document.paths).reduce(
+        (sum, path) => sum + Object.keys(path).length,
+        0,
+      );
+      const routes = apiRouters.reduce((sum, router) => sum + router.routes.length, 0);
+      expect(operations).to.equal(routes + 4);
+      expect(document.paths['/api/historyChart/settings/{userId}/{chartName}']).to.have.property('get');
+      expect(document.paths['/api/actions/current_state']?.['get']?.parameters).to.deep.include({
+        name: 'group',
+        in: 'query',
+        required: true,
+        description: 'Group name',
+        schema: { type: 'string', minLength: 1, maxLength: 100 },
+      });
+    });
+
+    it('GET /api/docs is a self-contained HTML page listing the routes', async () => {
+      const reply = await api.get('/api/docs');
+      expect(reply.status).to.equal(200);
+      expect(reply.headers.get('content-type')).to.match(/^text\/html/u);
+      expect(reply.text)
+        .to.include('/api/notification/notifications/ignore')
+        .and.not.match(/<script|https?:\/\/cdn/iu);
+    });
+  });
+});
+
+describe('HTTP transport, when the store fails', () => {
+  let api: TestServer;
+  before(async () => {
+    api = await startTestServer({}, (container) =>
+      failingStore(container, () => new Error('disk on fire at /var/db')),
+    );
+  });
+  after(async () => {
+    await api.close();
+  });
+
+  const json = { 'content-type': 'application/json' };
+  const cases: [string, string, string | undefined, number, string | Record<string, string>][] = [
+    ['GET', '/api/data/latestdata/All?groupId=g', undefined, 500, { message: 'Internal Server Error' }],
+    ['GET', '/api/actions/current_state?group=g', undefined, 500, { message: 'Internal Server Error' }],
+    [
+      'GET',
+      '/api/actions/get_automations?groupId=g&deviceName=d',
+      undefined,
+      500,
+      { message: 'Internal Server Error' },
+    ],
+    [
+      'GET',
+      '/api/devices/create?deviceId=d1&group=g&type=t',
+      undefined,
+      500,
+      { message: 'Internal Server Error' },
+    ],
+    [
+      'GET',
+      '/api/notification/latestdata/notifications?groupId=g',
+      undefined,
+      500,
+      { message: 'Internal Server Error' },
+    ],
+    ['GET', '/api/group/checkgroup?group=g', undefined, 500, { message: 'Internal server error' }],
+    ['PUT', '/api/group/update?groupId=g', '{"settings":[]}', 500, { message: 'Internal server error' }],
+    ['GET', '/api/historyChart/all/u', undefined, 500, { error: 'An error occurred while getting charts.' }],
+    [
+      'POST',
+      '/api/historyChart/update/u',
+      '{}',
+      500,
+      { error: 'An error occurred while adding a new chart.' },
+    ],
+    [
+      'PUT',
+      '/api/historyChart/change_datasets/u/c/lux',
+      '{"checked":true}',
+      500,
+      { error: 'An error occurred while updating charts.' },
+    ],
+    [
+      'PUT',
+      '/api/historyChart/change_type/u/c',
+      '{"type":"line"}',
+      500,
+      { error: 'An error occurred while updating chart type.' },
+    ],
+    [
+      'PUT',
+      '/api/historyChart/change_data_interval/u/c',
+      '{"data_interval":1}',
+      500,
+      { error: 'An error occurred while updating data interval.' },
+    ],
+    [
+      'DELETE',
+      '/api/historyChart/delete/u/c',
+      undefined,
+      500,
+      { error: 'An error occurred while deleting the chart.' },
+    ],
+    [
+      'POST',
+      '/api/changeEmail/u',
+      '{"newEmail":"a@b.org"}',
+      500,
+      'An error occurred while changing the e-mail.',
+    ],
+  ];
+
+  it("when a route's store call throws, then the route's SPEC 500 body, never the internals", async () => {
+    for (const [method, path, body, status, expected] of cases) {
+      const reply = await api.call(method, path, { ...(body === undefined ? {} : { body, headers: json }) });
+      expect(reply.status, path).to.equal(status);
+      if (typeof expected === 'string') expect(reply.text, path).to.equal(expected);
+      else expect(reply.json(), path).to.deep.equal(expected);
+      expect(reply.text, path).to.not.include('disk on fire');
+    }
+  });
+
+  it('when an unexpected error happens, then it is logged once as JSON with its stack', async () => {
+    const before = api.logger.lines.length;
+    await api.get('/api/group/abo?group=g');
+    const failures = api.logger.lines.slice(before).filter((line) => line.event === 'request failed');
+    expect(failures).to.have.length(1);
+    expect(failures[0]).to.include({
+      level: 'error',
+      error: 'disk on fire at /var/db',
+      path: '/api/group/abo',
+    });
+    expect(failures[0]?.['stack']).to.be.a('string').and.include('disk on fire');
+  });
+});
+
+describe('HTTP transport, when the store is unreachable', () => {
+  let api: TestServer;
+  before(async () => {
+    api = await startTestServer({}, (container) =>
+      failingStore(container, () => new StoreUnavailableError()),
+    );
+  });
+  after(async () => {
+    await api.close();
+  });
+
+  it('then 503 JSON {message} with Retry-After on every route', async () => {
+    const reply = await api.get('/api/actions/current_state?group=g');
+    expect(reply.status).to.equal(503);
+    expect(reply.headers.get('retry-after')).to.equal('5');
+    expect(reply.json()).to.deep.equal({ message: 'The data store is unavailable, try again shortly' });
+    const chart = await api.get('/api/historyChart/all/u');
+    expect(chart.status).to.equal(503);
+    expect(chart.json()).to.have.all.keys('message');
+    const email = await api.call('POST', '/api/changeEmail/u', { json: { newEmail: 'a@b.example' } });
+    expect(email.status).to.equal(503);
+    expect(email.json()).to.have.all.keys('message');
+  });
+});
+
+describe('HTTP server lifecycle', () => {
+  it('when started with demo, then the demo greenhouse is served', async () => {
+    const running = await startServer(loadConfig({ PORT: '0', HOST: '127.0.0.1' }), {
+      demo: true,
+      logger: new CapturingLogger(),
+    });
+    try {
+      const reply = await fetch(`${running.url}/api/actions/current_state?group=demo`);
+      const { message } = (await reply.json()) as { message: { object: string }[] };
+      expect(message.map((action) => action.object)).to.have.members([
+        'led_1',
+        'pump_1',
+        'ventilator_1',
+        'ventilator_2',
+      ]);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('when the port is taken, then startServer rejects', async () => {
+    const first = await startTestServer();
+    try {
+      const port = new URL(first.url).port;
+      await expect(
+        startServer(loadConfig({ PORT: port, HOST: '127.0.0.1' }), { logger: new CapturingLogger() }),
+      ).to.be.rejectedWith(/EADDRINUSE/u);
+    } finally {
+      await first.close();
+    }
+  });
+
+  it('when closed during a request, then that request is answered and new connections are refused', async () => {
+    const host = new FakeCodeHost();
+    const apiUrl = await host.start();
+    host.handler = () => {};
+    const api = await startTestServer({
+      CODE_HOST_API_URL: apiUrl,
+      CODE_HOST_REPOSITORY: 'o/r',
+      CODE_HOST_TIMEOUT_MS: '300',
+    });
+    try {
+      const inFlight = api.get('/api/notification/latestdata/github');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const closed = api.close();
+      const reply = await inFlight;
+      expect(reply.status).to.equal(500);
+      await closed;
+      await expect(fetch(`${api.url}/`)).to.be.rejectedWith(TypeError);
+    } finally {
+      await host.stop();
+    }
+  });
+});

@@ -1,97 +1,138 @@
 import { injectable } from 'inversify';
 import { type NewReading, type Reading, type ReadingRange, type ReadingRepository } from '@hortus/core';
-import { newId } from './ids.js';
-import { compareText, lowerBound } from './sorted.js';
+import { compareText } from './sorted.js';
 
-interface StoredReading {
-  readonly id: string;
-  readonly group: string;
-  readonly topic: string;
-  readonly value: number;
-  readonly timeMs: number;
-}
+/** Offset that makes every valid Date's milliseconds non-negative, so ids stay fixed-width hex. */
+const TIME_OFFSET = 8.64e15;
+let seriesCount = 0;
 
-const timeOf = (reading: StoredReading): number => reading.timeMs;
+/**
+ * One series (group + topic) in two parallel typed arrays sorted by time: 16 bytes a reading instead of
+ * an object each, so ten million readings fit in well under 400 MB of heap. Times are unique within a
+ * series (a retried delivery is a duplicate), so a reading's id is the series tag plus its time.
+ */
+class Series {
+  times = new Float64Array(8);
+  values = new Float64Array(8);
+  length = 0;
+  private readonly tag = (seriesCount++).toString(16).padStart(10, '0');
 
-function toReading(stored: StoredReading): Reading {
-  return {
-    id: stored.id,
-    group: stored.group,
-    topic: stored.topic,
-    value: stored.value,
-    time: new Date(stored.timeMs),
-  };
-}
+  constructor(
+    readonly group: string,
+    readonly topic: string,
+  ) {}
 
-function fromNewReading(reading: NewReading): StoredReading {
-  return {
-    id: newId(),
-    group: reading.group,
-    topic: reading.topic,
-    value: Number(reading.value),
-    timeMs: reading.time.getTime(),
-  };
+  /** Index of the first reading at or after `timeMs` (strictly after when `after`). */
+  lowerBound(timeMs: number, after = false): number {
+    let low = 0;
+    let high = this.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const candidate = this.times[middle] as number;
+      if (candidate < timeMs || (after && candidate === timeMs)) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  /** Inserts unless a reading with that time exists; answers whether it did. */
+  insert(timeMs: number, value: number): boolean {
+    // Boxes deliver in time order almost always, so this is nearly always an append.
+    const position =
+      this.length === 0 || timeMs > (this.times[this.length - 1] as number)
+        ? this.length
+        : this.lowerBound(timeMs);
+    if (position < this.length && this.times[position] === timeMs) return false;
+    if (this.length === this.times.length) this.grow();
+    if (position < this.length) {
+      this.times.copyWithin(position + 1, position, this.length);
+      this.values.copyWithin(position + 1, position, this.length);
+    }
+    this.times[position] = timeMs;
+    this.values[position] = value;
+    this.length += 1;
+    return true;
+  }
+
+  reading(index: number): Reading {
+    const timeMs = this.times[index] as number;
+    return {
+      id: this.tag + (timeMs + TIME_OFFSET).toString(16).padStart(14, '0'),
+      group: this.group,
+      topic: this.topic,
+      value: this.values[index] as number,
+      time: new Date(timeMs),
+    };
+  }
+
+  private grow(): void {
+    // 1.5x keeps the unused tail of large series small.
+    const capacity = Math.ceil(this.times.length * 1.5);
+    const times = new Float64Array(capacity);
+    const values = new Float64Array(capacity);
+    times.set(this.times.subarray(0, this.length));
+    values.set(this.values.subarray(0, this.length));
+    this.times = times;
+    this.values = values;
+  }
 }
 
 /**
- * Readings kept per series (group + topic) in arrays sorted by time: range bounds are binary searches,
- * the latest reading is the last element, and a (group, topic, time) duplicate sits at the insert position.
+ * Readings kept per series in time-sorted columns: range bounds are binary searches, the latest reading is
+ * the last element, and a (group, topic, time) duplicate sits at the insert position.
  */
 @injectable()
 export class InMemoryReadingRepository implements ReadingRepository {
-  private readonly seriesByGroup = new Map<string, Map<string, StoredReading[]>>();
+  private readonly seriesByGroup = new Map<string, Map<string, Series>>();
 
   async add(readings: readonly NewReading[]): Promise<number> {
     let stored = 0;
     for (const reading of readings) {
-      const series = this.seriesFor(reading.group, reading.topic);
-      const timeMs = reading.time.getTime();
-      const position = lowerBound(series, timeMs, timeOf);
-      if (series[position]?.timeMs === timeMs) continue;
-      // Clocks deliver in order almost always, so this is nearly always an O(1) append.
-      if (position === series.length) series.push(fromNewReading(reading));
-      else series.splice(position, 0, fromNewReading(reading));
-      stored += 1;
+      if (
+        this.seriesFor(reading.group, reading.topic).insert(reading.time.getTime(), Number(reading.value))
+      ) {
+        stored += 1;
+      }
     }
     return stored;
   }
 
   async latest(group: string, topic: string): Promise<Reading | undefined> {
-    const last = this.seriesByGroup.get(group)?.get(topic)?.at(-1);
-    return last === undefined ? undefined : toReading(last);
+    const series = this.seriesByGroup.get(group)?.get(topic);
+    return series === undefined || series.length === 0 ? undefined : series.reading(series.length - 1);
   }
 
   async latestOfEveryTopic(group: string): Promise<Reading[]> {
     const topics = this.seriesByGroup.get(group);
     if (topics === undefined) return [];
-    return [...topics.entries()]
-      .sort(([a], [b]) => compareText(a, b))
-      .flatMap(([, series]) => {
-        const last = series.at(-1);
-        return last === undefined ? [] : [toReading(last)];
-      });
+    return [...topics.values()]
+      .filter((series) => series.length > 0)
+      .sort((a, b) => compareText(a.topic, b.topic))
+      .map((series) => series.reading(series.length - 1));
   }
 
   async newestFirst(range: ReadingRange, limit: number): Promise<Reading[]> {
-    const { series, first, last } = this.bounds(range);
     const found: Reading[] = [];
+    const bounds = this.bounds(range);
+    if (bounds === undefined) return found;
+    const { series, first, last } = bounds;
     for (let index = last; index >= first && found.length < limit; index -= 1) {
-      const reading = series[index] as StoredReading;
-      if (inValueRange(reading.value, range)) found.push(toReading(reading));
+      if (inValueRange(series.values[index] as number, range)) found.push(series.reading(index));
     }
     return found;
   }
 
   async oldest(range: ReadingRange): Promise<Reading | undefined> {
-    const { series, first, last } = this.bounds(range);
+    const bounds = this.bounds(range);
+    if (bounds === undefined) return undefined;
+    const { series, first, last } = bounds;
     for (let index = first; index <= last; index += 1) {
-      const reading = series[index] as StoredReading;
-      if (inValueRange(reading.value, range)) return toReading(reading);
+      if (inValueRange(series.values[index] as number, range)) return series.reading(index);
     }
     return undefined;
   }
 
-  private seriesFor(group: string, topic: string): StoredReading[] {
+  private seriesFor(group: string, topic: string): Series {
     let topics = this.seriesByGroup.get(group);
     if (topics === undefined) {
       topics = new Map();
@@ -99,20 +140,19 @@ export class InMemoryReadingRepository implements ReadingRepository {
     }
     let series = topics.get(topic);
     if (series === undefined) {
-      series = [];
+      series = new Series(group, topic);
       topics.set(topic, series);
     }
     return series;
   }
 
   /** Inclusive index bounds of the range's time window; `last < first` when it is empty. */
-  private bounds(range: ReadingRange): { series: readonly StoredReading[]; first: number; last: number } {
-    const series = this.seriesByGroup.get(range.group)?.get(range.topic) ?? [];
-    const first = range.startDate === undefined ? 0 : lowerBound(series, range.startDate.getTime(), timeOf);
+  private bounds(range: ReadingRange): { series: Series; first: number; last: number } | undefined {
+    const series = this.seriesByGroup.get(range.group)?.get(range.topic);
+    if (series === undefined) return undefined;
+    const first = range.startDate === undefined ? 0 : series.lowerBound(range.startDate.getTime());
     const last =
-      range.endDate === undefined
-        ? series.length - 1
-        : lowerBound(series, range.endDate.getTime(), timeOf, true) - 1;
+      range.endDate === undefined ? series.length - 1 : series.lowerBound(range.endDate.getTime(), true) - 1;
     return { series, first, last };
   }
 }

@@ -26,22 +26,24 @@ function series(count: number, topic = TOPIC): NewReading[] {
   }));
 }
 
-/** Counts how often any stored reading's time is read, through the only accessor the repository uses. */
+/** Counts how often any stored reading's time is read, by wrapping each series' time column. */
 function countTimeReads(repository: ReadingRepository): () => number {
   let reads = 0;
-  const seriesByGroup = (repository as unknown as { seriesByGroup: Map<string, Map<string, object[]>> })
-    .seriesByGroup;
+  const seriesByGroup = (
+    repository as unknown as { seriesByGroup: Map<string, Map<string, { times: Float64Array }>> }
+  ).seriesByGroup;
   for (const topics of seriesByGroup.values()) {
-    for (const stored of topics.values()) {
-      for (const reading of stored) {
-        const timeMs = (reading as { timeMs: number }).timeMs;
-        Object.defineProperty(reading, 'timeMs', {
-          get: () => {
-            reads += 1;
-            return timeMs;
-          },
-        });
-      }
+    for (const series of topics.values()) {
+      const times = series.times;
+      series.times = new Proxy(times, {
+        get: (target, property) => {
+          if (typeof property === 'string' && /^\d+$/u.test(property)) reads += 1;
+          const value: unknown = Reflect.get(target, property, target);
+          return typeof value === 'function'
+            ? (value as (...args: unknown[]) => unknown).bind(target)
+            : value;
+        },
+      });
     }
   }
   return () => reads;

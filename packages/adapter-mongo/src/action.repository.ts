@@ -1,0 +1,115 @@
+import { inject, injectable } from 'inversify';
+import { type Db, ObjectId } from 'mongodb';
+import {
+  type Action,
+  type ActionRepository,
+  type AutomationSet,
+  type NewAction,
+  type SensorAutomation,
+  type TimeAutomation,
+} from '@hortus/core';
+import { type CollectionSpec, isLiteralObject, MONGO_DB, MongoRepository } from './support.js';
+
+interface ActionDocument {
+  _id: ObjectId;
+  group: string;
+  object: string;
+  value: string;
+  automations: AutomationSet[];
+}
+
+export const actionCollection: CollectionSpec = {
+  name: 'actions',
+  indexes: [
+    // (group, object) names one action; the group prefix serves listByGroup in object order.
+    { key: { group: 1, object: 1 }, name: 'group_object_unique', unique: true },
+  ],
+};
+
+function list(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter(isLiteralObject) : [];
+}
+
+/** Known fields only: older records carry sub-document `_id`s that must not leak. */
+function toAutomations(value: unknown): AutomationSet[] {
+  return list(value).map((set) => ({
+    timeAutomations: list(set['timeAutomations']).map((rule): TimeAutomation => ({
+      action: rule['action'] as TimeAutomation['action'],
+      time: String(rule['time']),
+      frequency: rule['frequency'] as TimeAutomation['frequency'],
+    })),
+    sensorAutomations: list(set['sensorAutomations']).map((rule): SensorAutomation => ({
+      action: rule['action'] as SensorAutomation['action'],
+      sensor: String(rule['sensor']),
+      condition: rule['condition'] as SensorAutomation['condition'],
+      value: String(rule['value']),
+    })),
+  }));
+}
+
+const actionMapper = {
+  toDocument(action: NewAction): ActionDocument {
+    return {
+      _id: new ObjectId(),
+      group: action.group,
+      object: action.object,
+      value: action.value,
+      automations: toAutomations(action.automations),
+    };
+  },
+  toEntity(document: ActionDocument): Action {
+    return {
+      id: document._id.toHexString(),
+      group: document.group,
+      object: document.object,
+      value: String(document.value),
+      automations: toAutomations(document.automations),
+    };
+  },
+};
+
+@injectable()
+export class MongoActionRepository extends MongoRepository<ActionDocument> implements ActionRepository {
+  constructor(@inject(MONGO_DB) db: Db) {
+    super(db, actionCollection, 'action', 'The group already has an action of that object name');
+  }
+
+  async create(action: NewAction): Promise<Action> {
+    const document = actionMapper.toDocument(action);
+    await this.run(() => this.collection.insertOne(document));
+    return actionMapper.toEntity(document);
+  }
+
+  async find(group: string, object: string): Promise<Action | undefined> {
+    const document = await this.run(() => this.collection.findOne({ group, object }));
+    return document === null ? undefined : actionMapper.toEntity(document);
+  }
+
+  async listByGroup(group: string): Promise<Action[]> {
+    const documents = await this.run(() => this.collection.find({ group }).sort({ object: 1 }).toArray());
+    return documents.map(actionMapper.toEntity);
+  }
+
+  async setValue(group: string, object: string, value: string): Promise<Action | undefined> {
+    return this.update(group, object, { value });
+  }
+
+  async setAutomations(
+    group: string,
+    object: string,
+    automations: readonly AutomationSet[],
+  ): Promise<Action | undefined> {
+    return this.update(group, object, { automations: toAutomations(automations) });
+  }
+
+  private async update(
+    group: string,
+    object: string,
+    fields: Partial<Pick<ActionDocument, 'value' | 'automations'>>,
+  ): Promise<Action | undefined> {
+    const document = await this.run(() =>
+      this.collection.findOneAndUpdate({ group, object }, { $set: fields }, { returnDocument: 'after' }),
+    );
+    return document === null ? undefined : actionMapper.toEntity(document);
+  }
+}

@@ -1,0 +1,92 @@
+import { inject, injectable } from 'inversify';
+import { type Db, ObjectId } from 'mongodb';
+import {
+  type AutomationEvent,
+  type AutomationLogRepository,
+  type AutomationTrigger,
+  type NewAutomationEvent,
+} from '@hortus/core';
+import { type CollectionSpec, isLiteralObject, MONGO_DB, MongoRepository, toDate } from './support.js';
+
+interface AutomationEventDocument {
+  _id: ObjectId;
+  group: string;
+  object: string;
+  value: string;
+  previousValue: string;
+  at: Date;
+  trigger: AutomationTrigger;
+  rule: string;
+  reading?: { topic: string; value: number; time: Date };
+}
+
+export const automationLogCollection: CollectionSpec = {
+  name: 'automationevents',
+  // listByGroup: a group's events, most recently recorded (greatest ObjectId) first.
+  indexes: [{ key: { group: 1, _id: -1 }, name: 'group_id' }],
+};
+
+const automationEventMapper = {
+  toDocument(event: NewAutomationEvent): AutomationEventDocument {
+    return {
+      _id: new ObjectId(),
+      group: event.group,
+      object: event.object,
+      value: event.value,
+      previousValue: event.previousValue,
+      at: new Date(event.at.getTime()),
+      trigger: event.trigger,
+      rule: event.rule,
+      ...(event.reading === undefined
+        ? {}
+        : {
+            reading: {
+              topic: event.reading.topic,
+              value: event.reading.value,
+              time: new Date(event.reading.time.getTime()),
+            },
+          }),
+    };
+  },
+  toEntity(document: AutomationEventDocument): AutomationEvent {
+    const reading = document.reading;
+    return {
+      id: document._id.toHexString(),
+      group: document.group,
+      object: document.object,
+      value: document.value,
+      previousValue: document.previousValue,
+      at: toDate(document.at),
+      trigger: document.trigger,
+      rule: document.rule,
+      ...(isLiteralObject(reading)
+        ? { reading: { topic: reading.topic, value: Number(reading.value), time: toDate(reading.time) } }
+        : {}),
+    };
+  },
+};
+
+@injectable()
+export class MongoAutomationLogRepository
+  extends MongoRepository<AutomationEventDocument>
+  implements AutomationLogRepository
+{
+  constructor(@inject(MONGO_DB) db: Db) {
+    super(db, automationLogCollection, 'action', 'That automation event is already stored');
+  }
+
+  async record(event: NewAutomationEvent): Promise<AutomationEvent> {
+    const document = automationEventMapper.toDocument(event);
+    await this.run(() => this.collection.insertOne(document));
+    return automationEventMapper.toEntity(document);
+  }
+
+  async listByGroup(group: string, limit: number): Promise<AutomationEvent[]> {
+    // A limit of 0 means "no limit" to MongoDB.
+    if (limit <= 0) return [];
+    const documents = await this.run(() =>
+      this.collection.find({ group }).sort({ _id: -1 }).limit(limit).toArray(),
+    );
+    return documents.map(automationEventMapper.toEntity);
+  }
+}

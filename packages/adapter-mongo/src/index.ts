@@ -1,0 +1,11 @@
+export * from './action.repository.js';
+export * from './automation-log.repository.js';
+export * from './device.repository.js';
+export * from './engine-state.repository.js';
+export * from './group.repository.js';
+export * from './history-chart.repository.js';
+export * from './notification.repository.js';
+export * from './reading.repository.js';
+export * from './user.repository.js';
+export * from './mongo-store.js';
+export { MONGO_DB, isDuplicateKeyError, isUnavailableError, toDomainError } from './support.js';

@@ -1,0 +1,233 @@
+import { ContainerModule } from 'inversify';
+import { type Db, MongoClient, type MongoClientOptions, type W } from 'mongodb';
+import {
+  ACTION_REPOSITORY,
+  type ActionRepository,
+  AUTOMATION_LOG_REPOSITORY,
+  type AutomationLogRepository,
+  DEVICE_REPOSITORY,
+  type DeviceRepository,
+  ENGINE_STATE_REPOSITORY,
+  type EngineStateRepository,
+  GROUP_REPOSITORY,
+  type GroupRepository,
+  HISTORY_CHART_REPOSITORY,
+  type HistoryChartRepository,
+  InvalidInputError,
+  NOTIFICATION_REPOSITORY,
+  type NotificationRepository,
+  READING_REPOSITORY,
+  type ReadingRepository,
+  StoreUnavailableError,
+  USER_REPOSITORY,
+  type UserRepository,
+} from '@hortus/core';
+import { actionCollection, MongoActionRepository } from './action.repository.js';
+import { automationLogCollection, MongoAutomationLogRepository } from './automation-log.repository.js';
+import { deviceCollection, MongoDeviceRepository } from './device.repository.js';
+import { engineStateCollection, MongoEngineStateRepository } from './engine-state.repository.js';
+import { groupCollection, MongoGroupRepository } from './group.repository.js';
+import { historyChartCollection, MongoHistoryChartRepository } from './history-chart.repository.js';
+import { MongoNotificationRepository, notificationCollection } from './notification.repository.js';
+import { MongoReadingRepository, readingCollection } from './reading.repository.js';
+import { type CollectionSpec, isUnavailableError, MONGO_DB } from './support.js';
+import { MongoUserRepository, userCollection } from './user.repository.js';
+
+export const DEFAULT_DB_NAME = 'hortus';
+export const DEFAULT_WRITE_CONCERN: W = 'majority';
+/** How long a request waits for a reachable server before it fails with StoreUnavailableError. */
+export const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 2000;
+
+export const collections: readonly CollectionSpec[] = [
+  readingCollection,
+  actionCollection,
+  deviceCollection,
+  notificationCollection,
+  historyChartCollection,
+  groupCollection,
+  userCollection,
+  engineStateCollection,
+  automationLogCollection,
+];
+
+/** Which database the repositories use and how writes are acknowledged. */
+export interface MongoDatabaseOptions {
+  readonly dbName: string;
+  /** `majority` (the default) or a number of members; `w` in the URI applies when this is absent. */
+  readonly writeConcern?: W;
+}
+
+export interface MongoStoreSettings extends Partial<MongoDatabaseOptions> {
+  readonly uri: string;
+  /** Overrides `serverSelectionTimeoutMS` in the URI; without either, 2000. */
+  readonly serverSelectionTimeoutMS?: number;
+}
+
+/** Reads MONGODB_URI, MONGODB_DB and MONGODB_WRITE_CONCERN; undefined when no URI is set. */
+export function mongoSettingsFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): MongoStoreSettings | undefined {
+  const uri = env['MONGODB_URI']?.trim();
+  if (uri === undefined || uri === '') return undefined;
+  const dbName = env['MONGODB_DB']?.trim();
+  const writeConcern = env['MONGODB_WRITE_CONCERN']?.trim();
+  return {
+    uri,
+    ...(dbName === undefined || dbName === '' ? {} : { dbName }),
+    ...(writeConcern === undefined || writeConcern === ''
+      ? {}
+      : { writeConcern: parseWriteConcern(writeConcern) }),
+  };
+}
+
+/** `majority` or a whole number of members that must acknowledge a write. */
+export function parseWriteConcern(text: string): W {
+  if (/^\d{1,2}$/u.test(text)) return Number(text);
+  if (text === 'majority') return text;
+  throw InvalidInputError.forField('MONGODB_WRITE_CONCERN', 'must be "majority" or a number of members');
+}
+
+/** The database named in the URI path, if any (`mongodb://host/<db>?...`). */
+function dbNameInUri(uri: string): string | undefined {
+  const path = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]*)/u.exec(uri)?.[1];
+  return path === undefined || path === '' ? undefined : decodeURIComponent(path);
+}
+
+/** The one client of the process; the composition root owns it and closes it on shutdown. */
+export function createMongoClient(settings: MongoStoreSettings): MongoClient {
+  const options: MongoClientOptions = { appName: 'hortus' };
+  if (settings.serverSelectionTimeoutMS !== undefined) {
+    options.serverSelectionTimeoutMS = settings.serverSelectionTimeoutMS;
+  } else if (!/[?&]serverSelectionTimeoutMS=/iu.test(settings.uri)) {
+    options.serverSelectionTimeoutMS = DEFAULT_SERVER_SELECTION_TIMEOUT_MS;
+  }
+  return new MongoClient(settings.uri, options);
+}
+
+export function openDatabase(client: MongoClient, options: MongoDatabaseOptions): Db {
+  const w = options.writeConcern ?? client.options.writeConcern?.w ?? DEFAULT_WRITE_CONCERN;
+  return client.db(options.dbName, { writeConcern: { ...client.options.writeConcern, w } });
+}
+
+function bindRepositories(db: Db): ContainerModule {
+  return new ContainerModule(({ bind }) => {
+    bind<Db>(MONGO_DB).toConstantValue(db);
+    bind<ReadingRepository>(READING_REPOSITORY).to(MongoReadingRepository).inSingletonScope();
+    bind<ActionRepository>(ACTION_REPOSITORY).to(MongoActionRepository).inSingletonScope();
+    bind<DeviceRepository>(DEVICE_REPOSITORY).to(MongoDeviceRepository).inSingletonScope();
+    bind<NotificationRepository>(NOTIFICATION_REPOSITORY).to(MongoNotificationRepository).inSingletonScope();
+    bind<HistoryChartRepository>(HISTORY_CHART_REPOSITORY).to(MongoHistoryChartRepository).inSingletonScope();
+    bind<GroupRepository>(GROUP_REPOSITORY).to(MongoGroupRepository).inSingletonScope();
+    bind<UserRepository>(USER_REPOSITORY).to(MongoUserRepository).inSingletonScope();
+    bind<EngineStateRepository>(ENGINE_STATE_REPOSITORY).to(MongoEngineStateRepository).inSingletonScope();
+    bind<AutomationLogRepository>(AUTOMATION_LOG_REPOSITORY)
+      .to(MongoAutomationLogRepository)
+      .inSingletonScope();
+  });
+}
+
+/** Binds every repository port to its Mongo class, all sharing one client and database. */
+export function mongoStoreModule(client: MongoClient, options: MongoDatabaseOptions): ContainerModule {
+  return bindRepositories(openDatabase(client, options));
+}
+
+/** Every repository of one store, for callers that work without a container (tests, tools). */
+export interface MongoRepositories {
+  readonly readings: ReadingRepository;
+  readonly actions: ActionRepository;
+  readonly devices: DeviceRepository;
+  readonly notifications: NotificationRepository;
+  readonly historyCharts: HistoryChartRepository;
+  readonly groups: GroupRepository;
+  readonly users: UserRepository;
+  readonly engineState: EngineStateRepository;
+  readonly automationLog: AutomationLogRepository;
+}
+
+/** Creates the indexes the repositories' queries rely on; a no-op when they exist. */
+export async function ensureIndexes(db: Db): Promise<void> {
+  for (const { name, indexes } of collections) {
+    // One index per command: FerretDB v1 fails a createIndexes naming several existing indexes.
+    for (const index of indexes) await db.collection(name).createIndexes([index]);
+  }
+}
+
+/**
+ * Lifecycle of the Mongo store: connect and create indexes at start, report health, close at shutdown.
+ * After a successful start the driver reconnects by itself; while the server is unreachable every
+ * request fails within the server selection timeout with StoreUnavailableError.
+ */
+export class MongoStore {
+  readonly db: Db;
+
+  constructor(
+    readonly client: MongoClient,
+    options: MongoDatabaseOptions,
+  ) {
+    this.db = openDatabase(client, options);
+  }
+
+  /** A store with its own new client, configured from the settings (see mongoSettingsFromEnv). */
+  static fromSettings(settings: MongoStoreSettings): MongoStore {
+    return new MongoStore(createMongoClient(settings), {
+      dbName: settings.dbName ?? dbNameInUri(settings.uri) ?? DEFAULT_DB_NAME,
+      ...(settings.writeConcern === undefined ? {} : { writeConcern: settings.writeConcern }),
+    });
+  }
+
+  /**
+   * Connects and ensures the indexes. Rejects with StoreUnavailableError when no server answers within
+   * the selection timeout; calling it again later retries.
+   */
+  async start(): Promise<void> {
+    try {
+      await this.client.connect();
+      await ensureIndexes(this.db);
+    } catch (error) {
+      if (isUnavailableError(error)) throw new StoreUnavailableError(undefined, { cause: error });
+      throw error;
+    }
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await ensureIndexes(this.db);
+  }
+
+  /** True when the server answers a ping within the selection timeout. */
+  async ping(): Promise<boolean> {
+    try {
+      await this.db.command({ ping: 1 });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** FerretDB answers buildInfo with a `ferretdbVersion` field; tests use it to skip what it lacks. */
+  async isFerretDb(): Promise<boolean> {
+    const info = await this.db.admin().command({ buildInfo: 1 });
+    return 'ferretdbVersion' in info;
+  }
+
+  module(): ContainerModule {
+    return bindRepositories(this.db);
+  }
+
+  repositories(): MongoRepositories {
+    return {
+      readings: new MongoReadingRepository(this.db),
+      actions: new MongoActionRepository(this.db),
+      devices: new MongoDeviceRepository(this.db),
+      notifications: new MongoNotificationRepository(this.db),
+      historyCharts: new MongoHistoryChartRepository(this.db),
+      groups: new MongoGroupRepository(this.db),
+      users: new MongoUserRepository(this.db),
+      engineState: new MongoEngineStateRepository(this.db),
+      automationLog: new MongoAutomationLogRepository(this.db),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,3 +1,4 @@
+import { mongoSettingsFromEnv, type MongoStoreSettings } from '@hortus/adapter-mongo';
 import { isValidTimeZone } from '@hortus/core';
 
 export const storeKinds = ['memory', 'mongodb'] as const;
@@ -19,6 +20,8 @@ export interface HttpConfig {
   readonly corsOrigins: readonly string[];
   readonly store: StoreKind;
   readonly mongodbUri?: string;
+  /** Connection settings of the Mongo store (MONGODB_URI, MONGODB_DB, MONGODB_WRITE_CONCERN). */
+  readonly mongo?: MongoStoreSettings;
   readonly timeZone: string;
   readonly codeHost: CodeHostConfig;
   readonly commitsCacheMs: number;
@@ -103,6 +106,12 @@ export function loadConfig(env: Env = process.env): HttpConfig {
   if (mongodbUri !== undefined && !/^mongodb(\+srv)?:\/\/\S+$/u.test(mongodbUri)) {
     problems.push('MONGODB_URI must start with mongodb:// or mongodb+srv://');
   }
+  let mongo: MongoStoreSettings | undefined;
+  try {
+    mongo = mongoSettingsFromEnv(env);
+  } catch (error) {
+    problems.push(error instanceof Error ? error.message : String(error));
+  }
 
   const timeZone = read('TIME_ZONE');
   if (!isValidTimeZone(timeZone)) problems.push(`TIME_ZONE must be an IANA time zone, got "${timeZone}"`);
@@ -125,6 +134,7 @@ export function loadConfig(env: Env = process.env): HttpConfig {
     corsOrigins,
     store,
     ...(mongodbUri === undefined ? {} : { mongodbUri }),
+    ...(mongo === undefined ? {} : { mongo }),
     timeZone,
     codeHost: {
       apiUrl,

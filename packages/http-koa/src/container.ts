@@ -1,4 +1,5 @@
 import { memoryStoreModule } from '@hortus/adapter-memory';
+import { MongoStore } from '@hortus/adapter-mongo';
 import { type Clock, COMMIT_FEED, type CommitFeed, createCoreModule, SystemClock } from '@hortus/core';
 import { Container, ContainerModule } from 'inversify';
 import { CODE_HOST_CONFIG, KyCommitFeed } from './commit-feed.js';
@@ -28,8 +29,11 @@ export function openStore(config: HttpConfig): StoreHandle {
   switch (config.store) {
     case 'memory':
       return { module: memoryStoreModule(), start: async () => {}, close: async () => {} };
-    case 'mongodb':
-      throw new Error('The mongodb store is not available in this build yet; set STORE=memory');
+    case 'mongodb': {
+      // loadConfig guarantees MONGODB_URI (and so these settings) whenever the store is mongodb.
+      const store = MongoStore.fromSettings(config.mongo ?? { uri: config.mongodbUri ?? '' });
+      return { module: store.module(), start: () => store.start(), close: () => store.close() };
+    }
   }
 }
 

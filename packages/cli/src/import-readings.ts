@@ -1,0 +1,346 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { createInterface } from 'node:readline';
+import {
+  expandReadingItems,
+  InvalidInputError,
+  isPlainObject,
+  MAX_READINGS_PER_BATCH,
+  RecordReadings,
+  type RecordReadingsResult,
+} from '@hortus/core';
+import { UsageError } from './exit-codes.js';
+import { type Output, type TextSink, table } from './output.js';
+import { type RunIo } from './run.js';
+import { type UseCaseResolver } from './store.js';
+
+export const importFormats = ['csv', 'ndjson'] as const;
+export type ImportFormat = (typeof importFormats)[number];
+
+/** Rejections kept for the summary; a wholly broken file must not hold every line in memory. */
+export const MAX_LISTED_REJECTIONS = 1000;
+
+export interface Rejection {
+  /** 1-based line of the file. */
+  readonly line: number;
+  readonly reason: string;
+}
+
+export interface ImportSummary {
+  readonly file: string;
+  readonly format: ImportFormat;
+  /** Non-empty lines after the CSV header. */
+  readonly lines: number;
+  /** Readings that were valid, including ones the store already held. */
+  readonly accepted: number;
+  /** Accepted readings that were not stored before. */
+  readonly stored: number;
+  /** How many readings or lines were rejected; `rejections` lists the first of them. */
+  readonly rejected: number;
+  readonly rejections: readonly Rejection[];
+}
+
+type ParsedLine = { readonly items: readonly Item[] } | { readonly reason: string };
+interface Item {
+  readonly reading: unknown;
+  /** Names the topic in rejections of the compact form, where one line holds several readings. */
+  readonly label: string;
+}
+
+const csvColumns = ['group', 'topic', 'value', 'time'] as const;
+type CsvColumn = (typeof csvColumns)[number];
+
+/** Splits one CSV record (RFC 4180 quoting, no line breaks inside fields); undefined when malformed. */
+export function splitCsvLine(line: string): string[] | undefined {
+  const fields: string[] = [];
+  let field = '';
+  let i = 0;
+  while (i <= line.length) {
+    if (line[i] === '"' && field === '') {
+      i += 1;
+      for (;;) {
+        if (i >= line.length) return undefined;
+        if (line[i] === '"') {
+          if (line[i + 1] === '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          i += 1;
+          break;
+        }
+        field += line[i];
+        i += 1;
+      }
+      if (i < line.length && line[i] !== ',') return undefined;
+    } else {
+      while (i < line.length && line[i] !== ',') field += line[i++];
+    }
+    fields.push(field);
+    field = '';
+    i += 1;
+  }
+  return fields;
+}
+
+function csvHeader(line: string, lineNumber: number): CsvColumn[] {
+  const names = (splitCsvLine(line) ?? []).map((name) => name.trim().toLowerCase());
+  const known = names.every((name): name is CsvColumn => (csvColumns as readonly string[]).includes(name));
+  const required = ['group', 'topic', 'value'].every((name) => names.includes(name));
+  if (!known || !required || new Set(names).size !== names.length) {
+    throw new UsageError(
+      `line ${lineNumber}: a CSV file must start with the header group,topic,value,time (time optional)`,
+    );
+  }
+  return names as CsvColumn[];
+}
+
+function parseCsvLine(line: string, columns: readonly CsvColumn[]): ParsedLine {
+  const values = splitCsvLine(line);
+  if (values === undefined) return { reason: 'malformed CSV (unbalanced quotes)' };
+  if (values.length !== columns.length) {
+    return { reason: `expected ${columns.length} fields, found ${values.length}` };
+  }
+  const reading: Record<string, unknown> = {};
+  columns.forEach((column, i) => {
+    const value = values[i] ?? '';
+    // An empty time means "now", as when a box sends no time.
+    if (!(column === 'time' && value.trim() === '')) reading[column] = value;
+  });
+  return { items: [{ reading, label: '' }] };
+}
+
+/**
+ * One reading per line, or the compact `{group, time?, values: {<topic>: <number>}}` that holds several;
+ * expanded by the core, as the HTTP and MQTT ingest do.
+ */
+function parseNdjsonLine(line: string): ParsedLine {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return { reason: 'not valid JSON' };
+  }
+  if (!isPlainObject(parsed)) return { reason: 'must be a JSON object' };
+  const values = parsed['values'];
+  if (values === undefined) return { items: [{ reading: parsed, label: '' }] };
+  if (!isPlainObject(values) || Object.keys(values).length === 0) {
+    return { reason: 'values must be an object of <topic>: <number> with at least one entry' };
+  }
+  try {
+    return {
+      items: expandReadingItems(parsed).map((reading) => ({
+        reading,
+        label: isPlainObject(reading) ? `${String(reading['topic'])}: ` : '',
+      })),
+    };
+  } catch (error) {
+    if (error instanceof InvalidInputError) return { reason: error.message };
+    throw error;
+  }
+}
+
+function formatFromName(file: string): ImportFormat | undefined {
+  if (/\.csv$/iu.test(file)) return 'csv';
+  if (/\.(ndjson|jsonl)$/iu.test(file)) return 'ndjson';
+  return undefined;
+}
+
+interface Progress {
+  readonly bytes: number;
+  readonly lines: number;
+  readonly accepted: number;
+  readonly rejected: number;
+}
+
+/**
+ * A bar redrawn in place when stderr is a terminal; otherwise a JSON line at each tenth of the file,
+ * so logs of scripted imports show progress without a flood.
+ */
+export class ImportProgress {
+  private lastDrawn = 0;
+  private lastTenth = 0;
+
+  constructor(
+    private readonly sink: TextSink,
+    private readonly file: string,
+    private readonly totalBytes: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  update(progress: Progress, final = false): void {
+    const percent =
+      this.totalBytes === 0 ? 100 : Math.min(100, Math.floor((progress.bytes / this.totalBytes) * 100));
+    if (this.sink.isTTY === true) {
+      if (!final && this.now() - this.lastDrawn < 100) return;
+      this.lastDrawn = this.now();
+      const width = 30;
+      const filled = Math.round((percent / 100) * width);
+      this.sink.write(
+        `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percent).padStart(3)}%  ` +
+          `${progress.lines} lines, ${progress.rejected} rejected${final ? '\n' : ''}`,
+      );
+      return;
+    }
+    const tenth = Math.floor(percent / 10);
+    if (tenth <= this.lastTenth && !(final && this.lastTenth < 10)) return;
+    this.lastTenth = final ? 10 : tenth;
+    this.sink.write(
+      `${JSON.stringify({
+        event: 'readings.import.progress',
+        file: this.file,
+        percent: final ? 100 : percent,
+        ...progress,
+      })}\n`,
+    );
+  }
+}
+
+export interface ImportOptions {
+  readonly format?: ImportFormat;
+  readonly batchSize: number;
+}
+
+/** Streams the file through RecordReadings in batches; the summary lists rejected lines by number. */
+export async function readFileInBatches(
+  file: string,
+  options: ImportOptions,
+  record: (items: readonly unknown[]) => Promise<RecordReadingsResult>,
+  progress: ImportProgress,
+): Promise<ImportSummary> {
+  const stream = createReadStream(file, { encoding: 'utf8' });
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  let format = options.format ?? formatFromName(file);
+  let columns: CsvColumn[] | undefined;
+  const counts = { lines: 0, accepted: 0, stored: 0, rejected: 0 };
+  const rejections: Rejection[] = [];
+  // Lines rejected while parsing wait for their batch, so the summary lists every rejection in line order.
+  let pending: Rejection[] = [];
+  let batch: unknown[] = [];
+  let origins: { line: number; label: string }[] = [];
+  let anyBatchStored = false;
+  const report = (final = false): void =>
+    progress.update(
+      { bytes: stream.bytesRead, lines: counts.lines, accepted: counts.accepted, rejected: counts.rejected },
+      final,
+    );
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return settle([]);
+    const result = await record(batch).catch((error: unknown) => {
+      report(true);
+      // The error keeps its class (and so its exit code); its message gains where to resume.
+      const stopLine = origins[0]?.line ?? 0;
+      const stored = anyBatchStored
+        ? `the readings before line ${stopLine} are stored`
+        : 'nothing was stored';
+      if (error instanceof Error)
+        error.message = `${error.message} (import stopped at line ${stopLine}; ${stored})`;
+      throw error;
+    });
+    counts.accepted += result.accepted;
+    counts.stored += result.stored;
+    anyBatchStored = true;
+    settle(
+      result.rejected.map(({ index, reason }) => {
+        const origin = origins[index];
+        return { line: origin?.line ?? 0, reason: `${origin?.label ?? ''}${reason}` };
+      }),
+    );
+  };
+  const settle = (rejectedByStore: readonly Rejection[]): void => {
+    const settled = [...pending, ...rejectedByStore].sort((a, b) => a.line - b.line);
+    counts.rejected += settled.length;
+    rejections.push(...settled.slice(0, Math.max(0, MAX_LISTED_REJECTIONS - rejections.length)));
+    pending = [];
+    batch = [];
+    origins = [];
+    report();
+  };
+
+  try {
+    let lineNumber = 0;
+    for await (const raw of lines) {
+      lineNumber += 1;
+      const line = lineNumber === 1 ? raw.replace(/^\uFEFF/u, '') : raw;
+      if (line.trim() === '') continue;
+      format ??= line.trimStart().startsWith('{') ? 'ndjson' : 'csv';
+      if (format === 'csv' && columns === undefined) {
+        columns = csvHeader(line, lineNumber);
+        continue;
+      }
+      counts.lines += 1;
+      const parsed = columns === undefined ? parseNdjsonLine(line) : parseCsvLine(line, columns);
+      if ('reason' in parsed) {
+        pending.push({ line: lineNumber, reason: parsed.reason });
+        if (pending.length >= options.batchSize) await flush();
+        continue;
+      }
+      for (const { reading, label } of parsed.items) {
+        batch.push(reading);
+        origins.push({ line: lineNumber, label });
+        if (batch.length >= options.batchSize) await flush();
+      }
+    }
+    await flush();
+  } finally {
+    lines.close();
+    stream.destroy();
+  }
+  report(true);
+  return { file, format: format ?? 'csv', ...counts, rejections };
+}
+
+function showSummary(summary: ImportSummary): string {
+  const already = summary.accepted - summary.stored;
+  const lines = [
+    `Imported ${summary.file} (${summary.format}): ${summary.lines} lines, ` +
+      `${summary.accepted} readings accepted (${summary.stored} new, ${already} already stored), ` +
+      `${summary.rejected} rejected.`,
+  ];
+  if (summary.rejections.length > 0) {
+    lines.push('', 'Rejected:');
+    lines.push(
+      table(
+        ['LINE', 'REASON'],
+        summary.rejections.map((r) => [r.line, r.reason]),
+      ),
+    );
+    const unlisted = summary.rejected - summary.rejections.length;
+    if (unlisted > 0) lines.push(`... and ${unlisted} more.`);
+  }
+  return lines.join('\n');
+}
+
+/** `hortus readings import`: checks the file and options before it opens the store. */
+export async function importReadings(
+  io: RunIo,
+  output: Output,
+  file: string,
+  options: ImportOptions,
+  openStore: (work: (useCase: UseCaseResolver) => Promise<ImportSummary>) => Promise<ImportSummary>,
+): Promise<void> {
+  const { batchSize } = options;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_READINGS_PER_BATCH) {
+    throw new UsageError(`--batch-size must be a whole number from 1 to ${MAX_READINGS_PER_BATCH}`);
+  }
+  let size: number;
+  try {
+    const info = await stat(file);
+    if (!info.isFile()) throw new Error('not a regular file');
+    size = info.size;
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  const progress = new ImportProgress(io.stderr, basename(file), size);
+  const summary = await openStore((useCase) => {
+    const recordReadings = useCase(RecordReadings);
+    return readFileInBatches(file, options, (items) => recordReadings.execute(items), progress);
+  });
+  output.result(summary, showSummary);
+  if (summary.rejected > 0) {
+    throw new InvalidInputError(
+      `${summary.rejected} rejected (listed in the summary); the valid readings were stored`,
+    );
+  }
+}

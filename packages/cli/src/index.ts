@@ -1,0 +1,4 @@
+export * from './run.js';
+export * from './exit-codes.js';
+export * from './output.js';
+export * from './import-readings.js';

@@ -1,0 +1,78 @@
+import { createJsonLogger, loadConfig, type RunningServer, startServer } from '@hortus/http-koa';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { withExamples } from './commands.js';
+import { type RunIo, type SignalSource } from './run.js';
+
+const shutdownSignals = ['SIGTERM', 'SIGINT'] as const;
+
+function parsePort(text: string): number {
+  const port = /^\d+$/u.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(port) || port > 65535)
+    throw new InvalidArgumentError('must be a port from 0 to 65535');
+  return port;
+}
+
+/**
+ * Listens for the first SIGTERM/SIGINT from the start, so a signal during startup still shuts down cleanly;
+ * a second signal then gets Node's default, an immediate exit.
+ */
+function shutdownRequest(signals: SignalSource): {
+  received: Promise<NodeJS.Signals>;
+  stopListening(): void;
+} {
+  const handlers: [NodeJS.Signals, () => void][] = [];
+  const stopListening = (): void => {
+    for (const [signal, handler] of handlers) signals.off(signal, handler);
+  };
+  const received = new Promise<NodeJS.Signals>((resolve) => {
+    for (const signal of shutdownSignals) {
+      const handler = (): void => {
+        stopListening();
+        resolve(signal);
+      };
+      signals.once(signal, handler);
+      handlers.push([signal, handler]);
+    }
+  });
+  return { received, stopListening };
+}
+
+/**
+ * `hortus serve`: the HTTP server on http-koa's composition root, so it reads the same environment as a
+ * server started any other way (MONGODB_URI set: MongoDB; unset: an in-memory store that lives as long
+ * as the process).
+ */
+export function registerServeCommand(program: Command, io: RunIo): void {
+  withExamples(
+    program
+      .command('serve')
+      .description(
+        'start the HTTP server (store: MongoDB when MONGODB_URI is set, else in memory); ' +
+          'SIGTERM or SIGINT shut it down gracefully',
+      )
+      .option('--demo', 'seed the demo greenhouse before listening')
+      .addOption(
+        new Option('-p, --port <port>', 'port to listen on (default: PORT, else 8080)').argParser(parsePort),
+      )
+      .action(async (options: { demo?: boolean; port?: number }) => {
+        const config = loadConfig(io.env);
+        const logger = createJsonLogger((line) => io.stdout.write(line));
+        const shutdown = shutdownRequest(io.signals ?? process);
+        let running: RunningServer;
+        try {
+          running = await startServer(
+            { ...config, ...(options.port === undefined ? {} : { port: options.port }) },
+            { demo: options.demo === true, logger },
+          );
+        } catch (error) {
+          shutdown.stopListening();
+          logger.error('start failed', { message: error instanceof Error ? error.message : String(error) });
+          throw error;
+        }
+        logger.info('signal received', { signal: await shutdown.received });
+        await running.close();
+      }),
+    'hortus serve --demo --port 8080',
+    'MONGODB_URI=mongodb://localhost:27017/hortus hortus serve',
+  );
+}

@@ -1,0 +1,207 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { InMemoryReadingRepository } from '@hortus/adapter-memory';
+import {
+  type Clock,
+  type NewReading,
+  QueryReadings,
+  READING_REPOSITORY,
+  type ReadingRepository,
+  StoreUnavailableError,
+} from '@hortus/core';
+import { type ImportSummary, splitCsvLine } from '@hortus/cli';
+import { type Container } from 'inversify';
+import { Capture, hortus, memoryContainer } from './harness.js';
+
+const fixedClock: Clock = { now: () => new Date('2025-06-01T12:00:00.000Z') };
+
+describe('hortus readings import (in-process, memory store)', () => {
+  let dir: string;
+  let container: Container;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hortus-import-'));
+    container = memoryContainer(fixedClock);
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const file = async (name: string, lines: readonly string[]): Promise<string> => {
+    const path = join(dir, name);
+    await writeFile(path, `${lines.join('\n')}\n`);
+    return path;
+  };
+  const stored = (topic: string, group = 'gh-1', count = 10_000): Promise<{ value: number; time: Date }[]> =>
+    container.get(QueryReadings).execute({ group, topic, count });
+
+  it('when a file of 100 000 CSV readings holds bad lines, then the rest is stored and the bad lines are reported by number', async function () {
+    this.timeout(60_000);
+    const start = Date.parse('2025-01-01T00:00:00.000Z');
+    const lines = ['group,topic,value,time'];
+    const bad = new Map<number, string>([
+      [1_000, 'gh-1,esp/air/temperature,warm,2025-01-01T00:00:00Z'],
+      [50_000, 'gh-1,esp/air/temperature,21.5,yesterday'],
+      [77_777, 'gh-1,esp/air/temperature'],
+    ]);
+    for (let i = 0; i < 100_000; i += 1) {
+      const lineNumber = lines.length + 1;
+      lines.push(
+        bad.get(lineNumber) ??
+          `gh-1,${i % 2 === 0 ? 'esp/air/temperature' : 'esp/air/humidity'},${(i % 400) / 10},${new Date(start + i * 60_000).toISOString()}`,
+      );
+    }
+    const path = await file('big.csv', lines);
+
+    const { code, stdout, stderr } = await hortus(container, ['readings', 'import', path, '--json']);
+
+    const summary = JSON.parse(stdout) as ImportSummary;
+    expect(summary).to.deep.include({
+      format: 'csv',
+      lines: 100_000,
+      accepted: 99_997,
+      stored: 99_997,
+      rejected: 3,
+    });
+    expect(summary.rejections).to.deep.equal([
+      { line: 1_000, reason: 'value must be a finite number' },
+      { line: 50_000, reason: 'time must be an ISO-8601 date-time' },
+      { line: 77_777, reason: 'expected 4 fields, found 2' },
+    ]);
+    expect(code).to.equal(2);
+    expect(await stored('esp/air/humidity')).to.have.length(10_000);
+    const stderrLines = stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event?: string; percent?: number; error?: { code: string } });
+    const progress = stderrLines.filter((line) => line.event === 'readings.import.progress');
+    expect(progress.length).to.be.within(2, 11);
+    expect(progress.at(-1)?.percent).to.equal(100);
+    expect(stderrLines.at(-1)?.error?.code).to.equal('INVALID_INPUT');
+    expect(stderrLines).to.have.length(progress.length + 1);
+  });
+
+  it('when an NDJSON file mixes single readings and the compact form, then each becomes readings and bad ones name their line', async () => {
+    const path = await file('box.ndjson', [
+      '{"group":"gh-1","topic":"esp/air/temperature","value":21.5,"time":"2025-05-01T10:00:00Z"}',
+      '',
+      '{"group":"gh-1","time":"2025-05-01T10:05:00Z","values":{"esp/air/temperature":22,"esp/air/humidity":"55.5"}}',
+      'not json',
+      '{"group":"gh-1","time":"2025-05-01T10:10:00Z","values":{"esp/air/temperature":"hot","esp/air/humidity":56}}',
+      '["an array"]',
+      '{"group":"gh-1","values":{}}',
+    ]);
+
+    const { code, stdout, stderr } = await hortus(container, ['readings', 'import', path]);
+
+    expect(code).to.equal(2);
+    expect(stderr).to.match(
+      /\nhortus: 4 rejected \(listed in the summary\); the valid readings were stored\n$/,
+    );
+    expect(stdout).to.contain(
+      `Imported ${path} (ndjson): 6 lines, 4 readings accepted (4 new, 0 already stored), 4 rejected.`,
+    );
+    expect(stdout).to.contain(
+      [
+        'LINE  REASON',
+        '4     not valid JSON',
+        '5     esp/air/temperature: value must be a finite number',
+        '6     must be a JSON object',
+        '7     values must be an object of <topic>: <number> with at least one entry',
+      ].join('\n'),
+    );
+    expect((await stored('esp/air/temperature')).map((r) => r.value)).to.deep.equal([22, 21.5]);
+    expect((await stored('esp/air/humidity')).map((r) => r.value)).to.deep.equal([56, 55.5]);
+  });
+
+  it('when every line is valid, then it exits 0; importing the same file again stores nothing new', async () => {
+    const path = await file('ok.csv', [
+      'time,value,topic,group',
+      '2025-05-01T10:00:00Z,1,esp/air/temperature,gh-1',
+      '"2025-05-01T10:01:00Z","2","esp/air/temperature","gh-1"',
+      ',3,esp/ground/moisture/1,gh-1',
+    ]);
+    const first = await hortus(container, ['readings', 'import', path, '--json']);
+    expect(first.code).to.equal(0);
+    expect(JSON.parse(first.stdout)).to.deep.include({ accepted: 3, stored: 3, rejected: 0, rejections: [] });
+    expect((await stored('esp/ground/moisture/1'))[0]?.time).to.deep.equal(fixedClock.now());
+
+    const again = await hortus(container, ['readings', 'import', path, '--json']);
+    expect(again.code).to.equal(0);
+    expect(JSON.parse(again.stdout)).to.deep.include({ accepted: 3, stored: 0 });
+  });
+
+  it('when the store becomes unavailable midway, then it exits 5 and says where the import stopped', async () => {
+    /** A store that goes away after its first batch, as a database failing over would. */
+    class FailingAfterFirstBatch extends InMemoryReadingRepository {
+      private batches = 0;
+      override async add(readings: readonly NewReading[]): Promise<number> {
+        this.batches += 1;
+        if (this.batches > 1) throw new StoreUnavailableError();
+        return super.add(readings);
+      }
+    }
+    container.rebind<ReadingRepository>(READING_REPOSITORY).to(FailingAfterFirstBatch).inSingletonScope();
+    const lines = ['group,topic,value,time'];
+    for (let i = 0; i < 30; i += 1)
+      lines.push(`gh-1,esp/air/temperature,${i},${new Date(i * 1000).toISOString()}`);
+    const path = await file('flaky.csv', lines);
+
+    const { code, stdout, stderr } = await hortus(container, [
+      'readings',
+      'import',
+      path,
+      '--batch-size',
+      '10',
+    ]);
+
+    expect(code).to.equal(5);
+    expect(stdout).to.equal('');
+    expect(stderr).to.contain(
+      'hortus: The data store is unavailable, try again shortly (import stopped at line 12; the readings before line 12 are stored)',
+    );
+    expect(await stored('esp/air/temperature')).to.have.length(10);
+  });
+
+  it('when a CSV file lacks the header, then it exits 2 before storing anything', async () => {
+    const path = await file('nohead.csv', ['gh-1,esp/air/temperature,1,2025-05-01T10:00:00Z']);
+    const { code, stderr } = await hortus(container, ['readings', 'import', path]);
+    expect(code).to.equal(2);
+    expect(stderr).to.contain('line 1: a CSV file must start with the header group,topic,value,time');
+    expect(await stored('esp/air/temperature')).to.deep.equal([]);
+  });
+
+  it('when the file does not exist or the batch size is too big, then it exits 2', async () => {
+    expect((await hortus(container, ['readings', 'import', join(dir, 'missing.csv')])).stderr).to.contain(
+      'cannot read',
+    );
+    const path = await file('ok.csv', ['group,topic,value']);
+    const tooBig = await hortus(container, ['readings', 'import', path, '--batch-size', '5001']);
+    expect(tooBig.code).to.equal(2);
+    expect(tooBig.stderr).to.contain('--batch-size must be a whole number from 1 to 5000');
+  });
+
+  it('when stderr is a terminal, then progress is a bar redrawn in place, not JSON', async () => {
+    const lines = ['group,topic,value,time'];
+    for (let i = 0; i < 3000; i += 1)
+      lines.push(`gh-1,esp/air/temperature,${i},${new Date(i * 1000).toISOString()}`);
+    const path = await file('tty.csv', lines);
+    const terminal = new Capture(true);
+
+    const { code } = await hortus(container, ['readings', 'import', path, '--batch-size', '500'], {
+      stderr: terminal,
+    });
+
+    expect(code).to.equal(0);
+    expect(terminal.text.startsWith('\r[')).to.equal(true);
+    expect(terminal.text.endsWith(`\r[${'#'.repeat(30)}] 100%  3000 lines, 0 rejected\n`)).to.equal(true);
+    expect(terminal.text).not.to.contain('{');
+  });
+
+  it('splits CSV lines with quoted fields and refuses unbalanced quotes', () => {
+    expect(splitCsvLine('a,"b,c","d ""e""",')).to.deep.equal(['a', 'b,c', 'd "e"', '']);
+    expect(splitCsvLine('a,"b')).to.equal(undefined);
+    expect(splitCsvLine('a,"b"c')).to.equal(undefined);
+  });
+});

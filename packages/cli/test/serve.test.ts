@@ -1,0 +1,86 @@
+import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { Capture, hortus } from './harness.js';
+
+interface LogLine {
+  readonly level: string;
+  readonly event: string;
+  readonly [field: string]: unknown;
+}
+
+const logLines = (capture: Capture): LogLine[] =>
+  capture.text
+    .trimEnd()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as LogLine);
+
+async function listeningUrl(capture: Capture): Promise<string> {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const listening =
+      capture.text === '' ? undefined : logLines(capture).find((l) => l.event === 'listening');
+    if (listening !== undefined) return listening['url'] as string;
+    await sleep(25);
+  }
+  throw new Error(`the server did not log "listening"; output so far: ${capture.text}`);
+}
+
+describe('hortus serve (in-process)', () => {
+  it('when started with --demo and no MONGODB_URI, then it serves the demo from memory and shuts down gracefully on SIGTERM', async () => {
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const exited = hortus(undefined, ['serve', '--demo', '--port', '0'], {
+      env: { HOST: '127.0.0.1' },
+      signals,
+      stdout,
+    });
+    const url = await listeningUrl(stdout);
+
+    const response = await fetch(`${url}/api/devices?group=demo`);
+    expect(response.status).to.equal(200);
+    expect(((await response.json()) as { message: unknown[] }).message).to.have.length(2);
+
+    signals.emit('SIGTERM');
+    const { code, stderr } = await exited;
+
+    expect(code).to.equal(0);
+    expect(stderr).to.equal('');
+    const events = logLines(stdout).map((line) => line.event);
+    const signalAt = events.indexOf('signal received');
+    expect(signalAt).to.be.greaterThan(events.indexOf('listening'));
+    expect(events.indexOf('shutting down')).to.be.greaterThan(signalAt);
+    expect(events.at(-1)).to.equal('stopped');
+    expect(logLines(stdout).find((l) => l.event === 'listening')).to.include({ store: 'memory' });
+    expect(logLines(stdout).find((l) => l.event === 'signal received')).to.include({ signal: 'SIGTERM' });
+    expect(signals.listenerCount('SIGTERM') + signals.listenerCount('SIGINT')).to.equal(0);
+    await expect(fetch(`${url}/api`)).to.be.rejected;
+  });
+
+  it('when SIGINT arrives, then it shuts down the same way', async () => {
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const exited = hortus(undefined, ['serve', '--port', '0'], {
+      env: { HOST: '127.0.0.1' },
+      signals,
+      stdout,
+    });
+    await listeningUrl(stdout);
+    signals.emit('SIGINT');
+    expect((await exited).code).to.equal(0);
+    expect(logLines(stdout).at(-1)?.event).to.equal('stopped');
+  });
+
+  it('when the configuration is invalid, then it exits 2 naming the problem and never listens', async () => {
+    const { code, stdout, stderr } = await hortus(undefined, ['serve'], { env: { PORT: 'eighty' } });
+    expect(code).to.equal(2);
+    expect(stderr).to.contain('PORT must be a whole number');
+    expect(stdout).not.to.contain('listening');
+  });
+
+  it('when --port is not a port, then it is a usage error', async () => {
+    const { code, stderr } = await hortus(undefined, ['serve', '--port', '99999']);
+    expect(code).to.equal(2);
+    expect(stderr).to.contain('must be a port from 0 to 65535');
+  });
+});

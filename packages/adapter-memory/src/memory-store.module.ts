@@ -18,6 +18,7 @@ import {
   type ReadingRepository,
   USER_REPOSITORY,
   type UserRepository,
+  type Repositories,
 } from '@hortus/core';
 import { InMemoryActionRepository } from './action.repository.js';
 import { InMemoryAutomationLogRepository } from './automation-log.repository.js';
@@ -30,16 +31,7 @@ import { InMemoryReadingRepository } from './reading.repository.js';
 import { InMemoryUserRepository } from './user.repository.js';
 
 /** Every repository of one store, for callers that work without a container (tests, tools). */
-export interface MemoryStore {
-  readonly readings: ReadingRepository;
-  readonly actions: ActionRepository;
-  readonly devices: DeviceRepository;
-  readonly notifications: NotificationRepository;
-  readonly historyCharts: HistoryChartRepository;
-  readonly groups: GroupRepository;
-  readonly users: UserRepository;
-  readonly engineState: EngineStateRepository;
-  readonly automationLog: AutomationLogRepository;
+export interface MemoryStore extends Repositories {
   /** Nothing to release; present so a memory store can stand wherever a closable store is expected. */
   close(): Promise<void>;
 }

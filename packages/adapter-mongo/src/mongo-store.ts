@@ -21,6 +21,7 @@ import {
   StoreUnavailableError,
   USER_REPOSITORY,
   type UserRepository,
+  type Repositories,
 } from '@hortus/core';
 import { actionCollection, MongoActionRepository } from './action.repository.js';
 import { automationLogCollection, MongoAutomationLogRepository } from './automation-log.repository.js';
@@ -132,17 +133,7 @@ export function mongoStoreModule(client: MongoClient, options: MongoDatabaseOpti
 }
 
 /** Every repository of one store, for callers that work without a container (tests, tools). */
-export interface MongoRepositories {
-  readonly readings: ReadingRepository;
-  readonly actions: ActionRepository;
-  readonly devices: DeviceRepository;
-  readonly notifications: NotificationRepository;
-  readonly historyCharts: HistoryChartRepository;
-  readonly groups: GroupRepository;
-  readonly users: UserRepository;
-  readonly engineState: EngineStateRepository;
-  readonly automationLog: AutomationLogRepository;
-}
+export type MongoRepositories = Repositories;
 
 /** Creates the indexes the repositories' queries rely on; a no-op when they exist. */
 export async function ensureIndexes(db: Db): Promise<void> {

@@ -1,32 +1,11 @@
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
-import {
-  type ActionRepository,
-  type AutomationLogRepository,
-  type EngineStateRepository,
-  type DeviceRepository,
-  type GroupRepository,
-  type HistoryChartRepository,
-  type NotificationRepository,
-  type ReadingRepository,
-  type UserRepository,
-} from '@hortus/core';
+import { type Repositories } from '@hortus/core';
 
 chai.use(chaiAsPromised);
 export const { expect } = chai;
 
-/** Every repository port of one store. */
-export interface Repositories {
-  readonly readings: ReadingRepository;
-  readonly actions: ActionRepository;
-  readonly devices: DeviceRepository;
-  readonly notifications: NotificationRepository;
-  readonly historyCharts: HistoryChartRepository;
-  readonly groups: GroupRepository;
-  readonly users: UserRepository;
-  readonly engineState: EngineStateRepository;
-  readonly automationLog: AutomationLogRepository;
-}
+export { type Repositories };
 
 /**
  * Opens a fresh, empty store for one test. A suite needs only the repositories it names, so a full store

@@ -71,3 +71,4 @@ export * from './automations/list-automation-events.js';
 export * from './automations/automation-engine.js';
 export * from './alerts/evaluate-alerts.js';
 export * from './readings/ingest-formats.js';
+export * from './repositories.js';

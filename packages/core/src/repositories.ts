@@ -1,0 +1,22 @@
+import { type ActionRepository } from './actions/action.port.js';
+import { type AutomationLogRepository } from './automations/automation-log.port.js';
+import { type EngineStateRepository } from './automations/engine-state.port.js';
+import { type DeviceRepository } from './devices/device.port.js';
+import { type GroupRepository } from './groups/group.port.js';
+import { type HistoryChartRepository } from './history-charts/history-chart.port.js';
+import { type NotificationRepository } from './notifications/notification.port.js';
+import { type ReadingRepository } from './readings/reading.port.js';
+import { type UserRepository } from './users/user.port.js';
+
+/** Every repository port of one store: what each adapter provides and each contract suite draws from. */
+export interface Repositories {
+  readonly readings: ReadingRepository;
+  readonly actions: ActionRepository;
+  readonly devices: DeviceRepository;
+  readonly notifications: NotificationRepository;
+  readonly historyCharts: HistoryChartRepository;
+  readonly groups: GroupRepository;
+  readonly users: UserRepository;
+  readonly engineState: EngineStateRepository;
+  readonly automationLog: AutomationLogRepository;
+}

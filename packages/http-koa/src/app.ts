@@ -4,7 +4,7 @@ import bodyParser from 'koa-bodyparser';
 import { errorMiddleware, unmatched } from './errors.js';
 import { type Logger } from './logger.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi.js';
-import { buildRouter, type HttpUseCases, type RouterSpec } from './routing.js';
+import { type BodyParsers, buildRouter, type HttpUseCases, type RouterSpec } from './routing.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -32,6 +32,8 @@ export interface AppOptions {
   /** Exact origins allowed to call with credentials. */
   readonly corsOrigins: readonly string[];
   readonly bodyLimitBytes: number;
+  /** The larger limit of POST /api/data/readings (batches of up to 5000 readings). */
+  readonly ingestBodyLimitBytes: number;
 }
 
 interface Description {
@@ -113,11 +115,23 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
   app.on('error', (error: unknown) => {
     options.logger.error('koa error', { error: error instanceof Error ? error.message : String(error) });
   });
-  const parseBody = bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: `${options.bodyLimitBytes}b`,
-    strict: true,
-  });
+  const jsonParser = (limitBytes: number): Middleware =>
+    bodyParser({ enableTypes: ['json'], jsonLimit: `${limitBytes}b`, strict: true });
+  const ingestParser = jsonParser(options.ingestBodyLimitBytes);
+  const bodyParsers: BodyParsers = {
+    default: { parse: jsonParser(options.bodyLimitBytes), limitBytes: options.bodyLimitBytes },
+    ingest: {
+      // Other routes take what deployed clients send; boxes posting readings must say it is JSON, or a
+      // form-encoded `curl -d` would be read as an empty body and every reading silently "missing".
+      parse: async (ctx, next) => {
+        if (ctx.request.is('application/json', '+json') === false) {
+          ctx.throw(415, 'Content-Type must be application/json');
+        }
+        await ingestParser(ctx, next);
+      },
+      limitBytes: options.ingestBodyLimitBytes,
+    },
+  };
   const { document, page } = description();
   const routers = [
     metaRoutes(
@@ -130,7 +144,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
   app.use(requestLog(options.logger));
   app.use(cors(options.corsOrigins));
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes));
-  for (const spec of routers) app.use(buildRouter(spec, useCases, parseBody).routes());
+  for (const spec of routers) app.use(buildRouter(spec, useCases, bodyParsers).routes());
   app.use(unmatched);
   return app;
 }

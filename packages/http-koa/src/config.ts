@@ -1,5 +1,6 @@
 import { mongoSettingsFromEnv, type MongoStoreSettings } from '@hortus/adapter-mongo';
 import { isValidTimeZone } from '@hortus/core';
+import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt';
 
 export const storeKinds = ['memory', 'mongodb'] as const;
 export type StoreKind = (typeof storeKinds)[number];
@@ -26,6 +27,13 @@ export interface HttpConfig {
   readonly codeHost: CodeHostConfig;
   readonly commitsCacheMs: number;
   readonly bodyLimitBytes: number;
+  /** Body limit of POST /api/data/readings, which carries batches of up to 5000 readings. */
+  readonly ingestBodyLimitBytes: number;
+  /** Whether this server runs the automation engine (rules and alerts). */
+  readonly automations: boolean;
+  readonly automationTickMs: number;
+  /** The MQTT bridge's settings; unset when MQTT_URL is not configured (the bridge is off). */
+  readonly mqtt?: MqttConfig;
 }
 
 /** Thrown by loadConfig with every problem found, so one start reports all of them. */
@@ -49,7 +57,19 @@ export const configDefaults = {
   CODE_HOST_TIMEOUT_MS: String(MAX_CODE_HOST_TIMEOUT_MS),
   COMMITS_CACHE_MS: '60000',
   BODY_LIMIT_BYTES: String(1024 * 1024),
+  // A 5000-reading batch is about 0.55 MB with usual names and 2.1 MB pretty-printed with the longest
+  // names allowed (group 100, topic 200 characters): 4 MiB leaves room for whitespace and extra fields.
+  INGEST_BODY_LIMIT_BYTES: String(4 * 1024 * 1024),
+  AUTOMATIONS: 'on',
+  AUTOMATION_TICK_MS: '10000',
 } as const;
+
+/**
+ * Time rules are set to the minute and fire within a 5-minute grace: a tick longer than a minute would make
+ * them late, so that is the ceiling. The floor only guards against a typo that would spin the store.
+ */
+export const MIN_AUTOMATION_TICK_MS = 10;
+export const MAX_AUTOMATION_TICK_MS = 60_000;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -126,6 +146,16 @@ export function loadConfig(env: Env = process.env): HttpConfig {
   const timeoutMs = integer('CODE_HOST_TIMEOUT_MS', 1, MAX_CODE_HOST_TIMEOUT_MS);
   const commitsCacheMs = integer('COMMITS_CACHE_MS', MIN_COMMITS_CACHE_MS, DAY_MS);
   const bodyLimitBytes = integer('BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024);
+  const ingestBodyLimitBytes = integer('INGEST_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024);
+
+  const automationsText = read('AUTOMATIONS').toLowerCase();
+  if (automationsText !== 'on' && automationsText !== 'off') {
+    problems.push(`AUTOMATIONS must be on or off, got "${read('AUTOMATIONS')}"`);
+  }
+  const automationTickMs = integer('AUTOMATION_TICK_MS', MIN_AUTOMATION_TICK_MS, MAX_AUTOMATION_TICK_MS);
+
+  const mqtt = mqttConfigFromEnv(env);
+  if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -144,6 +174,10 @@ export function loadConfig(env: Env = process.env): HttpConfig {
     },
     commitsCacheMs,
     bodyLimitBytes,
+    ingestBodyLimitBytes,
+    automations: automationsText !== 'off',
+    automationTickMs,
+    ...(mqtt === undefined ? {} : { mqtt }),
   };
 }
 

@@ -1,16 +1,30 @@
 import { memoryStoreModule } from '@hortus/adapter-memory';
 import { MongoStore } from '@hortus/adapter-mongo';
-import { type Clock, COMMIT_FEED, type CommitFeed, createCoreModule, SystemClock } from '@hortus/core';
+import {
+  type Clock,
+  COMMIT_FEED,
+  type CommitFeed,
+  createCoreModule,
+  SCHEDULER,
+  type Scheduler,
+  SystemClock,
+} from '@hortus/core';
+import { type MqttLogger, mqttModule } from '@hortus/mqtt';
 import { Container, ContainerModule } from 'inversify';
+import { IntervalScheduler } from './background.js';
 import { CODE_HOST_CONFIG, KyCommitFeed } from './commit-feed.js';
 import { type CodeHostConfig, type HttpConfig } from './config.js';
+import { createJsonLogger, type Logger } from './logger.js';
 import { httpUseCaseClasses, type HttpUseCases } from './routing.js';
 
 export const HTTP_USE_CASES = Symbol.for('hortus.http.UseCases');
+export const HTTP_LOGGER = Symbol.for('hortus.http.Logger');
 
 export interface ContainerOverrides {
   /** The time source of the core; tests pass a fake one to move the commit cache's clock. */
   readonly clock?: Clock;
+  /** Where the scheduler and the MQTT bridge log; by default JSON lines on stdout. */
+  readonly logger?: Logger;
 }
 
 /** A store as the server sees it: the module binding every repository port, and its lifecycle. */
@@ -37,9 +51,14 @@ export function openStore(config: HttpConfig): StoreHandle {
   }
 }
 
-/** Binds what the HTTP transport adds to the core: the code-host feed and the use cases its routes call. */
-export function transportModule(config: HttpConfig): ContainerModule {
+/**
+ * Binds what the HTTP transport adds to the core: the code-host feed, the scheduler the automation engine
+ * runs on, the logger and the use cases its routes call.
+ */
+export function transportModule(config: HttpConfig, logger: Logger): ContainerModule {
   return new ContainerModule(({ bind }) => {
+    bind<Logger>(HTTP_LOGGER).toConstantValue(logger);
+    bind<Scheduler>(SCHEDULER).toConstantValue(new IntervalScheduler(logger));
     bind<CodeHostConfig>(CODE_HOST_CONFIG).toConstantValue(config.codeHost);
     bind<CommitFeed>(COMMIT_FEED).to(KyCommitFeed).inSingletonScope();
     bind<HttpUseCases>(HTTP_USE_CASES)
@@ -53,20 +72,33 @@ export function transportModule(config: HttpConfig): ContainerModule {
   });
 }
 
-/** Composition root of the HTTP transport: core, one store, transport. */
+/** The bridge's events (`{level, event, ...}`) as lines of the server's own log. */
+export function mqttLoggerFor(logger: Logger): MqttLogger {
+  return ({ level, event, ...fields }) => {
+    logger[level === 'warn' || level === 'error' ? level : 'info'](String(event), fields);
+  };
+}
+
+/** Composition root of the HTTP transport: core, one store, transport, and the MQTT bridge when configured. */
 export function createContainer(config: HttpConfig, overrides: ContainerOverrides = {}): Container {
   const store = openStore(config);
+  const logger = overrides.logger ?? createJsonLogger();
   const container = new Container();
   container.load(
     createCoreModule(
-      { timeZone: config.timeZone, commitsCacheMs: config.commitsCacheMs },
+      {
+        timeZone: config.timeZone,
+        commitsCacheMs: config.commitsCacheMs,
+        automation: { tickMs: config.automationTickMs },
+      },
       overrides.clock ?? new SystemClock(),
     ),
     store.module,
-    transportModule(config),
+    transportModule(config, logger),
     new ContainerModule(({ bind }) => {
       bind<StoreHandle>(STORE_HANDLE).toConstantValue(store);
     }),
   );
+  if (config.mqtt !== undefined) container.load(mqttModule(config.mqtt, mqttLoggerFor(logger)));
   return container;
 }

@@ -53,7 +53,8 @@ export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middlew
         if (error.code === 'UNAVAILABLE') send(ctx, json({ message: error.message }, status));
         else send(ctx, errorBody(style, status, status >= 500 ? style.serverError : error.message));
       } else if (isHttpLibraryError(error)) {
-        send(ctx, errorBody(style, error.status, libraryMessage(error, bodyLimitBytes)));
+        const limit = policy?.bodyLimitBytes ?? bodyLimitBytes;
+        send(ctx, errorBody(style, error.status, libraryMessage(error, limit)));
       } else {
         logFailure(logger, ctx, error, 'error');
         send(ctx, errorBody(style, 500, style.serverError));
@@ -67,7 +68,7 @@ function libraryMessage(error: HttpLibraryError, bodyLimitBytes: number): string
   // co-body marks its JSON failures (syntax, a bare scalar, __proto__ keys) as 400 SyntaxErrors.
   if (error.status === 400 && error instanceof SyntaxError) return 'Request body is not valid JSON';
   if (error.status === 400) return 'Bad request';
-  if (error.status === 415) return 'Unsupported media type';
+  if (error.status === 415) return 'Content-Type must be application/json';
   return error.message;
 }
 

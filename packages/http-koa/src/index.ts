@@ -1,4 +1,5 @@
 export * from './app.js';
+export * from './background.js';
 export * from './commit-feed.js';
 export * from './config.js';
 export * from './container.js';

@@ -17,9 +17,11 @@ import {
   GetRecentCommits,
   GetTodayHourlyReadings,
   IgnoreNotifications,
+  ListAutomationEvents,
   ListDevices,
   ListOpenNotifications,
   QueryReadings,
+  RecordReadings,
   ReplaceAutomations,
   SetActionValue,
   UpdateGroupSettings,
@@ -33,10 +35,12 @@ export const httpUseCaseClasses = {
   getLatestReadingsOfGroup: GetLatestReadingsOfGroup,
   queryReadings: QueryReadings,
   getTodayHourlyReadings: GetTodayHourlyReadings,
+  recordReadings: RecordReadings,
   setActionValue: SetActionValue,
   getActionsOfGroup: GetActionsOfGroup,
   replaceAutomations: ReplaceAutomations,
   getAction: GetAction,
+  listAutomationEvents: ListAutomationEvents,
   listDevices: ListDevices,
   createDevice: CreateDevice,
   listOpenNotifications: ListOpenNotifications,
@@ -72,13 +76,27 @@ export type StatusOverrides = Readonly<Partial<Record<ErrorCode, number>>>;
 export interface RouteErrorPolicy {
   readonly style: ErrorStyle;
   readonly statusFor: StatusOverrides;
+  /** The body limit of the route, named in its 413 answer. */
+  readonly bodyLimitBytes?: number;
 }
 
 export interface RouteInput {
   readonly query: Readonly<Record<string, unknown>>;
   readonly params: Readonly<Record<string, string>>;
+  /** The parsed JSON body as its schema allows: an object, or an array where the schema says so. */
   readonly body: Readonly<Record<string, unknown>>;
 }
+
+/** Request bodies are read under one of two limits: the usual one, or the larger one of reading batches. */
+export const bodyKinds = ['default', 'ingest'] as const;
+export type BodyKind = (typeof bodyKinds)[number];
+
+export interface BodyParser {
+  readonly parse: Middleware;
+  readonly limitBytes: number;
+}
+
+export type BodyParsers = Readonly<Record<BodyKind, BodyParser>>;
 
 export type Reply =
   | { readonly status: number; readonly json: unknown }
@@ -108,6 +126,8 @@ export interface RouteSpec {
   readonly unvalidatedQuery?: JsonSchema;
   readonly params?: JsonSchema;
   readonly body?: JsonSchema;
+  /** Which body parser (and limit) reads the body; `default` unless said otherwise. */
+  readonly bodyKind?: BodyKind;
   readonly style?: Partial<ErrorStyle>;
   readonly statusFor?: StatusOverrides;
   readonly responses: Readonly<Record<number, ResponseDoc>>;
@@ -134,12 +154,14 @@ export function withUnderscoreId<T extends { readonly id: string }>(
   return { _id: id, ...rest };
 }
 
-export function buildRouter(spec: RouterSpec, useCases: HttpUseCases, parseBody: Middleware): Router {
+export function buildRouter(spec: RouterSpec, useCases: HttpUseCases, bodyParsers: BodyParsers): Router {
   const router = new Router({ prefix: spec.prefix });
   for (const route of spec.routes) {
+    const parser = route.body === undefined ? undefined : bodyParsers[route.bodyKind ?? 'default'];
     const policy: RouteErrorPolicy = {
       style: { ...spec.style, ...route.style },
       statusFor: route.statusFor ?? {},
+      ...(parser === undefined ? {} : { bodyLimitBytes: parser.limitBytes }),
     };
     for (const schema of [route.query, route.params, route.body])
       if (schema !== undefined) validatorFor(schema);
@@ -157,8 +179,7 @@ export function buildRouter(spec: RouterSpec, useCases: HttpUseCases, parseBody:
       if (route.body !== undefined) validate(route.body, 'body', body);
       send(ctx, await route.handle({ query, params, body: body as Record<string, unknown> }, useCases));
     };
-    const middleware =
-      route.body === undefined ? [declarePolicy, handle] : [declarePolicy, parseBody, handle];
+    const middleware = parser === undefined ? [declarePolicy, handle] : [declarePolicy, parser.parse, handle];
     router.register(route.path, [route.method.toUpperCase()], middleware);
   }
   return router;

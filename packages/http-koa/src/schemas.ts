@@ -5,9 +5,13 @@ import {
   conditions,
   EMAIL_MAX_LENGTH,
   frequencies,
+  automationTriggers,
+  DEFAULT_AUTOMATION_EVENTS_LIMIT,
   InvalidInputError,
+  MAX_AUTOMATION_EVENTS_LIMIT,
   MAX_IGNORE_TIMES,
   MAX_READINGS_LIMIT,
+  MAX_READINGS_PER_BATCH,
   MAX_RULES_PER_KIND,
   NAME_MAX_LENGTH,
   switchStates,
@@ -132,7 +136,9 @@ export const numberText = (description: string): JsonSchema =>
     description,
   });
 
-export const countText: JsonSchema = patterned('^\\s*\\d{1,6}\\s*$', 'must be a whole number', {
+const wholeNumberPattern = '^\\s*\\d{1,6}\\s*$';
+
+export const countText: JsonSchema = patterned(wholeNumberPattern, 'must be a whole number', {
   description: `How many readings, newest first (1 to ${MAX_READINGS_LIMIT}); 1000 when omitted`,
 });
 
@@ -214,6 +220,29 @@ export const automationsSchema: JsonSchema = {
   }),
 };
 
+export const automationLogQuery = object(
+  {
+    group: groupName(),
+    count: patterned(wholeNumberPattern, 'must be a whole number', {
+      description: `How many events, newest first (1 to ${MAX_AUTOMATION_EVENTS_LIMIT}); ${DEFAULT_AUTOMATION_EVENTS_LIMIT} when omitted`,
+    }),
+  },
+  ['group'],
+);
+
+/**
+ * Deliberately loose: each reading is validated by the core on its own, so one bad item is reported by its
+ * index instead of failing the batch. The schema only refuses what cannot be readings at all.
+ */
+export const readingsBody: JsonSchema = {
+  type: ['object', 'array'],
+  maxItems: MAX_READINGS_PER_BATCH,
+  description:
+    `One reading \`{group, topic, value, time?}\`, the compact form \`{group, time?, values: {<topic>: <number>}}\`, ` +
+    `or an array of either holding at most ${MAX_READINGS_PER_BATCH} readings. \`value\` is a number or a ` +
+    'numeric string; `time` an ISO-8601 date-time (the time of arrival when omitted).',
+};
+
 export const actionValue = text('New value, `on` or `off` for switches', ACTION_VALUE_MAX_LENGTH);
 
 export const ignoreBody = object({
@@ -270,6 +299,24 @@ export const entitySchemas: Record<string, JsonSchema> = {
       value: { type: 'number' },
     },
     ['_id', 'group', 'time', 'message', 'ignore'],
+  ),
+  AutomationEvent: object(
+    {
+      _id: id,
+      group: { type: 'string' },
+      object: { type: 'string' },
+      value: { type: 'string', description: 'The value the engine set' },
+      previousValue: { type: 'string' },
+      at: date,
+      trigger: { type: 'string', enum: [...automationTriggers] },
+      rule: { type: 'string', description: 'The rule in words, e.g. `temperature above 28 -> on`' },
+      reading: object({ topic: { type: 'string' }, value: { type: 'number' }, time: date }, [
+        'topic',
+        'value',
+        'time',
+      ]),
+    },
+    ['_id', 'group', 'object', 'value', 'previousValue', 'at', 'trigger', 'rule'],
   ),
   HistoryChart: object(
     {

@@ -76,4 +76,63 @@ describe('loadConfig', () => {
       'STORE must be one of: memory, mongodb',
     );
   });
+
+  describe('automations, ingest and MQTT', () => {
+    it('when nothing is set, then automations on every 10 s, a 4 MiB ingest limit and no MQTT bridge', () => {
+      const config = loadConfig({});
+      expect(config).to.deep.include({
+        automations: true,
+        automationTickMs: 10000,
+        ingestBodyLimitBytes: 4 * 1024 * 1024,
+      });
+      expect(config).to.not.have.property('mqtt');
+    });
+
+    it('when they are set, then they are read; MQTT_* become the bridge settings', () => {
+      const config = loadConfig({
+        AUTOMATIONS: 'OFF',
+        AUTOMATION_TICK_MS: '500',
+        INGEST_BODY_LIMIT_BYTES: '2097152',
+        MQTT_URL: 'mqtt://broker.local:1883',
+        MQTT_TOPIC: 'farm/esp/#',
+        MQTT_PUBLISH_PREFIX: 'farm',
+        MQTT_USERNAME: 'hortus',
+        MQTT_PASSWORD: ' s3cret ',
+      });
+      expect(config).to.deep.include({
+        automations: false,
+        automationTickMs: 500,
+        ingestBodyLimitBytes: 2097152,
+      });
+      expect(config.mqtt).to.deep.equal({
+        url: 'mqtt://broker.local:1883',
+        topicFilter: 'farm/esp/#',
+        publishPrefix: 'farm',
+        username: 'hortus',
+        password: ' s3cret ',
+      });
+    });
+
+    it('when they are bad, then each is named in the ConfigError', () => {
+      try {
+        loadConfig({
+          AUTOMATIONS: 'sometimes',
+          AUTOMATION_TICK_MS: '120000',
+          INGEST_BODY_LIMIT_BYTES: '10',
+          MQTT_URL: 'http://broker.local',
+          MQTT_TOPIC: 'esp/#/more',
+        });
+        expect.fail('loadConfig accepted bad values');
+      } catch (error) {
+        expect(error).to.be.instanceOf(ConfigError);
+        expect((error as ConfigError).problems).to.deep.equal([
+          'INGEST_BODY_LIMIT_BYTES must be a whole number from 1024 to 67108864, got "10"',
+          'AUTOMATIONS must be on or off, got "sometimes"',
+          'AUTOMATION_TICK_MS must be a whole number from 10 to 60000, got "120000"',
+          'MQTT_URL must use one of mqtt: mqtts: tcp: ssl: ws: wss: (got http:)',
+          'MQTT_TOPIC is not a valid topic filter',
+        ]);
+      }
+    });
+  });
 });

@@ -116,16 +116,36 @@ export class Seeder {
   }
 }
 
+export interface TestServerOptions {
+  readonly mqttRetryMs?: number;
+  /** How long the MQTT bridge waits for the broker per start attempt (no environment variable sets it). */
+  readonly mqttStartTimeoutMs?: number;
+}
+
+/**
+ * A server on a free port with a fake clock at testNow. The automation engine is off unless the env turns
+ * it on (AUTOMATIONS=on), so no background tick writes into a test's groups behind its back.
+ */
 export async function startTestServer(
   env: Record<string, string> = {},
   prepare?: (container: Container) => void,
+  options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const config: HttpConfig = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...env });
+  const loaded: HttpConfig = loadConfig({ PORT: '0', HOST: '127.0.0.1', AUTOMATIONS: 'off', ...env });
+  const config: HttpConfig =
+    loaded.mqtt === undefined || options.mqttStartTimeoutMs === undefined
+      ? loaded
+      : { ...loaded, mqtt: { ...loaded.mqtt, startTimeoutMs: options.mqttStartTimeoutMs } };
   const clock = new FakeClock(testNow);
   const logger = new CapturingLogger();
-  const container = createContainer(config, { clock });
+  const container = createContainer(config, { clock, logger });
   prepare?.(container);
-  const running = await startServer(config, { container, logger, shutdownGraceMs: 1000 });
+  const running = await startServer(config, {
+    container,
+    logger,
+    shutdownGraceMs: 1000,
+    ...(options.mqttRetryMs === undefined ? {} : { mqttRetryMs: options.mqttRetryMs }),
+  });
   let counter = 0;
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
     const headers: Record<string, string> = { ...options.headers };
@@ -159,6 +179,19 @@ export async function startTestServer(
     seed: new Seeder(container),
     close: () => running.close(),
   };
+}
+
+/** Polls until the check passes (returns without throwing); after `waitMs` it fails with the check's error. */
+export async function eventually<T>(check: () => Promise<T> | T, waitMs = 5000): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 }
 
 /** Every repository port, for tests that replace the store with a failing one. */

@@ -274,7 +274,8 @@ function delay(ms: number): Promise<void> {
 function withDeadline<T>(work: Promise<T>, ms: number, timeoutError: () => unknown): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timeoutError()), ms);
+    // Unref'd: a start that was cut short must not keep the process alive until the deadline.
+    timer = setTimeout(() => reject(timeoutError()), ms).unref();
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }

@@ -1,5 +1,13 @@
 import { type Action } from '@hortus/core';
-import { actionValue, automationsSchema, groupName, groupQuery, object, text } from '../schemas.js';
+import {
+  actionValue,
+  automationLogQuery,
+  automationsSchema,
+  groupName,
+  groupQuery,
+  object,
+  text,
+} from '../schemas.js';
 import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
 
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
@@ -91,6 +99,30 @@ export const actionRoutes: RouterSpec = {
       responses: { 200: action, 404: { description: "`{message: 'Action not found'}`" }, 500: failed },
       handle: async ({ query }, { getAction }) =>
         json(present(await getAction.execute({ group: query['groupId'], object: query['deviceName'] }))),
+    },
+    {
+      method: 'get',
+      path: '/automation_log',
+      summary: 'What the automation engine switched in a group, newest first',
+      description:
+        'Each event names the rule in words and, for a sensor rule, the reading that triggered it.',
+      query: automationLogQuery,
+      responses: {
+        200: {
+          description: '`{message: [AutomationEvent]}`',
+          schema: object({
+            message: { type: 'array', items: { $ref: '#/components/schemas/AutomationEvent' } },
+          }),
+        },
+        400: invalid,
+        500: failed,
+      },
+      handle: async ({ query }, { listAutomationEvents }) =>
+        json({
+          message: (await listAutomationEvents.execute({ group: query['group'], count: query['count'] })).map(
+            withUnderscoreId,
+          ),
+        }),
     },
   ],
 };

@@ -1,12 +1,28 @@
-import { type Reading, sensorTopics } from '@hortus/core';
-import { groupIdQuery, groupName, object, readingFilters, readingRangeQuery } from '../schemas.js';
 import {
+  expandReadingItems,
+  InvalidInputError,
+  MAX_READINGS_PER_BATCH,
+  type Reading,
+  type RecordReadingsResult,
+  sensorTopics,
+} from '@hortus/core';
+import {
+  groupIdQuery,
+  groupName,
+  object,
+  readingFilters,
+  readingRangeQuery,
+  readingsBody,
+} from '../schemas.js';
+import {
+  type HttpUseCases,
   json,
   plainText,
   type ResponseDoc,
   type RouteInput,
   type RouteSpec,
   type RouterSpec,
+  type Reply,
   withUnderscoreId,
 } from '../routing.js';
 
@@ -65,6 +81,67 @@ function rangeRoute(path: string, topic: string, sensor: string): RouteSpec {
   };
 }
 
+export interface RejectedItem {
+  /** Position of the item in the body (0 for a single object). */
+  readonly index: number;
+  readonly reason: string;
+  /** The topic, when the item is in the compact form (one item, several readings). */
+  readonly topic?: string;
+}
+
+/**
+ * Expands the body into readings (core's formats), records them, and maps each rejection back to the item
+ * of the body it came from: the core counts readings, a box thinks in the items it sent.
+ */
+async function ingest(body: unknown, { recordReadings }: HttpUseCases): Promise<Reply> {
+  const readings = expandReadingItems(body);
+  if (readings.length === 0) throw new InvalidInputError('the body holds no readings');
+  const items = Array.isArray(body) ? (body as unknown[]) : [body];
+  // expandReadingItems([item]) expands one item exactly as it does inside the batch; a compact item comes
+  // back as new objects, any other item as itself.
+  const origins = items.flatMap((item, index) =>
+    expandReadingItems([item]).map((reading) => ({ index, compact: reading !== item, reading })),
+  );
+  const result: RecordReadingsResult = await recordReadings.execute(readings);
+  const rejected = result.rejected.map(({ index, reason }): RejectedItem => {
+    const origin = origins[index];
+    const topic = (origin?.reading as { topic?: unknown } | undefined)?.topic;
+    return {
+      index: origin?.index ?? index,
+      reason,
+      ...(origin?.compact === true && typeof topic === 'string' ? { topic } : {}),
+    };
+  });
+  if (result.accepted === 0) {
+    const [only] = rejected;
+    const message =
+      rejected.length === 1 && only !== undefined
+        ? only.reason
+        : `none of the ${rejected.length} readings was accepted`;
+    return json({ message, rejected }, 400);
+  }
+  return json({ accepted: result.accepted, stored: result.stored, rejected }, 202);
+}
+
+const ingestAnswer = object(
+  {
+    accepted: { type: 'integer', description: 'Valid readings; a retry of a stored one counts too' },
+    stored: { type: 'integer', description: 'Accepted readings that were not stored before' },
+    rejected: {
+      type: 'array',
+      items: object(
+        {
+          index: { type: 'integer', description: 'Position of the item in the body (0 for one object)' },
+          reason: { type: 'string' },
+          topic: { type: 'string', description: 'For a compact item: the topic whose value was refused' },
+        },
+        ['index', 'reason'],
+      ),
+    },
+  },
+  ['accepted', 'stored', 'rejected'],
+);
+
 export const dataRoutes: RouterSpec = {
   prefix: '/api/data',
   tag: 'Sensor data',
@@ -76,6 +153,34 @@ export const dataRoutes: RouterSpec = {
       summary: 'Liveness of the data routes',
       responses: { 200: { description: '`Running...`', text: true } },
       handle: async () => plainText('Running...'),
+    },
+    {
+      method: 'post',
+      path: '/readings',
+      summary: 'Record readings sent by a box: one, a batch, or the compact form',
+      description:
+        `Each reading is validated on its own; the invalid ones are listed by the index of their item in the ` +
+        `body and the rest are stored. At least one accepted: 202. None accepted: 400 \`{message, rejected}\`. ` +
+        `A reading whose (group, topic, time) is already stored is accepted but not stored again, so a retry ` +
+        `is safe when the box sends \`time\`. At most ${MAX_READINGS_PER_BATCH} readings per request ` +
+        `(INGEST_BODY_LIMIT_BYTES, 4 MiB by default); the body must be sent as application/json.`,
+      body: readingsBody,
+      bodyKind: 'ingest',
+      responses: {
+        202: {
+          description: '`{accepted, stored, rejected: [{index, reason, topic?}]}`',
+          schema: ingestAnswer,
+        },
+        400: {
+          description:
+            '`{message, rejected}` when no reading was accepted; `{message}` when the body is not JSON, ' +
+            `holds no readings or more than ${MAX_READINGS_PER_BATCH}`,
+        },
+        413: { description: '`{message}`: the body is larger than the ingest limit' },
+        415: { description: '`{message}`: the Content-Type is not application/json' },
+        500: failed,
+      },
+      handle: async ({ body }, useCases) => ingest(body, useCases),
     },
     latestRoute('/latestdata/Temperature', sensorTopics.temperature, 'temperature'),
     latestRoute('/latestdata/Humidity', sensorTopics.humidity, 'humidity'),

@@ -1,4 +1,5 @@
 import { inject, injectable } from 'inversify';
+import { type AutomationSet } from '../actions/action.js';
 import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
@@ -31,6 +32,32 @@ const demoSeries: Record<string, readonly [number, number, number]> = {
   [sensorTopics.moisture2]: [52, 4, 9],
   [sensorTopics.moisture3]: [38, 6, 10],
   'esp/air/pressure': [1013, 3, 0],
+};
+
+/** A few rules so the engine has something to do in the demo: lights on a timer, a fan on temperature. */
+const demoAutomations: Record<(typeof demoObjects)[number], AutomationSet[]> = {
+  pump_1: [
+    { timeAutomations: [{ action: 'on', time: '07:00', frequency: 'every day' }], sensorAutomations: [] },
+  ],
+  led_1: [
+    {
+      timeAutomations: [
+        { action: 'on', time: '06:00', frequency: 'every day' },
+        { action: 'off', time: '20:00', frequency: 'every day' },
+      ],
+      sensorAutomations: [],
+    },
+  ],
+  ventilator_1: [
+    {
+      timeAutomations: [],
+      sensorAutomations: [
+        { action: 'on', sensor: 'temperature', condition: 'above', value: '28' },
+        { action: 'off', sensor: 'temperature', condition: 'less than', value: '24' },
+      ],
+    },
+  ],
+  ventilator_2: [{ timeAutomations: [], sensorAutomations: [] }],
 };
 
 export interface DemoSummary {
@@ -83,7 +110,7 @@ export class SeedDemo {
           group,
           object,
           value: 'off',
-          automations: [{ timeAutomations: [], sensorAutomations: [] }],
+          automations: demoAutomations[object],
         }),
       );
     }

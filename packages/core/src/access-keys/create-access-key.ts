@@ -1,0 +1,36 @@
+import { inject, injectable } from 'inversify';
+import { CLOCK, type Clock } from '../shared/clock.port.js';
+import { requireText } from '../shared/validation.js';
+import { type AccessKey, requireAccessKeyKind, requireKeyGroups } from './access-key.js';
+import { ACCESS_KEY_SECRETS, type AccessKeySecrets } from './access-key-secrets.port.js';
+import { ACCESS_KEY_REPOSITORY, type AccessKeyRepository } from './access-key.port.js';
+
+export interface CreatedAccessKey {
+  readonly key: AccessKey;
+  /** Shown once: only its hash is stored, so it cannot be read again. */
+  readonly secret: string;
+}
+
+@injectable()
+export class CreateAccessKey {
+  constructor(
+    @inject(ACCESS_KEY_REPOSITORY) private readonly keys: AccessKeyRepository,
+    @inject(ACCESS_KEY_SECRETS) private readonly secrets: AccessKeySecrets,
+    @inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async execute(input: { name: unknown; kind: unknown; groups?: unknown }): Promise<CreatedAccessKey> {
+    const name = requireText(input.name, 'name');
+    const kind = requireAccessKeyKind(input.kind);
+    const groups = requireKeyGroups(kind, input.groups);
+    const secret = this.secrets.generate();
+    const key = await this.keys.create({
+      name,
+      kind,
+      groups,
+      secretHash: this.secrets.hash(secret),
+      createdAt: this.clock.now(),
+    });
+    return { key, secret };
+  }
+}

@@ -1,0 +1,151 @@
+import { type RecordReadings, type TickResult } from '@hortus/core';
+import { type Context, type Middleware } from 'koa';
+
+/** Upper bounds (seconds) of the latency buckets: from a cached poll to a slow store. */
+export const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
+/** The route label of requests no route answered (unknown paths, 401, 429, preflights). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+interface Histogram {
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+export type IngestSource = 'http' | 'mqtt';
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/gu, '\\\\').replace(/"/gu, '\\"').replace(/\n/gu, '\\n');
+}
+
+function labels(pairs: Readonly<Record<string, string>>): string {
+  const text = Object.entries(pairs)
+    .map(([name, value]) => `${name}="${escapeLabel(value)}"`)
+    .join(',');
+  return text === '' ? '' : `{${text}}`;
+}
+
+/**
+ * The server's counters in the Prometheus text format (0.0.4). Labels come from the route pattern (never
+ * the raw path) and a fixed set of methods, so the number of series stays bounded whatever clients send.
+ */
+export class HttpMetrics {
+  private readonly requests = new Map<string, { labels: string; value: number }>();
+  private readonly latency = new Map<string, { labels: Record<string, string>; histogram: Histogram }>();
+  private readonly ingested: Record<IngestSource, number> = { http: 0, mqtt: 0 };
+  private mqttAccepted: (() => number) | undefined;
+  private automationsFired = 0;
+  private alertsRaised = 0;
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const methodLabel = knownMethods.has(method) ? method : 'OTHER';
+    const requestLabels = labels({ method: methodLabel, route, status: String(status) });
+    const counted = this.requests.get(requestLabels);
+    if (counted === undefined) this.requests.set(requestLabels, { labels: requestLabels, value: 1 });
+    else counted.value += 1;
+
+    const latencyKey = `${methodLabel} ${route}`;
+    let entry = this.latency.get(latencyKey);
+    if (entry === undefined) {
+      entry = {
+        labels: { method: methodLabel, route },
+        histogram: { counts: latencyBuckets.map(() => 0), sum: 0, count: 0 },
+      };
+      this.latency.set(latencyKey, entry);
+    }
+    const { histogram } = entry;
+    latencyBuckets.forEach((bound, index) => {
+      if (seconds <= bound) histogram.counts[index] = (histogram.counts[index] ?? 0) + 1;
+    });
+    histogram.sum += seconds;
+    histogram.count += 1;
+  }
+
+  readingsIngested(source: IngestSource, count: number): void {
+    this.ingested[source] += count;
+  }
+
+  /** The MQTT bridge keeps its own count of accepted readings; it is read at each scrape. */
+  countMqttReadingsFrom(accepted: () => number): void {
+    this.mqttAccepted = accepted;
+  }
+
+  automationTick({ switched, alerts }: TickResult): void {
+    this.automationsFired += switched.length;
+    this.alertsRaised += alerts.length;
+  }
+
+  render(): string {
+    const lines: string[] = [];
+    lines.push('# HELP http_requests_total HTTP requests answered, by method, route pattern and status.');
+    lines.push('# TYPE http_requests_total counter');
+    for (const { labels: requestLabels, value } of this.requests.values()) {
+      lines.push(`http_requests_total${requestLabels} ${value}`);
+    }
+    lines.push(
+      '# HELP http_request_duration_seconds Time to answer HTTP requests, by method and route pattern.',
+    );
+    lines.push('# TYPE http_request_duration_seconds histogram');
+    for (const { labels: pairs, histogram } of this.latency.values()) {
+      latencyBuckets.forEach((bound, index) => {
+        const bucket = labels({ ...pairs, le: String(bound) });
+        lines.push(`http_request_duration_seconds_bucket${bucket} ${histogram.counts[index] ?? 0}`);
+      });
+      lines.push(
+        `http_request_duration_seconds_bucket${labels({ ...pairs, le: '+Inf' })} ${histogram.count}`,
+      );
+      lines.push(`http_request_duration_seconds_sum${labels(pairs)} ${histogram.sum}`);
+      lines.push(`http_request_duration_seconds_count${labels(pairs)} ${histogram.count}`);
+    }
+    lines.push('# HELP hortus_readings_ingested_total Readings accepted, by how they arrived.');
+    lines.push('# TYPE hortus_readings_ingested_total counter');
+    lines.push(`hortus_readings_ingested_total{source="http"} ${this.ingested.http}`);
+    const mqtt = this.ingested.mqtt + (this.mqttAccepted?.() ?? 0);
+    lines.push(`hortus_readings_ingested_total{source="mqtt"} ${mqtt}`);
+    lines.push('# HELP hortus_automations_fired_total Actions the automation engine switched.');
+    lines.push('# TYPE hortus_automations_fired_total counter');
+    lines.push(`hortus_automations_fired_total ${this.automationsFired}`);
+    lines.push('# HELP hortus_alerts_raised_total Alert notifications the automation engine raised.');
+    lines.push('# TYPE hortus_alerts_raised_total counter');
+    lines.push(`hortus_alerts_raised_total ${this.alertsRaised}`);
+    return `${lines.join('\n')}\n`;
+  }
+}
+
+export const HTTP_METRICS = Symbol.for('hortus.http.Metrics');
+
+/** The route label of a request: the pattern the router matched, or the one an earlier handler named. */
+function routeOf(ctx: Context): string {
+  const named = (ctx.state as { metricsRoute?: string }).metricsRoute;
+  if (named !== undefined) return named;
+  const matched = (ctx as unknown as { _matchedRoute?: unknown })._matchedRoute;
+  return typeof matched === 'string' ? matched : UNMATCHED_ROUTE;
+}
+
+/** Counts and times every request; runs outside the error middleware so it sees the final status. */
+export function metricsMiddleware(metrics: HttpMetrics): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      metrics.observeRequest(ctx.method, routeOf(ctx), ctx.status, (performance.now() - started) / 1000);
+    }
+  };
+}
+
+/**
+ * The HTTP ingest use case, counting what it accepts: the count comes from the use case's own answer, so
+ * the route needs no knowledge of metrics.
+ */
+export function countingIngest(recordReadings: RecordReadings, metrics: HttpMetrics): RecordReadings {
+  const counted = Object.create(recordReadings) as RecordReadings;
+  counted.execute = async (items) => {
+    const result = await recordReadings.execute(items);
+    metrics.readingsIngested('http', result.accepted);
+    return result;
+  };
+  return counted;
+}

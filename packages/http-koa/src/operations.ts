@@ -1,0 +1,61 @@
+import { decideAccess } from '@hortus/core';
+import { type Middleware } from 'koa';
+import { accessOf, forbidden } from './access.js';
+import { type HttpMetrics } from './metrics.js';
+import { json, send } from './routing.js';
+
+export interface OperationsOptions {
+  /** Whether the store answers right now (a ping for MongoDB; always for the memory store). */
+  readonly ready: () => Promise<boolean>;
+  readonly metrics?: HttpMetrics;
+}
+
+const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+
+function pathName(path: string): string {
+  return (path.length > 1 ? path.replace(/\/$/u, '') : path).toLowerCase();
+}
+
+/**
+ * The operator routes, for orchestrators and monitoring rather than clients: `/healthz` (the process
+ * answers), `/readyz` (the store answers too) and `/metrics` (Prometheus). Health is always open; metrics
+ * need an admin key once keys are in use (the access middleware has already checked the key itself).
+ */
+export function operationsMiddleware(options: OperationsOptions): Middleware {
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    const path = pathName(ctx.path);
+    const state = ctx.state as { metricsRoute?: string };
+    switch (path) {
+      case '/healthz':
+        state.metricsRoute = path;
+        send(ctx, json({ status: 'ok' }));
+        return undefined;
+      case '/readyz':
+        state.metricsRoute = path;
+        send(
+          ctx,
+          (await options.ready())
+            ? json({ status: 'ready' })
+            : json({ status: 'unavailable', message: 'The data store does not answer' }, 503),
+        );
+        return undefined;
+      case '/metrics': {
+        if (options.metrics === undefined) return next();
+        state.metricsRoute = path;
+        const key = accessOf(ctx)?.key;
+        const decision = key === undefined ? undefined : decideAccess(key, 'read', { scope: 'operator' });
+        if (decision !== undefined && !decision.allowed) {
+          forbidden(ctx, decision.reason);
+          return undefined;
+        }
+        ctx.status = 200;
+        ctx.type = PROMETHEUS_TEXT;
+        ctx.body = options.metrics.render();
+        return undefined;
+      }
+      default:
+        return next();
+    }
+  };
+}

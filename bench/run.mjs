@@ -1,0 +1,668 @@
+// `pnpm bench`: starts its own servers, warms up, measures, and writes bench/results/latest.{json,md}.
+// `pnpm bench:smoke` runs every case for a moment (CI: so the benchmark cannot rot) and writes to a temp dir.
+// Figures only: nothing here is a timed test, and no figure is written that was not measured in this run.
+import autocannon from 'autocannon';
+import { Buffer } from 'node:buffer';
+import { fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import { createRequire } from 'node:module';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const smoke = process.argv.includes('--smoke');
+/** `--only polling,scale,memory,mongo` runs some parts (while working on one); the report then lists only those. */
+const onlyArgument = process.argv.find((argument) => argument.startsWith('--only='));
+const parts = new Set((onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,mongo').split(','));
+
+/** Seconds and counts of each part; the smoke run keeps every part but makes it tiny. */
+const plan = smoke
+  ? {
+      rounds: 1,
+      // autocannon runs whole seconds; a count of requests keeps the smoke run short.
+      requests: 400,
+      connections: 10,
+      latencyRounds: 1,
+      latencySeconds: 0.3,
+      manyReadings: 100_000,
+      historyDays: 2,
+      historySeconds: 0.3,
+      ingestBatches: 4,
+      mongoDays: 1,
+      mongoQueries: 3,
+    }
+  : {
+      rounds: 5,
+      seconds: 2,
+      warmupSeconds: 1,
+      connections: 10,
+      latencyRounds: 5,
+      latencySeconds: 2,
+      manyReadings: 10_000_000,
+      historyDays: 30,
+      historySeconds: 3,
+      ingestBatches: 60,
+      mongoDays: 30,
+      mongoQueries: 25,
+    };
+
+const ORIGIN = 'http://localhost:3000';
+const MB = 1024 * 1024;
+const BATCH = 5000;
+const STEP_MS = 20_000;
+const DAY_MS = 86_400_000;
+
+const log = (line) => process.stderr.write(`${line}\n`);
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const round = (value, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+const signed = (value) => (value < 0 ? `${value}` : `+${value}`);
+
+const children = new Set();
+
+/** Forks bench/server.mjs; resolves once it listens. Its stdout (the request log) goes to /dev/null. */
+function startServer(kind, env = {}) {
+  const child = fork(fileURLToPath(new URL('server.mjs', import.meta.url)), [kind], {
+    execArgv: ['--expose-gc'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  children.add(child);
+  const messages = [];
+  const cpuWaiters = [];
+  child.on('message', (message) => {
+    messages.push(message);
+    if (message.type === 'cpu') cpuWaiters.shift()?.(message.micros);
+  });
+  /** CPU microseconds the server has used so far. */
+  const cpu = () =>
+    new Promise((resolve) => {
+      cpuWaiters.push(resolve);
+      child.send({ type: 'cpu' });
+    });
+  return new Promise((resolve, reject) => {
+    child.on('message', (message) => {
+      if (message.type === 'ready')
+        resolve({ ...message, child, messages, cpu, stop: () => stopChild(child) });
+    });
+    child.once('exit', (code) => reject(new Error(`server ${kind} exited with ${code} before it was ready`)));
+  });
+}
+
+async function stopChild(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  children.delete(child);
+}
+
+/** One autocannon run, for whole seconds (or, in the smoke run, a number of requests); req/s from the total. */
+async function load(url, path, seconds, headers = {}) {
+  const result = await autocannon({
+    url: `${url}${path}`,
+    connections: plan.connections,
+    ...(plan.requests === undefined ? { duration: seconds } : { amount: plan.requests }),
+    headers: { origin: ORIGIN, ...headers },
+  });
+  const statuses = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([status, { count }]) => [status, Number(count)]),
+  );
+  return {
+    rps: result.requests.total / result.duration,
+    total: result.requests.total,
+    statuses,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** One request on a kept-alive connection; answers status, headers and body. */
+function get(url, path, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}${path}`,
+      { agent: keepAlive, headers: { origin: ORIGIN, ...headers } },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function post(url, path, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}${path}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Latency of one request at a time (no queueing in the figure), for a fixed time or a fixed count. */
+async function latency(url, path, { seconds, count }) {
+  const samples = [];
+  const deadline = performance.now() + (seconds ?? Infinity) * 1000;
+  let last;
+  while (performance.now() < deadline && (count === undefined || samples.length < count)) {
+    const started = process.hrtime.bigint();
+    last = await get(url, path);
+    samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+    if (last.status !== 200)
+      throw new Error(`GET ${path} answered ${last.status}: ${last.body.slice(0, 200)}`);
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    p50: percentile(samples, 50),
+    p90: percentile(samples, 90),
+    p99: percentile(samples, 99),
+    n: samples.length,
+    last,
+  };
+}
+
+// ---- polling throughput --------------------------------------------------------------------------
+
+const pollingRoutes = [
+  { route: 'current_state', path: '/api/actions/current_state?group=demo' },
+  { route: 'latestdata/All', path: '/api/data/latestdata/All?groupId=demo' },
+  { route: 'group/abo', path: '/api/group/abo?group=demo' },
+];
+
+async function pollingThroughput() {
+  log('polling throughput: starting servers');
+  const [httpHello, koaHello, koaRoutes, real] = await Promise.all([
+    startServer('http-hello'),
+    startServer('koa-hello'),
+    startServer('koa-routes'),
+    startServer('hortus', { BENCH_DEMO: 'on' }),
+  ]);
+  const tagOf = async (path) => {
+    const reply = await get(real.url, path);
+    if (reply.status !== 200 || typeof reply.headers.etag !== 'string') {
+      throw new Error(`GET ${path} answered ${reply.status} without an ETag`);
+    }
+    return reply.headers.etag;
+  };
+  const cases = [
+    { name: 'node:http hello', server: httpHello, path: '/hello', expect: 200 },
+    { name: 'Koa + router hello', server: koaHello, path: '/hello', expect: 200 },
+    ...pollingRoutes.map(({ route, path }) => ({
+      name: `bare Koa ${route}`,
+      server: koaRoutes,
+      path,
+      expect: 200,
+    })),
+    ...pollingRoutes.map(({ route, path }) => ({ name: `Hortus ${route}`, server: real, path, expect: 200 })),
+    ...pollingRoutes.map(({ route, path }) => ({
+      name: `Hortus ${route} 304`,
+      server: real,
+      path,
+      expect: 304,
+      conditional: true,
+    })),
+  ];
+  // autocannon takes at least a second a run, so the smoke run does without warming up.
+  for (const one of plan.warmupSeconds === undefined ? [] : cases) {
+    const headers = one.conditional ? { 'if-none-match': await tagOf(one.path) } : {};
+    await load(one.server.url, one.path, plan.warmupSeconds, headers);
+  }
+  const runs = new Map(cases.map((one) => [one.name, []]));
+  for (let r = 0; r < plan.rounds; r += 1) {
+    // Each round visits every case; starting one case later each round spreads the machine's drift.
+    const order = cases.map((_, i) => cases[(i + r) % cases.length]);
+    for (const one of order) {
+      // Fetched each round: the automation engine may switch a demo device and so change a revision.
+      const headers = one.conditional ? { 'if-none-match': await tagOf(one.path) } : {};
+      const cpuBefore = await one.server.cpu();
+      const result = await load(one.server.url, one.path, plan.seconds, headers);
+      result.cpuPerRequest = ((await one.server.cpu()) - cpuBefore) / result.total;
+      const expected = result.statuses[one.expect] ?? 0;
+      if (result.errors > 0 || expected < 0.95 * result.total) {
+        throw new Error(
+          `${one.name}: expected ${one.expect}, got ${JSON.stringify(result.statuses)}, ${result.errors} errors`,
+        );
+      }
+      runs.get(one.name).push(result);
+    }
+    log(`  round ${r + 1}/${plan.rounds} done`);
+  }
+  await Promise.all([httpHello, koaHello, koaRoutes, real].map((server) => server.stop()));
+
+  const rpsOf = (name) => runs.get(name).map((result) => result.rps);
+  const koa = rpsOf('Koa + router hello');
+  const bare = rpsOf('node:http hello');
+  const rows = cases.map((one) => {
+    const rps = rpsOf(one.name);
+    return {
+      case: one.name,
+      status: one.expect,
+      medianRps: Math.round(median(rps)),
+      rps: rps.map(Math.round),
+      // Same-round ratios, then their median: both figures of a pair saw the same machine state.
+      toKoaHello: round(median(rps.map((value, i) => value / koa[i]))),
+      toNodeHttp: round(median(rps.map((value, i) => value / bare[i]))),
+      cpuMicrosPerRequest: round(median(runs.get(one.name).map((result) => result.cpuPerRequest)), 1),
+    };
+  });
+  return {
+    connections: plan.connections,
+    secondsPerRun: plan.seconds ?? 'a few requests',
+    rounds: plan.rounds,
+    rows,
+  };
+}
+
+// ---- newest readings with a long history, and the memory it takes ---------------------------------
+
+async function newestReadingsAtScale() {
+  const few = 1000;
+  log(`newest readings: seeding ${few} and ${plan.manyReadings} readings`);
+  const [small, large] = await Promise.all([
+    startServer('hortus', { BENCH_SEED_READINGS: String(few) }),
+    startServer('hortus', { BENCH_SEED_READINGS: String(plan.manyReadings) }),
+  ]);
+  const path = '/api/data/latestdata/All?groupId=bench-latest';
+  const answer = JSON.parse((await get(large.url, path)).body);
+  if (answer.length !== 10) throw new Error(`latestdata/All answered ${answer.length} readings, expected 10`);
+  for (const server of [small, large]) await latency(server.url, path, { seconds: plan.latencySeconds });
+  const p50s = { few: [], many: [] };
+  for (let r = 0; r < plan.latencyRounds; r += 1) {
+    p50s.few.push((await latency(small.url, path, { seconds: plan.latencySeconds })).p50);
+    p50s.many.push((await latency(large.url, path, { seconds: plan.latencySeconds })).p50);
+  }
+  const seeded = large.messages.find((message) => message.type === 'seeded');
+  const { before, after } = large.memory;
+  await Promise.all([small.stop(), large.stop()]);
+  return {
+    latency: {
+      readingsFew: few,
+      readingsMany: plan.manyReadings,
+      p50MsFew: round(median(p50s.few), 3),
+      p50MsMany: round(median(p50s.many), 3),
+      ratio: round(median(p50s.many.map((value, i) => value / p50s.few[i]))),
+      rounds: plan.latencyRounds,
+    },
+    memory: {
+      readings: plan.manyReadings,
+      seedSeconds: round(seeded?.seconds ?? Number.NaN, 1),
+      heapUsedMb: round(after.heapUsed / MB, 1),
+      arrayBuffersMb: round(after.arrayBuffers / MB, 1),
+      heapUsedGrowthMb: round((after.heapUsed - before.heapUsed) / MB, 1),
+      arrayBuffersGrowthMb: round((after.arrayBuffers - before.arrayBuffers) / MB, 1),
+      rssMb: round(after.rss / MB, 1),
+    },
+  };
+}
+
+// ---- history summarised into buckets ------------------------------------------------------------
+
+/** 30 days into about 500 buckets: `points=500` (the round size that fits: 2 h) and `interval=87m` (497). */
+const historyQueries = [
+  { name: 'points=500', query: 'points=500' },
+  { name: 'interval=87m', query: 'interval=87m' },
+];
+
+async function historyLatency(url, readings, measure) {
+  const results = {};
+  for (const { name, query } of historyQueries) {
+    const path = `/api/data/All/temperature?groupId=bench-history&${query}`;
+    await latency(url, path, { count: 2 });
+    const measured = await measure(path);
+    const buckets = JSON.parse(measured.last.body);
+    const counted = buckets.reduce((sum, bucket) => sum + bucket.count, 0);
+    // The default window starts at a bucket boundary near 30 days ago, so the oldest few may fall outside.
+    if (counted > readings || counted < 0.99 * readings) {
+      throw new Error(`${name}: buckets count ${counted} readings, ${readings} were stored`);
+    }
+    results[name] = {
+      p50Ms: round(measured.p50, 2),
+      p90Ms: round(measured.p90, 2),
+      n: measured.n,
+      buckets: buckets.length,
+    };
+  }
+  return results;
+}
+
+function readingBatches(group, days, endMs) {
+  const total = Math.floor((days * DAY_MS) / STEP_MS);
+  const bodies = [];
+  for (let first = 0; first < total; first += BATCH) {
+    const batch = [];
+    for (let i = first; i < Math.min(total, first + BATCH); i += 1) {
+      const time = new Date(endMs - (total - 1 - i) * STEP_MS).toISOString();
+      batch.push({ group, topic: 'esp/air/temperature', value: round(20 + 5 * Math.sin(i / 300), 2), time });
+    }
+    bodies.push(JSON.stringify(batch));
+  }
+  return { total, bodies };
+}
+
+/** Posts the batches, `concurrency` at a time; readings stored per second of wall time. */
+async function ingest(url, bodies, concurrency) {
+  let next = 0;
+  let stored = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < bodies.length) {
+      const body = bodies[next];
+      next += 1;
+      const reply = await post(url, '/api/data/readings', body);
+      if (reply.status !== 202)
+        throw new Error(`ingest answered ${reply.status}: ${reply.body.slice(0, 200)}`);
+      stored += JSON.parse(reply.body).stored;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    readings: stored,
+    seconds: round(seconds, 2),
+    perSecond: Math.round(stored / seconds),
+    concurrency,
+  };
+}
+
+async function memoryHistoryAndIngest() {
+  log(`history on the memory store: ${plan.historyDays} days of 20-second readings`);
+  const server = await startServer('hortus', { BENCH_HISTORY_DAYS: String(plan.historyDays) });
+  const readings = Math.floor((plan.historyDays * DAY_MS) / STEP_MS);
+  const history = await historyLatency(server.url, readings, (path) =>
+    latency(server.url, path, { seconds: plan.historySeconds }),
+  );
+  log(`ingest into the memory store: ${plan.ingestBatches} batches of ${BATCH}`);
+  // Four groups, each receiving its batches in time order, as boxes send them.
+  const bodies = [];
+  const span = BATCH * STEP_MS;
+  const first = Date.now() - plan.ingestBatches * span;
+  for (let b = 0; b < plan.ingestBatches; b += 1) {
+    const {
+      bodies: [body],
+    } = readingBatches(`bench-ingest-${b % 4}`, span / DAY_MS, first + (b + 1) * span);
+    bodies.push(body);
+  }
+  await ingest(server.url, bodies.slice(0, 2), 1);
+  const fresh = (suffix) => bodies.map((body) => body.replaceAll('bench-ingest-', `bench-ingest-${suffix}-`));
+  const ingestRuns = [await ingest(server.url, fresh('a'), 1), await ingest(server.url, fresh('b'), 2)];
+  await server.stop();
+  return { history: { readings, ...history }, ingest: ingestRuns };
+}
+
+// ---- MongoDB (the test server) ------------------------------------------------------------------
+
+/** BENCH_MONGODB_URI or MONGODB_URI when set; else a FerretDB of our own from tools/ferretdb (never the tests'). */
+async function mongoServer() {
+  const given = process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI;
+  if (given) return { uri: given, kind: 'given', stop: async () => {} };
+  const binary = join(root, 'tools/ferretdb/bin/ferretdb-test');
+  if (!existsSync(binary)) return undefined;
+  const dir = await mkdtemp(join(tmpdir(), 'hortus-bench-ferretdb-'));
+  const child = spawn(binary, ['-listen', '127.0.0.1:0', '-dir', join(dir, 'data')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  const uri = await new Promise((resolve, reject) => {
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+      const match = /^ready (mongodb:\/\/\S+)/mu.exec(text);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`FerretDB exited with ${code}`)));
+  });
+  return {
+    uri,
+    kind: 'FerretDB v1 (SQLite), tools/ferretdb',
+    stop: async () => {
+      await stopChild(child);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function dropDatabase(uri, name) {
+  const fromAdapter = createRequire(join(root, 'packages/adapter-mongo/package.json'));
+  const { MongoClient } = await import(pathToFileURL(fromAdapter.resolve('mongodb')).href);
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 });
+  try {
+    await client.db(name).dropDatabase();
+  } finally {
+    await client.close();
+  }
+}
+
+async function mongoHistoryAndIngest() {
+  const mongo = await mongoServer();
+  if (mongo === undefined) {
+    log(
+      'MongoDB part skipped: no MONGODB_URI and no tools/ferretdb/bin/ferretdb-test (bash scripts/ferretdb.sh build)',
+    );
+    return { skipped: 'no MONGODB_URI and no FerretDB test server binary' };
+  }
+  const database = `hortus_bench_${randomBytes(4).toString('hex')}`;
+  try {
+    const server = await startServer('hortus', { BENCH_MONGODB_URI: mongo.uri, BENCH_MONGODB_DB: database });
+    try {
+      const { total, bodies } = readingBatches('bench-history', plan.mongoDays, Date.now());
+      log(`ingest into MongoDB (${mongo.kind}): ${total} readings in batches of ${BATCH}, one at a time`);
+      // One batch at a time: FerretDB applies updates as unisolated read-modify-writes (see the README).
+      const ingested = await ingest(server.url, bodies, 1);
+      const history = await historyLatency(server.url, total, (path) =>
+        latency(server.url, path, { count: plan.mongoQueries }),
+      );
+      return { server: mongo.kind, ingest: ingested, history: { readings: total, ...history } };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    if (mongo.kind === 'given') await dropDatabase(mongo.uri, database);
+    await mongo.stop();
+  }
+}
+
+// ---- report -------------------------------------------------------------------------------------
+
+function targets(results) {
+  const list = [];
+  const add = (name, goal, measured, met) => list.push({ name, goal, measured, met });
+  if (results.polling !== undefined) {
+    const { rows } = results.polling;
+    for (const { route } of pollingRoutes) {
+      const full = rows.find((row) => row.case === `Hortus ${route}`);
+      const cached = rows.find((row) => row.case === `Hortus ${route} 304`);
+      const ratios = (row) => `${row.toKoaHello} x (${row.toNodeHttp} x node:http)`;
+      add(`Polling ${route}, full answer`, '>= 0.75 x Koa hello', ratios(full), full.toKoaHello >= 0.75);
+      add(`Polling ${route}, 304`, '>= 1.0 x Koa hello', ratios(cached), cached.toKoaHello >= 1.0);
+    }
+  }
+  if (results.scale !== undefined) {
+    const { latency, memory } = results.scale;
+    add(
+      `latestdata/All p50, ${latency.readingsMany.toLocaleString('en')} vs ${latency.readingsFew} readings`,
+      '<= 1.3 x',
+      `${latency.ratio} x (${latency.p50MsMany} ms vs ${latency.p50MsFew} ms)`,
+      latency.ratio <= 1.3,
+    );
+    // Typed-array columns live outside V8's heap (arrayBuffers): both count.
+    const total = memory.heapUsedMb + memory.arrayBuffersMb;
+    add(
+      `Memory of ${memory.readings.toLocaleString('en')} readings (memory store)`,
+      '< 400 MB',
+      `${round(total, 1)} MB = heapUsed ${memory.heapUsedMb} + arrayBuffers ${memory.arrayBuffersMb} (whole process)`,
+      total < 400,
+    );
+  }
+  const histories = [
+    ['memory store', results.memoryStore?.history, 50],
+    ['test MongoDB', results.mongo?.history, 300],
+  ];
+  for (const [store, history, limitMs] of histories) {
+    if (history === undefined) continue;
+    for (const { name } of historyQueries) {
+      const figure = history[name];
+      add(
+        `History of ${history.readings.toLocaleString('en')} readings, ${name} (${figure.buckets} buckets), ${store}`,
+        `p50 < ${limitMs} ms`,
+        `${figure.p50Ms} ms`,
+        figure.p50Ms < limitMs,
+      );
+    }
+  }
+  if (results.memoryStore !== undefined) {
+    const best = results.memoryStore.ingest.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+    const rate = `${best.perSecond.toLocaleString('en')}/s (${best.concurrency} batch${best.concurrency > 1 ? 'es' : ''} at a time)`;
+    add('Ingest over HTTP, memory store', '>= 50,000 readings/s', rate, best.perSecond >= 50_000);
+  }
+  if (results.mongo?.ingest !== undefined) {
+    const { perSecond } = results.mongo.ingest;
+    add(
+      'Ingest over HTTP, test MongoDB',
+      '>= 5,000 readings/s',
+      `${perSecond.toLocaleString('en')}/s`,
+      perSecond >= 5000,
+    );
+  }
+  return list;
+}
+
+function markdown(results) {
+  const { machine } = results;
+  const lines = [
+    `Measured ${results.date} on ${machine.cpus} x ${machine.cpuModel}, ${machine.memoryGb} GB, ` +
+      `Node ${machine.node} (${machine.platform})${results.smoke ? ' - SMOKE RUN, the figures mean nothing' : ''}.`,
+    '',
+    '| Target | Goal | Measured | Met |',
+    '|---|---|---|---|',
+    ...results.targets.map(
+      ({ name, goal, measured, met }) => `| ${name} | ${goal} | ${measured} | ${met ? 'yes' : 'NO'} |`,
+    ),
+  ];
+  if (results.polling !== undefined) {
+    const { connections, secondsPerRun, rounds, rows } = results.polling;
+    lines.push(
+      '',
+      `Throughput: autocannon in the bench process, each server in a process of its own, ${connections} ` +
+        `connections, ${secondsPerRun} s per run, ${rounds} rounds visiting every case in turn; medians, and ` +
+        'ratios as medians of same-round ratios. Server CPU: microseconds of CPU (user + system) the server ' +
+        'process spent per request, median over the rounds.',
+      '',
+      '| Case | Status | Median req/s | x Koa hello | x node:http | Server CPU per request |',
+      '|---|---|---|---|---|---|',
+      ...rows.map(
+        (row) =>
+          `| ${row.case} | ${row.status} | ${row.medianRps.toLocaleString('en')} | ${row.toKoaHello} | ` +
+          `${row.toNodeHttp} | ${row.cpuMicrosPerRequest} us |`,
+      ),
+    );
+  }
+  if (results.scale !== undefined) {
+    const { memory } = results.scale;
+    lines.push(
+      '',
+      `Memory store with ${memory.readings.toLocaleString('en')} readings (seeded in ${memory.seedSeconds} s): ` +
+        `heapUsed ${memory.heapUsedMb} MB (${signed(memory.heapUsedGrowthMb)} MB while seeding), arrayBuffers ` +
+        `${memory.arrayBuffersMb} MB (${signed(memory.arrayBuffersGrowthMb)} MB), rss ${memory.rssMb} MB.`,
+    );
+  }
+  const ingests = [
+    ...(results.memoryStore?.ingest ?? []).map(
+      (run) => `memory store, ${run.concurrency} at a time: ${run.perSecond.toLocaleString('en')}/s`,
+    ),
+    ...(results.mongo?.ingest === undefined
+      ? []
+      : [
+          `test MongoDB (${results.mongo.server}), one at a time: ${results.mongo.ingest.perSecond.toLocaleString('en')}/s`,
+        ]),
+  ];
+  if (ingests.length > 0)
+    lines.push('', `Ingest (batches of ${BATCH} readings over HTTP): ${ingests.join('; ')}.`);
+  if (results.mongo?.skipped !== undefined) lines.push('', `MongoDB part skipped: ${results.mongo.skipped}.`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function main() {
+  const started = performance.now();
+  for (const pkg of ['core', 'adapter-memory', 'adapter-mongo', 'http-koa']) {
+    if (!existsSync(join(root, `packages/${pkg}/dist/src/index.js`))) {
+      throw new Error(`packages/${pkg} is not built: run the build first (npx pnpm@10.34.9 build)`);
+    }
+  }
+  const [cpu] = cpus();
+  const results = {
+    date: new Date().toISOString(),
+    smoke,
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpu?.model.trim() ?? 'unknown',
+      memoryGb: Math.round(totalmem() / 1024 ** 3),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+    },
+    plan,
+  };
+  const timed = async (part, measure) => {
+    if (!parts.has(part)) return undefined;
+    const partStarted = performance.now();
+    const result = await measure();
+    log(`  ${part}: ${round((performance.now() - partStarted) / 1000, 1)} s`);
+    return result;
+  };
+  results.polling = await timed('polling', pollingThroughput);
+  results.scale = await timed('scale', newestReadingsAtScale);
+  results.memoryStore = await timed('memory', memoryHistoryAndIngest);
+  results.mongo = await timed('mongo', mongoHistoryAndIngest);
+  results.targets = targets(results);
+  results.seconds = round((performance.now() - started) / 1000, 1);
+
+  // Only a full run of every part replaces the published figures.
+  const published = !smoke && onlyArgument === undefined;
+  const directory = published ? join(root, 'bench/results') : await mkdtemp(join(tmpdir(), 'hortus-bench-'));
+  await mkdir(directory, { recursive: true });
+  const table = markdown(results);
+  await writeFile(join(directory, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  await writeFile(join(directory, 'latest.md'), table);
+  process.stdout.write(table);
+  log(`written to ${directory} in ${results.seconds} s`);
+}
+
+const cleanUp = async () => {
+  await Promise.all([...children].map((child) => stopChild(child)));
+  keepAlive.destroy();
+};
+
+main().then(cleanUp, async (error) => {
+  log(`bench failed: ${error?.stack ?? error}`);
+  await cleanUp();
+  process.exitCode = 1;
+});
+// Ctrl-C must not leave servers behind.
+process.once('SIGINT', () => {
+  cleanUp().finally(() => process.exit(130));
+});

@@ -1,0 +1,178 @@
+// One server under test, in its own process so that the load generator never shares its event loop.
+// Started by run.mjs with fork(): `node --expose-gc bench/server.mjs <kind>`, settings in BENCH_* variables.
+// It answers on the IPC channel: {type: 'ready', url} once listening, {type: 'memory', ...} when asked.
+import { createRequire } from 'node:module';
+import { createServer } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL, URL } from 'node:url';
+
+const fromHttpKoa = createRequire(new URL('../packages/http-koa/package.json', import.meta.url));
+const load = (name) => import(pathToFileURL(fromHttpKoa.resolve(name)).href);
+const hortus = (pkg) => import(new URL(`../packages/${pkg}/dist/src/index.js`, import.meta.url).href);
+
+const kind = process.argv[2];
+const env = process.env;
+const DAY_MS = 86_400_000;
+
+/** The store's memory after a full collection: the heap and the typed-array columns are reported apart. */
+function memory() {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  const { heapUsed, arrayBuffers, external, rss } = process.memoryUsage();
+  return { heapUsed, arrayBuffers, external, rss };
+}
+
+function listen(handler) {
+  const server = createServer(handler);
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+function urlOf(server) {
+  return `http://127.0.0.1:${server.address().port}`;
+}
+
+/** Readings straight into the repository (not over HTTP): seeding ten million must take seconds. */
+async function seedReadings(repository, group, topics, perTopic, stepMs, endMs) {
+  const batchSize = 100_000;
+  for (const topic of topics) {
+    for (let first = 0; first < perTopic; first += batchSize) {
+      const batch = [];
+      const last = Math.min(perTopic, first + batchSize);
+      for (let i = first; i < last; i += 1) {
+        const time = endMs - (perTopic - 1 - i) * stepMs;
+        batch.push({ group, topic, value: 20 + 5 * Math.sin(i / 500) + (i % 7) / 10, time: new Date(time) });
+      }
+      await repository.add(batch);
+    }
+  }
+}
+
+async function hortusServer() {
+  await import(pathToFileURL(fromHttpKoa.resolve('reflect-metadata')).href);
+  const { createContainer, createJsonLogger, loadConfig, startServer } = await hortus('http-koa');
+  const { READING_REPOSITORY } = await hortus('core');
+  // Only what is named here: an MQTT_URL or STORE of the calling shell must not change the server under test.
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    // The limiter stays on (its cost is measured) with an allowance the load generator cannot exhaust.
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    ...(env.BENCH_MONGODB_URI === undefined
+      ? { STORE: 'memory' }
+      : { STORE: 'mongodb', MONGODB_URI: env.BENCH_MONGODB_URI, MONGODB_DB: env.BENCH_MONGODB_DB }),
+  });
+  // Production logging: one JSON line per request on stdout, which run.mjs points at /dev/null.
+  const logger = createJsonLogger();
+  const container = createContainer(config, { logger });
+  const before = memory();
+  const seeded = Number(env.BENCH_SEED_READINGS ?? 0);
+  if (seeded > 0) {
+    const topics = Array.from({ length: 10 }, (_, i) => `esp/bench/${i}`);
+    const started = performance.now();
+    await seedReadings(
+      container.get(READING_REPOSITORY),
+      'bench-latest',
+      topics,
+      Math.ceil(seeded / topics.length),
+      1000,
+      Date.now(),
+    );
+    process.send({ type: 'seeded', readings: seeded, seconds: (performance.now() - started) / 1000 });
+  }
+  const historyDays = Number(env.BENCH_HISTORY_DAYS ?? 0);
+  if (historyDays > 0) {
+    const step = 20_000;
+    const perTopic = Math.floor((historyDays * DAY_MS) / step);
+    await seedReadings(
+      container.get(READING_REPOSITORY),
+      'bench-history',
+      ['esp/air/temperature'],
+      perTopic,
+      step,
+      Date.now(),
+    );
+  }
+  const after = memory();
+  const running = await startServer(config, { container, logger, demo: env.BENCH_DEMO === 'on' });
+  return { url: running.url, memory: { before, after } };
+}
+
+/** The same three polling routes on Koa and @koa/router with no middleware at all: the framework's limit. */
+async function koaRoutesServer() {
+  await import(pathToFileURL(fromHttpKoa.resolve('reflect-metadata')).href);
+  const { default: Koa } = await load('koa');
+  const { Router } = await load('@koa/router');
+  const { createContainer, loadConfig, silentLogger, withUnderscoreId } = await hortus('http-koa');
+  const { GetActionsOfGroup, GetGroup, GetLatestReadingsOfGroup, SeedDemo } = await hortus('core');
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', STORE: 'memory', AUTOMATIONS: 'off' });
+  const container = createContainer(config, { logger: silentLogger });
+  await container.get(SeedDemo).execute();
+  const [actions, readings, groups] = [GetActionsOfGroup, GetLatestReadingsOfGroup, GetGroup].map((useCase) =>
+    container.get(useCase),
+  );
+  const router = new Router();
+  router.get('/api/actions/current_state', async (ctx) => {
+    ctx.body = { message: (await actions.execute({ group: ctx.query.group })).map(withUnderscoreId) };
+  });
+  router.get('/api/data/latestdata/All', async (ctx) => {
+    ctx.body = (await readings.execute({ group: ctx.query.groupId })).map(withUnderscoreId);
+  });
+  router.get('/api/group/abo', async (ctx) => {
+    ctx.body = withUnderscoreId(await groups.execute({ name: ctx.query.group }));
+  });
+  const app = new Koa();
+  app.use(router.routes());
+  const server = await listen(app.callback());
+  return { url: urlOf(server) };
+}
+
+async function koaHelloServer() {
+  const { default: Koa } = await load('koa');
+  const { Router } = await load('@koa/router');
+  const router = new Router();
+  router.get('/hello', (ctx) => {
+    ctx.body = 'hello';
+  });
+  const app = new Koa();
+  app.use(router.routes());
+  const server = await listen(app.callback());
+  return { url: urlOf(server) };
+}
+
+async function httpHelloServer() {
+  const server = await listen((request, response) => {
+    response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    response.end('hello');
+  });
+  return { url: urlOf(server) };
+}
+
+const servers = {
+  hortus: hortusServer,
+  'koa-routes': koaRoutesServer,
+  'koa-hello': koaHelloServer,
+  'http-hello': httpHelloServer,
+};
+
+process.on('message', (message) => {
+  if (message?.type === 'memory') process.send({ type: 'memory', ...memory() });
+  // Microseconds of CPU (user + system) this process has used: work per request, whatever the machine's noise.
+  if (message?.type === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send({ type: 'cpu', micros: user + system });
+  }
+});
+process.on('disconnect', () => process.exit(0));
+
+const start = servers[kind];
+if (start === undefined) {
+  process.stderr.write(`unknown server kind ${kind}; one of ${Object.keys(servers).join(', ')}\n`);
+  process.exit(2);
+}
+start().then(
+  (ready) => process.send({ type: 'ready', ...ready }),
+  (error) => {
+    process.stderr.write(`${error?.stack ?? error}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,302 @@
+import { Binary, type Collection, type Db } from 'mongodb';
+import { type NewReading, type ReadingBucket } from '@hortus/core';
+import { type CollectionSpec, isDuplicateKeyError } from './support.js';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+/** Makes every valid Date's milliseconds non-negative, so chunk ids are fixed-width digits that sort by time. */
+const TIME_OFFSET = 8.64e15;
+const TIME_DIGITS = 17;
+/** Count, sum, smallest and largest value: four doubles a cell. */
+const CELL_NUMBERS = 4;
+const CELL_BYTES = CELL_NUMBERS * 8;
+/** A chunk written by one add() changes under another's feet at most this often before add() gives up. */
+const MAX_WRITE_ATTEMPTS = 20;
+
+/** Count, sum, smallest and largest value of the readings of one series in one unit of time. */
+export interface Cell {
+  n: number;
+  s: number;
+  lo: number;
+  hi: number;
+}
+
+/**
+ * The cells of one series over one chunk of time. The cells are packed into one binary value (little-endian
+ * doubles), not a sub-document each: documents of thousands of fields are slow to read and to update on
+ * some servers (FerretDB), one binary value is cheap everywhere.
+ */
+interface RollupDocument {
+  /** JSON `[group, topic]` followed by the chunk's start as fixed-width digits: series, then time order. */
+  _id: string;
+  group: string;
+  topic: string;
+  start: Date;
+  cells: Binary;
+  /** Bumped by every write; a write names the version it read, so concurrent writers never lose a reading. */
+  v: number;
+}
+
+export interface RollupLevel {
+  readonly collection: string;
+  /** Time covered by one cell. */
+  readonly unitMs: number;
+  /** Time covered by one document: a few kilobytes, rewritten whole when readings arrive. */
+  readonly chunkMs: number;
+}
+
+/** Coarsest first: a query uses the coarsest level whose unit divides its bucket. */
+export const rollupLevels: readonly RollupLevel[] = [
+  { collection: 'readingrollups_1h', unitMs: HOUR_MS, chunkMs: 10 * DAY_MS },
+  { collection: 'readingrollups_1m', unitMs: MINUTE_MS, chunkMs: 6 * HOUR_MS },
+];
+
+// Only `_id`: documents are written by `_id` and read by `_id` ranges.
+export const rollupCollections: readonly CollectionSpec[] = rollupLevels.map(({ collection }) => ({
+  name: collection,
+  indexes: [],
+}));
+
+function seriesPrefix(group: string, topic: string): string {
+  // A JSON array of strings is never a prefix of another one, so a prefix range holds one series only.
+  return JSON.stringify([group, topic]);
+}
+
+function chunkId(prefix: string, chunkStartMs: number): string {
+  return prefix + String(chunkStartMs + TIME_OFFSET).padStart(TIME_DIGITS, '0');
+}
+
+function cellsPerChunk(level: RollupLevel): number {
+  return level.chunkMs / level.unitMs;
+}
+
+function readCell(view: DataView, index: number): Cell {
+  const offset = index * CELL_BYTES;
+  return {
+    n: view.getFloat64(offset, true),
+    s: view.getFloat64(offset + 8, true),
+    lo: view.getFloat64(offset + 16, true),
+    hi: view.getFloat64(offset + 24, true),
+  };
+}
+
+function viewOf(cells: Binary): DataView {
+  const bytes = cells.value();
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Adds `cell` into `into`. */
+function merge(into: Cell, cell: Cell): void {
+  if (into.n === 0) {
+    Object.assign(into, cell);
+    return;
+  }
+  into.n += cell.n;
+  into.s += cell.s;
+  if (cell.lo < into.lo) into.lo = cell.lo;
+  if (cell.hi > into.hi) into.hi = cell.hi;
+}
+
+/** Sums what falls into each bucket, from cells and single readings alike. */
+export class BucketSums {
+  private readonly sums = new Map<number, Cell>();
+
+  constructor(private readonly bucketMs: number) {}
+
+  addCell(timeMs: number, cell: Cell): void {
+    const start = Math.floor(timeMs / this.bucketMs) * this.bucketMs;
+    const sum = this.sums.get(start);
+    if (sum === undefined) this.sums.set(start, { ...cell });
+    else merge(sum, cell);
+  }
+
+  addValue(timeMs: number, value: number): void {
+    this.addCell(timeMs, { n: 1, s: value, lo: value, hi: value });
+  }
+
+  newestFirst(): ReadingBucket[] {
+    return [...this.sums.entries()]
+      .sort(([a], [b]) => b - a)
+      .map(([start, { n, s, lo, hi }]) => ({
+        time: new Date(start),
+        min: lo,
+        max: hi,
+        avg: s / n,
+        count: n,
+      }));
+  }
+}
+
+/** A stretch of time `[from, to)` answered from one rollup level, or from the readings when `level` is absent. */
+export interface Piece {
+  readonly from: number;
+  readonly to: number;
+  readonly level?: RollupLevel;
+}
+
+/**
+ * Splits `[from, to)` into the whole units of the coarsest level, the whole units of the next level at either
+ * edge, and so on; what no level covers whole is left to the readings. Infinite ends stay open.
+ */
+export function planPieces(from: number, to: number, levels: readonly RollupLevel[]): Piece[] {
+  if (from >= to) return [];
+  const [level, ...finer] = levels;
+  if (level === undefined) return [{ from, to }];
+  const first = Number.isFinite(from) ? Math.ceil(from / level.unitMs) * level.unitMs : from;
+  const last = Number.isFinite(to) ? Math.floor(to / level.unitMs) * level.unitMs : to;
+  if (first >= last) return planPieces(from, to, finer);
+  return [
+    ...planPieces(from, first, finer),
+    { from: first, to: last, level },
+    ...planPieces(last, to, finer),
+  ];
+}
+
+/** New cells of one chunk, gathered from a batch of readings. */
+interface ChunkChange {
+  readonly group: string;
+  readonly topic: string;
+  readonly start: number;
+  readonly cells: Map<number, Cell>;
+}
+
+/**
+ * Per-series summaries written as readings are stored, per minute and per hour: a history of months is then
+ * summarised from a few dozen small documents instead of every reading, on any server (FerretDB has no
+ * `$group` accumulators). Each chunk is read, merged and written back under its version, so concurrent
+ * writers retry instead of overwriting each other.
+ */
+export class ReadingRollups {
+  private readonly collections: ReadonlyMap<RollupLevel, Collection<RollupDocument>>;
+
+  constructor(db: Db) {
+    this.collections = new Map(
+      rollupLevels.map((level) => [level, db.collection<RollupDocument>(level.collection)]),
+    );
+  }
+
+  /** Adds readings that were just stored (never a duplicate: it would count twice). */
+  async add(readings: readonly NewReading[]): Promise<void> {
+    if (readings.length === 0) return;
+    await Promise.all(
+      [...this.collections].map(([level, collection]) =>
+        writeChanges(level, collection, changesOf(level, readings)),
+      ),
+    );
+  }
+
+  /** Adds every cell of the level in the piece of one series to the sums; answers how many it found. */
+  async addCells(
+    level: RollupLevel,
+    group: string,
+    topic: string,
+    piece: Piece,
+    sums: BucketSums,
+  ): Promise<number> {
+    const collection = this.collections.get(level);
+    if (collection === undefined) return 0;
+    const prefix = seriesPrefix(group, topic);
+    const lowest = Number.isFinite(piece.from)
+      ? chunkId(prefix, Math.floor(piece.from / level.chunkMs) * level.chunkMs)
+      : prefix;
+    // Digits follow the prefix, and ':' sorts right after '9'.
+    const highest = Number.isFinite(piece.to)
+      ? chunkId(prefix, Math.floor((piece.to - 1) / level.chunkMs) * level.chunkMs)
+      : `${prefix}:`;
+    const documents = await collection
+      .find({ _id: { $gte: lowest, $lte: highest } }, { projection: { start: 1, cells: 1 } })
+      .toArray();
+    let found = 0;
+    for (const document of documents) {
+      const chunkStart = document.start.getTime();
+      const view = viewOf(document.cells);
+      const count = Math.floor(view.byteLength / CELL_BYTES);
+      for (let index = 0; index < count; index += 1) {
+        const timeMs = chunkStart + index * level.unitMs;
+        if (timeMs < piece.from || timeMs >= piece.to) continue;
+        const cell = readCell(view, index);
+        if (!(cell.n > 0)) continue;
+        sums.addCell(timeMs, cell);
+        found += 1;
+      }
+    }
+    return found;
+  }
+}
+
+function changesOf(level: RollupLevel, readings: readonly NewReading[]): Map<string, ChunkChange> {
+  const chunks = new Map<string, ChunkChange>();
+  for (const { group, topic, value, time } of readings) {
+    const timeMs = time.getTime();
+    const start = Math.floor(timeMs / level.chunkMs) * level.chunkMs;
+    const id = chunkId(seriesPrefix(group, topic), start);
+    let chunk = chunks.get(id);
+    if (chunk === undefined) {
+      chunk = { group, topic, start, cells: new Map() };
+      chunks.set(id, chunk);
+    }
+    const index = Math.floor((timeMs - start) / level.unitMs);
+    const cell = chunk.cells.get(index);
+    if (cell === undefined) chunk.cells.set(index, { n: 1, s: value, lo: value, hi: value });
+    else merge(cell, { n: 1, s: value, lo: value, hi: value });
+  }
+  return chunks;
+}
+
+/** The stored cells with the changes merged in, packed again. */
+function mergedCells(level: RollupLevel, stored: Binary | undefined, change: ChunkChange): Binary {
+  const bytes = new Uint8Array(cellsPerChunk(level) * CELL_BYTES);
+  if (stored !== undefined) bytes.set(stored.value().subarray(0, bytes.byteLength));
+  const view = new DataView(bytes.buffer);
+  for (const [index, cell] of change.cells) {
+    const merged = readCell(view, index);
+    merge(merged, cell);
+    const offset = index * CELL_BYTES;
+    view.setFloat64(offset, merged.n, true);
+    view.setFloat64(offset + 8, merged.s, true);
+    view.setFloat64(offset + 16, merged.lo, true);
+    view.setFloat64(offset + 24, merged.hi, true);
+  }
+  return new Binary(bytes);
+}
+
+/** Writes one chunk under the version it was read at; false when another writer came first. */
+async function writeChunk(
+  level: RollupLevel,
+  collection: Collection<RollupDocument>,
+  id: string,
+  change: ChunkChange,
+): Promise<boolean> {
+  const stored = await collection.findOne({ _id: id }, { projection: { cells: 1, v: 1 } });
+  const cells = mergedCells(level, stored?.cells, change);
+  if (stored === null) {
+    try {
+      const { group, topic, start } = change;
+      await collection.insertOne({ _id: id, group, topic, start: new Date(start), cells, v: 1 });
+      return true;
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
+  }
+  const result = await collection.updateOne({ _id: id, v: stored.v }, { $set: { cells, v: stored.v + 1 } });
+  return result.matchedCount === 1;
+}
+
+async function writeChanges(
+  level: RollupLevel,
+  collection: Collection<RollupDocument>,
+  changes: Map<string, ChunkChange>,
+): Promise<void> {
+  let pending = [...changes];
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS && pending.length > 0; attempt += 1) {
+    const written = await Promise.all(
+      pending.map(([id, change]) => writeChunk(level, collection, id, change)),
+    );
+    pending = pending.filter((_, index) => written[index] !== true);
+  }
+  if (pending.length > 0) {
+    throw new Error(`rollup chunks kept changing under concurrent writers: ${pending.length} not written`);
+  }
+}

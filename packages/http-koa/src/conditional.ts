@@ -1,0 +1,66 @@
+import { type RevisionSubject } from '@hortus/core';
+import { type HttpUseCases, type RouteInput } from './routing.js';
+
+/** Names the answer a route would give, before it is built; undefined when the route gives no tag. */
+export type EntityTagOf = (input: RouteInput, useCases: HttpUseCases) => Promise<string | undefined>;
+
+/**
+ * A weak entity tag from the store's revision of what the answer is made of (never a hash of the body: a
+ * poll of an unchanged group is answered without building the body at all). The route name keeps two
+ * routes' tags apart, the group name two groups' tags.
+ */
+export function revisionTag(route: string, subject: RevisionSubject, groupParameter: string): EntityTagOf {
+  return async ({ query }, { getRevision }) => {
+    const group = query[groupParameter];
+    const revision = await getRevision.execute({ group, subject });
+    return `W/"${route}.${encodeURIComponent(String(group).trim())}.${revision}"`;
+  };
+}
+
+function opaque(tag: string): string {
+  const trimmed = tag.trim();
+  return trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed;
+}
+
+/** RFC 9110 If-None-Match with weak comparison: true when the client holds the current representation. */
+export function noneMatchFails(ifNoneMatch: string, tag: string): boolean {
+  if (ifNoneMatch === '') return false;
+  if (ifNoneMatch === tag) return true;
+  const current = opaque(tag);
+  return ifNoneMatch.split(',').some((listed) => {
+    const candidate = listed.trim();
+    return candidate === '*' || opaque(candidate) === current;
+  });
+}
+
+/** How many answers a router keeps: one per polled (route, group) is plenty. */
+export const CACHED_ANSWERS = 1000;
+
+/**
+ * Serialised answers of routes whose answer is a function of their entity tag alone, kept while the tag
+ * holds: a poll of an unchanged group is answered without asking the store for the data or serialising it.
+ * Least recently used answers go first.
+ */
+export class AnswerCache {
+  private readonly answers = new Map<string, string>();
+
+  constructor(private readonly capacity = CACHED_ANSWERS) {}
+
+  get(tag: string): string | undefined {
+    const answer = this.answers.get(tag);
+    if (answer !== undefined) {
+      this.answers.delete(tag);
+      this.answers.set(tag, answer);
+    }
+    return answer;
+  }
+
+  set(tag: string, answer: string): void {
+    this.answers.delete(tag);
+    this.answers.set(tag, answer);
+    if (this.answers.size > this.capacity) {
+      const [oldest] = this.answers.keys();
+      if (oldest !== undefined) this.answers.delete(oldest);
+    }
+  }
+}

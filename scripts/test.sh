@@ -43,7 +43,20 @@ else
 fi
 
 status=0
-npx --no-install mocha || status=$?
+summaries="$(mktemp)"
+npx --no-install mocha | tee -a "$summaries" || status=$?
+
+# The HTTP suites once more on the Mongo store (issue 4): the same tests, the other adapter. Each test
+# server gets a database of its own on $MONGODB_URI; suites that stub the store keep memory.
+if [[ -z "$skipped" ]]; then
+  echo "HTTP suites again on the Mongo store (HORTUS_TEST_STORE=mongodb)" >&2
+  HORTUS_TEST_STORE=mongodb npx --no-install mocha --no-config --reporter ./scripts/mocha-summary-reporter.cjs \
+    --timeout 10000 --exit 'packages/http-koa/dist/test/**/*.test.js' | tee -a "$summaries" || status=$?
+  # One closing line for both passes, in the reporter's form.
+  sed -nE 's/^mocha: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$summaries" |
+    awk '{ p += $1; f += $2; s += $3 } END { printf "\nboth passes together:\nmocha: %d passed, %d failed, %d skipped\n", p, f, s }'
+fi
+rm -f "$summaries"
 
 if [[ -n "$skipped" ]]; then
   banner "$skipped"

@@ -7,6 +7,7 @@ import {
   type NewAction,
 } from '@hortus/core';
 import { newId } from './ids.js';
+import { GroupRevisions } from './revisions.js';
 import { compareText } from './sorted.js';
 
 interface StoredAction {
@@ -39,6 +40,7 @@ function toAction(stored: StoredAction): Action {
 @injectable()
 export class InMemoryActionRepository implements ActionRepository {
   private readonly byGroup = new Map<string, Map<string, StoredAction>>();
+  private readonly revisions = new GroupRevisions();
 
   async create(action: NewAction): Promise<Action> {
     let objects = this.byGroup.get(action.group);
@@ -57,6 +59,7 @@ export class InMemoryActionRepository implements ActionRepository {
       automations: copyAutomations(action.automations),
     };
     objects.set(stored.object, stored);
+    this.revisions.bump(stored.group);
     return toAction(stored);
   }
 
@@ -75,6 +78,7 @@ export class InMemoryActionRepository implements ActionRepository {
     const stored = this.byGroup.get(group)?.get(object);
     if (stored === undefined) return undefined;
     stored.value = value;
+    this.revisions.bump(group);
     return toAction(stored);
   }
 
@@ -86,6 +90,11 @@ export class InMemoryActionRepository implements ActionRepository {
     const stored = this.byGroup.get(group)?.get(object);
     if (stored === undefined) return undefined;
     stored.automations = copyAutomations(automations);
+    this.revisions.bump(group);
     return toAction(stored);
+  }
+
+  async revision(group: string): Promise<string> {
+    return this.revisions.current(group);
   }
 }

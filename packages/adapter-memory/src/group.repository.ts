@@ -1,6 +1,7 @@
 import { injectable } from 'inversify';
 import { ConflictError, type Group, type GroupRepository, type NewGroup } from '@hortus/core';
 import { newId } from './ids.js';
+import { GroupRevisions } from './revisions.js';
 import { compareText } from './sorted.js';
 
 interface StoredGroup {
@@ -25,6 +26,7 @@ function toGroup(stored: StoredGroup): Group {
 @injectable()
 export class InMemoryGroupRepository implements GroupRepository {
   private readonly byName = new Map<string, StoredGroup>();
+  private readonly revisions = new GroupRevisions();
 
   async create(group: NewGroup): Promise<Group> {
     if (this.byName.has(group.name)) {
@@ -38,6 +40,7 @@ export class InMemoryGroupRepository implements GroupRepository {
       settings: structuredClone(group.settings),
     };
     this.byName.set(stored.name, stored);
+    this.revisions.bump(stored.name);
     return toGroup(stored);
   }
 
@@ -54,6 +57,11 @@ export class InMemoryGroupRepository implements GroupRepository {
     const stored = this.byName.get(name);
     if (stored === undefined) return undefined;
     stored.settings = structuredClone(settings);
+    this.revisions.bump(name);
     return toGroup(stored);
+  }
+
+  async revision(name: string): Promise<string> {
+    return this.revisions.current(name);
   }
 }

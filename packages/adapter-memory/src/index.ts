@@ -8,3 +8,4 @@ export * from './user.repository.js';
 export * from './memory-store.module.js';
 export * from './engine-state.repository.js';
 export * from './automation-log.repository.js';
+export * from './access-key.repository.js';

@@ -1,5 +1,7 @@
 import { ContainerModule } from 'inversify';
 import {
+  ACCESS_KEY_REPOSITORY,
+  type AccessKeyRepository,
   ACTION_REPOSITORY,
   type ActionRepository,
   AUTOMATION_LOG_REPOSITORY,
@@ -20,6 +22,7 @@ import {
   type UserRepository,
   type Repositories,
 } from '@hortus/core';
+import { InMemoryAccessKeyRepository } from './access-key.repository.js';
 import { InMemoryActionRepository } from './action.repository.js';
 import { InMemoryAutomationLogRepository } from './automation-log.repository.js';
 import { InMemoryDeviceRepository } from './device.repository.js';
@@ -48,6 +51,7 @@ export function createMemoryStore(): MemoryStore {
     users: new InMemoryUserRepository(),
     engineState: new InMemoryEngineStateRepository(),
     automationLog: new InMemoryAutomationLogRepository(),
+    accessKeys: new InMemoryAccessKeyRepository(),
     close: async () => {},
   };
 }
@@ -73,5 +77,6 @@ export function memoryStoreModule(): ContainerModule {
     bind<AutomationLogRepository>(AUTOMATION_LOG_REPOSITORY)
       .to(InMemoryAutomationLogRepository)
       .inSingletonScope();
+    bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(InMemoryAccessKeyRepository).inSingletonScope();
   });
 }

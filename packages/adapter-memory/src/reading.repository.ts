@@ -1,5 +1,12 @@
 import { injectable } from 'inversify';
-import { type NewReading, type Reading, type ReadingRange, type ReadingRepository } from '@hortus/core';
+import {
+  type NewReading,
+  type Reading,
+  type ReadingBucket,
+  type ReadingRange,
+  type ReadingRepository,
+} from '@hortus/core';
+import { GroupRevisions } from './revisions.js';
 import { compareText } from './sorted.js';
 
 /** Offset that makes every valid Date's milliseconds non-negative, so ids stay fixed-width hex. */
@@ -84,17 +91,28 @@ class Series {
 @injectable()
 export class InMemoryReadingRepository implements ReadingRepository {
   private readonly seriesByGroup = new Map<string, Map<string, Series>>();
+  private readonly revisions = new GroupRevisions();
 
   async add(readings: readonly NewReading[]): Promise<number> {
     let stored = 0;
+    let changedGroup: string | undefined;
     for (const reading of readings) {
       if (
         this.seriesFor(reading.group, reading.topic).insert(reading.time.getTime(), Number(reading.value))
       ) {
         stored += 1;
+        // Batches nearly always hold one group: bump once per run of it rather than once per reading.
+        if (reading.group !== changedGroup) {
+          changedGroup = reading.group;
+          this.revisions.bump(changedGroup);
+        }
       }
     }
     return stored;
+  }
+
+  async revision(group: string): Promise<string> {
+    return this.revisions.current(group);
   }
 
   async latest(group: string, topic: string): Promise<Reading | undefined> {
@@ -132,6 +150,41 @@ export class InMemoryReadingRepository implements ReadingRepository {
     return undefined;
   }
 
+  /** One pass over the columns between the range's binary-searched bounds, newest first. */
+  async aggregate(range: ReadingRange, bucketMs: number): Promise<ReadingBucket[]> {
+    const buckets: ReadingBucket[] = [];
+    const bounds = this.bounds(range);
+    if (bounds === undefined) return buckets;
+    const { series, first, last } = bounds;
+    const { times, values } = series;
+    const lowest = range.minValue ?? Number.NEGATIVE_INFINITY;
+    const highest = range.maxValue ?? Number.POSITIVE_INFINITY;
+    let start = Number.NaN;
+    let min = 0;
+    let max = 0;
+    let sum = 0;
+    let count = 0;
+    for (let index = last; index >= first; index -= 1) {
+      const value = values[index] as number;
+      if (value < lowest || value > highest) continue;
+      const bucketStart = Math.floor((times[index] as number) / bucketMs) * bucketMs;
+      if (bucketStart !== start) {
+        if (count > 0) buckets.push(toBucket(start, min, max, sum, count));
+        start = bucketStart;
+        min = value;
+        max = value;
+        sum = 0;
+        count = 0;
+      }
+      if (value < min) min = value;
+      if (value > max) max = value;
+      sum += value;
+      count += 1;
+    }
+    if (count > 0) buckets.push(toBucket(start, min, max, sum, count));
+    return buckets;
+  }
+
   private seriesFor(group: string, topic: string): Series {
     let topics = this.seriesByGroup.get(group);
     if (topics === undefined) {
@@ -162,4 +215,8 @@ function inValueRange(value: number, range: ReadingRange): boolean {
     (range.minValue === undefined || value >= range.minValue) &&
     (range.maxValue === undefined || value <= range.maxValue)
   );
+}
+
+function toBucket(start: number, min: number, max: number, sum: number, count: number): ReadingBucket {
+  return { time: new Date(start), min, max, avg: sum / count, count };
 }

@@ -1,6 +1,7 @@
 import { Container } from 'inversify';
 import { expect } from 'chai';
 import {
+  ACCESS_KEY_REPOSITORY,
   ACTION_REPOSITORY,
   DEVICE_REPOSITORY,
   GROUP_REPOSITORY,
@@ -131,6 +132,7 @@ describe('in-memory store specifics', () => {
       HISTORY_CHART_REPOSITORY,
       GROUP_REPOSITORY,
       USER_REPOSITORY,
+      ACCESS_KEY_REPOSITORY,
     ];
 
     it('when loaded, then every repository port resolves to one singleton per container', () => {

@@ -8,6 +8,7 @@ import {
   type SensorAutomation,
   type TimeAutomation,
 } from '@hortus/core';
+import { StoredRevisions } from './revisions.js';
 import { type CollectionSpec, isLiteralObject, MONGO_DB, MongoRepository } from './support.js';
 
 interface ActionDocument {
@@ -70,14 +71,22 @@ const actionMapper = {
 
 @injectable()
 export class MongoActionRepository extends MongoRepository<ActionDocument> implements ActionRepository {
+  private readonly revisions: StoredRevisions;
+
   constructor(@inject(MONGO_DB) db: Db) {
     super(db, actionCollection, 'action', 'The group already has an action of that object name');
+    this.revisions = new StoredRevisions(db, 'actions');
   }
 
   async create(action: NewAction): Promise<Action> {
     const document = actionMapper.toDocument(action);
     await this.run(() => this.collection.insertOne(document));
+    await this.run(() => this.revisions.bump([document.group]));
     return actionMapper.toEntity(document);
+  }
+
+  async revision(group: string): Promise<string> {
+    return this.run(() => this.revisions.current(group));
   }
 
   async find(group: string, object: string): Promise<Action | undefined> {
@@ -110,6 +119,8 @@ export class MongoActionRepository extends MongoRepository<ActionDocument> imple
     const document = await this.run(() =>
       this.collection.findOneAndUpdate({ group, object }, { $set: fields }, { returnDocument: 'after' }),
     );
-    return document === null ? undefined : actionMapper.toEntity(document);
+    if (document === null) return undefined;
+    await this.run(() => this.revisions.bump([group]));
+    return actionMapper.toEntity(document);
   }
 }

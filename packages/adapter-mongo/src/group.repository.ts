@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { type Db, ObjectId } from 'mongodb';
 import { type Group, type GroupPackage, type GroupRepository, type NewGroup } from '@hortus/core';
+import { StoredRevisions } from './revisions.js';
 import { type CollectionSpec, fromStoredJson, MONGO_DB, MongoRepository, toStoredJson } from './support.js';
 
 interface GroupDocument {
@@ -39,14 +40,22 @@ const groupMapper = {
 
 @injectable()
 export class MongoGroupRepository extends MongoRepository<GroupDocument> implements GroupRepository {
+  private readonly revisions: StoredRevisions;
+
   constructor(@inject(MONGO_DB) db: Db) {
     super(db, groupCollection, 'group', 'A group with that name exists');
+    this.revisions = new StoredRevisions(db, 'group');
   }
 
   async create(group: NewGroup): Promise<Group> {
     const document = groupMapper.toDocument(group);
     await this.run(() => this.collection.insertOne(document));
+    await this.run(() => this.revisions.bump([document.name]));
     return groupMapper.toEntity(document);
+  }
+
+  async revision(name: string): Promise<string> {
+    return this.run(() => this.revisions.current(name));
   }
 
   async findByName(name: string): Promise<Group | undefined> {
@@ -67,6 +76,8 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
         { returnDocument: 'after' },
       ),
     );
-    return document === null ? undefined : groupMapper.toEntity(document);
+    if (document === null) return undefined;
+    await this.run(() => this.revisions.bump([name]));
+    return groupMapper.toEntity(document);
   }
 }

@@ -1,3 +1,4 @@
+export * from './access-key.repository.js';
 export * from './action.repository.js';
 export * from './automation-log.repository.js';
 export * from './device.repository.js';

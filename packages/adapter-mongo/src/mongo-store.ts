@@ -1,6 +1,8 @@
 import { ContainerModule } from 'inversify';
 import { type Db, MongoClient, type MongoClientOptions, type W } from 'mongodb';
 import {
+  ACCESS_KEY_REPOSITORY,
+  type AccessKeyRepository,
   ACTION_REPOSITORY,
   type ActionRepository,
   AUTOMATION_LOG_REPOSITORY,
@@ -23,6 +25,7 @@ import {
   type UserRepository,
   type Repositories,
 } from '@hortus/core';
+import { accessKeyCollection, MongoAccessKeyRepository } from './access-key.repository.js';
 import { actionCollection, MongoActionRepository } from './action.repository.js';
 import { automationLogCollection, MongoAutomationLogRepository } from './automation-log.repository.js';
 import { deviceCollection, MongoDeviceRepository } from './device.repository.js';
@@ -31,6 +34,8 @@ import { groupCollection, MongoGroupRepository } from './group.repository.js';
 import { historyChartCollection, MongoHistoryChartRepository } from './history-chart.repository.js';
 import { MongoNotificationRepository, notificationCollection } from './notification.repository.js';
 import { MongoReadingRepository, readingCollection } from './reading.repository.js';
+import { revisionCollection } from './revisions.js';
+import { rollupCollections } from './rollups.js';
 import { type CollectionSpec, isUnavailableError, MONGO_DB } from './support.js';
 import { MongoUserRepository, userCollection } from './user.repository.js';
 
@@ -49,6 +54,9 @@ export const collections: readonly CollectionSpec[] = [
   userCollection,
   engineStateCollection,
   automationLogCollection,
+  revisionCollection,
+  ...rollupCollections,
+  accessKeyCollection,
 ];
 
 /** Which database the repositories use and how writes are acknowledged. */
@@ -124,6 +132,7 @@ function bindRepositories(db: Db): ContainerModule {
     bind<AutomationLogRepository>(AUTOMATION_LOG_REPOSITORY)
       .to(MongoAutomationLogRepository)
       .inSingletonScope();
+    bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(MongoAccessKeyRepository).inSingletonScope();
   });
 }
 
@@ -215,6 +224,7 @@ export class MongoStore {
       users: new MongoUserRepository(this.db),
       engineState: new MongoEngineStateRepository(this.db),
       automationLog: new MongoAutomationLogRepository(this.db),
+      accessKeys: new MongoAccessKeyRepository(this.db),
     };
   }
 

@@ -1,7 +1,22 @@
 import { inject, injectable } from 'inversify';
 import { type Db, type Filter, MongoBulkWriteError, ObjectId } from 'mongodb';
-import { type NewReading, type Reading, type ReadingRange, type ReadingRepository } from '@hortus/core';
-import { type CollectionSpec, isDuplicateKeyCode, MONGO_DB, MongoRepository, toDate } from './support.js';
+import {
+  type NewReading,
+  type Reading,
+  type ReadingBucket,
+  type ReadingRange,
+  type ReadingRepository,
+} from '@hortus/core';
+import { StoredRevisions } from './revisions.js';
+import { BucketSums, type Piece, planPieces, ReadingRollups, rollupLevels } from './rollups.js';
+import {
+  type CollectionSpec,
+  isDuplicateKeyCode,
+  isUnavailableError,
+  MONGO_DB,
+  MongoRepository,
+  toDate,
+} from './support.js';
 
 interface ReadingDocument {
   _id: ObjectId;
@@ -61,24 +76,96 @@ function rangeFilter(range: ReadingRange): Filter<ReadingDocument> {
 
 @injectable()
 export class MongoReadingRepository extends MongoRepository<ReadingDocument> implements ReadingRepository {
+  private readonly rollups: ReadingRollups;
+  private readonly revisions: StoredRevisions;
+
   constructor(@inject(MONGO_DB) db: Db) {
     super(db, readingCollection, 'reading', 'That reading is already stored');
+    this.rollups = new ReadingRollups(db);
+    this.revisions = new StoredRevisions(db, 'readings');
   }
 
+  /**
+   * Inserts, then adds what was inserted (never a duplicate) to the rollups, then bumps the revisions of the
+   * batch's groups. A failure between the insert and the rollup update leaves those readings out of the
+   * rollups: a retry finds them stored and does not add them again.
+   */
   async add(readings: readonly NewReading[]): Promise<number> {
     if (readings.length === 0) return 0;
     return this.run(async () => {
+      let inserted: readonly NewReading[] = readings;
       try {
-        const result = await this.collection.insertMany(readings.map(readingMapper.toDocument), {
-          ordered: false,
-        });
-        return result.insertedCount;
+        await this.collection.insertMany(readings.map(readingMapper.toDocument), { ordered: false });
       } catch (error) {
         // Unordered: every other document was still tried; duplicates are retried deliveries, not failures.
-        if (error instanceof MongoBulkWriteError && onlyDuplicates(error)) return error.insertedCount;
-        throw error;
+        // Unreachable store: fail at once (503 within the selection timeout), not after a rollup attempt too.
+        if (!(error instanceof MongoBulkWriteError) || isUnavailableError(error)) throw error;
+        // Without write errors nothing tells which readings were stored: none goes into the rollups then.
+        const writeErrors = error.result.getWriteErrors();
+        if (writeErrors.length === 0) throw error;
+        const failed = new Set(writeErrors.map((writeError) => writeError.index));
+        inserted = readings.filter((_, index) => !failed.has(index));
+        if (!onlyDuplicates(error)) {
+          await this.rollups.add(inserted);
+          throw error;
+        }
       }
+      await this.rollups.add(inserted);
+      await this.revisions.bump(readings.map((reading) => reading.group));
+      return inserted.length;
     });
+  }
+
+  async revision(group: string): Promise<string> {
+    return this.run(() => this.revisions.current(group));
+  }
+
+  /**
+   * From the rollups where the bucket is a whole number of minutes or hours and no value filter applies;
+   * edges of the range that are not whole minutes, value filters and series without rollups (readings that
+   * reached the database another way) are summarised from the readings themselves.
+   */
+  async aggregate(range: ReadingRange, bucketMs: number): Promise<ReadingBucket[]> {
+    const from = range.startDate?.getTime() ?? Number.NEGATIVE_INFINITY;
+    const to = range.endDate === undefined ? Number.POSITIVE_INFINITY : range.endDate.getTime() + 1;
+    const filtered = range.minValue !== undefined || range.maxValue !== undefined;
+    const levels = filtered ? [] : rollupLevels.filter((level) => bucketMs % level.unitMs === 0);
+    return this.run(async () => {
+      const pieces = planPieces(from, to, levels);
+      let sums = new BucketSums(bucketMs);
+      const found = await Promise.all(
+        pieces.map((piece) =>
+          piece.level === undefined
+            ? this.addReadings(range, piece, sums)
+            : this.rollups.addCells(piece.level, range.group, range.topic, piece, sums),
+        ),
+      );
+      const fromRollups = found.filter((_, index) => pieces[index]?.level !== undefined);
+      if (fromRollups.length > 0 && fromRollups.every((count) => count === 0)) {
+        sums = new BucketSums(bucketMs);
+        await this.addReadings(range, { from, to }, sums);
+      }
+      return sums.newestFirst();
+    });
+  }
+
+  private async addReadings(range: ReadingRange, piece: Piece, sums: BucketSums): Promise<number> {
+    const filter = rangeFilter({
+      ...range,
+      ...(Number.isFinite(piece.from) ? { startDate: new Date(piece.from) } : {}),
+      ...(Number.isFinite(piece.to) ? { endDate: new Date(piece.to - 1) } : {}),
+    });
+    const documents = await this.collection
+      .find(filter, { projection: { _id: 0, time: 1, value: 1 } })
+      .toArray();
+    let found = 0;
+    for (const document of documents) {
+      const value = Number(document.value);
+      if (!Number.isFinite(value)) continue;
+      sums.addValue(toDate(document.time).getTime(), value);
+      found += 1;
+    }
+    return found;
   }
 
   async latest(group: string, topic: string): Promise<Reading | undefined> {

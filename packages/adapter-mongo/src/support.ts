@@ -4,6 +4,7 @@ import {
   type Db,
   type Document,
   type IndexDescription,
+  MongoBulkWriteError,
   MongoClientClosedError,
   MongoNetworkError,
   MongoNotConnectedError,
@@ -66,6 +67,12 @@ const SOCKET_ERROR_CODES = new Set([
 ]);
 
 export function isUnavailableError(error: unknown): boolean {
+  // A bulk write (insertMany) that could not reach the server throws a MongoBulkWriteError carrying the
+  // network or selection error as its errorResponse, and no server code of its own.
+  if (error instanceof MongoBulkWriteError) {
+    const wrapped: unknown = error.errorResponse;
+    if (wrapped instanceof Error && wrapped !== error && isUnavailableError(wrapped)) return true;
+  }
   return (
     (error instanceof Error && SOCKET_ERROR_CODES.has(String((error as NodeJS.ErrnoException).code))) ||
     error instanceof MongoServerSelectionError ||
@@ -74,7 +81,9 @@ export function isUnavailableError(error: unknown): boolean {
     error instanceof MongoNotConnectedError ||
     error instanceof MongoClientClosedError ||
     error instanceof MongoServerClosedError ||
-    (error instanceof MongoServerError && UNAVAILABLE_SERVER_CODES.has(Number(error.code)))
+    (error instanceof MongoServerError && UNAVAILABLE_SERVER_CODES.has(Number(error.code))) ||
+    // FerretDB on SQLite gives up on a write lock held too long by other writers: busy, so retry later.
+    (error instanceof MongoServerError && error.message.includes('SQLITE_BUSY'))
   );
 }
 

@@ -11,6 +11,10 @@ const unisolatedUpdates =
 const ferretDbGaps = new Map<string, string>([
   ['when 50 charts are appended concurrently for one user, then all 50 land', unisolatedUpdates],
   ['when different flags of one chart are set concurrently, then every flag lands', unisolatedUpdates],
+  [
+    'when distinct readings of one minute are added by concurrent calls, then every one is counted',
+    unisolatedUpdates,
+  ],
 ]);
 
 describe(serverSuite('Mongo adapter against the contract suites'), () => {

@@ -10,7 +10,13 @@ import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { Container } from 'inversify';
 import { type Context } from 'mocha';
-import { MongoServerError, ObjectId } from 'mongodb';
+import {
+  type BulkWriteResult,
+  MongoBulkWriteError,
+  MongoNetworkError,
+  MongoServerError,
+  ObjectId,
+} from 'mongodb';
 import {
   ACTION_REPOSITORY,
   applyChartChange,
@@ -131,6 +137,26 @@ describe('Mongo driver error translation', () => {
     });
   });
 
+  it('when a bulk insert could not reach the server, then it becomes a StoreUnavailableError (a 503, not a 500)', () => {
+    // What insertMany throws when the connection is refused or drops: the network error wrapped in a bulk error.
+    const bulk = new MongoBulkWriteError(
+      new MongoNetworkError('connect ECONNREFUSED 127.0.0.1:27017'),
+      {} as BulkWriteResult,
+    );
+
+    expect(toDomainError(bulk, 'reading', 'conflict')).to.be.an.instanceOf(StoreUnavailableError);
+  });
+
+  it('when FerretDB on SQLite reports its database locked by other writers, then it is StoreUnavailableError', () => {
+    const busy = new MongoServerError({
+      message:
+        '[collection.go:177 sqlite.(*collection).UpdateAll.func1] database is locked (5) (SQLITE_BUSY)',
+      code: 1,
+    });
+
+    expect(toDomainError(busy, 'reading', 'conflict')).to.be.an.instanceOf(StoreUnavailableError);
+  });
+
   it('when any other server error occurs, then it passes through unchanged', () => {
     const original = new MongoServerError({ message: 'bad value', code: 2 });
 
@@ -218,10 +244,22 @@ describe(serverSuite('Mongo store on a server'), () => {
         },
       ],
       ['automationevents', { group_id: { key: { group: 1, _id: -1 }, unique: false } }],
+      [
+        'accesskeys',
+        {
+          secretHash_unique: { key: { secretHash: 1 }, unique: true },
+          createdAt_id: { key: { createdAt: 1, _id: 1 }, unique: false },
+        },
+      ],
+      // Read and written by `_id` only; they come into being with their first write.
+      ['revisions', {}],
+      ['readingrollups_1h', {}],
+      ['readingrollups_1m', {}],
     ]);
     expect(collections.map((c) => c.name).sort()).to.deep.equal([...expected.keys()].sort());
 
     for (const [collection, indexes] of expected) {
+      if (Object.keys(indexes).length === 0) continue;
       const found = await database().store.db.collection(collection).listIndexes().toArray();
       const byName = Object.fromEntries(
         found

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { type Container } from 'inversify';
 import { registerDataCommands, withExamples } from './commands.js';
 import { describeFailure, exitCodes } from './exit-codes.js';
+import { registerKeyCommands } from './keys.js';
 import { type TextSink } from './output.js';
 import { registerServeCommand } from './serve.js';
 
@@ -60,6 +61,7 @@ function createProgram(io: RunIo): Command {
   program.addHelpText('after', exitCodeHelp);
   registerServeCommand(program, io);
   registerDataCommands(program, io);
+  registerKeyCommands(program, io);
   return program;
 }
 

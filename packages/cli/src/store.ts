@@ -1,5 +1,5 @@
-import { createCoreModule } from '@hortus/core';
-import { loadConfig, openStore } from '@hortus/http-koa';
+import { ACCESS_KEY_SECRETS, type AccessKeySecrets, createCoreModule } from '@hortus/core';
+import { loadConfig, NodeAccessKeySecrets, openStore } from '@hortus/http-koa';
 import { Container, type ServiceIdentifier } from 'inversify';
 import { UsageError } from './exit-codes.js';
 import { type RunIo } from './run.js';
@@ -38,6 +38,7 @@ export async function withUseCases<T>(
       createCoreModule({ timeZone: config.timeZone, commitsCacheMs: config.commitsCacheMs }),
       store.module,
     );
+    container.bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
     return await work((useCase) => container.get(useCase));
   } finally {
     await store.close();

@@ -1,3 +1,4 @@
+import { accessKeyRepositoryContract } from './access-key.contract.js';
 import { actionRepositoryContract } from './action.contract.js';
 import { automationLogRepositoryContract } from './automation-log.contract.js';
 import { deviceRepositoryContract } from './device.contract.js';
@@ -5,13 +6,17 @@ import { engineStateRepositoryContract } from './engine-state.contract.js';
 import { groupRepositoryContract } from './group.contract.js';
 import { historyChartRepositoryContract } from './history-chart.contract.js';
 import { notificationRepositoryContract } from './notification.contract.js';
+import { readingAggregateContract } from './reading-aggregate.contract.js';
 import { readingRepositoryContract } from './reading.contract.js';
+import { revisionContract } from './revision.contract.js';
 import { type StoreFactory } from './store.js';
 import { userRepositoryContract } from './user.contract.js';
 
 /** Runs every port's contract against one adapter. */
 export function storeContract(name: string, createStore: StoreFactory): void {
   readingRepositoryContract(name, createStore);
+  readingAggregateContract(name, createStore);
+  revisionContract(name, createStore);
   actionRepositoryContract(name, createStore);
   deviceRepositoryContract(name, createStore);
   notificationRepositoryContract(name, createStore);
@@ -20,4 +25,5 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   userRepositoryContract(name, createStore);
   engineStateRepositoryContract(name, createStore);
   automationLogRepositoryContract(name, createStore);
+  accessKeyRepositoryContract(name, createStore);
 }

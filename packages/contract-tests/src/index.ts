@@ -1,5 +1,7 @@
 export * from './store.js';
 export * from './reading.contract.js';
+export * from './reading-aggregate.contract.js';
+export * from './revision.contract.js';
 export * from './action.contract.js';
 export * from './device.contract.js';
 export * from './notification.contract.js';
@@ -8,4 +10,5 @@ export * from './group.contract.js';
 export * from './user.contract.js';
 export * from './engine-state.contract.js';
 export * from './automation-log.contract.js';
+export * from './access-key.contract.js';
 export * from './all.contract.js';

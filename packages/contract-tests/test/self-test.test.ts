@@ -3,12 +3,18 @@ import {
   type NewReading,
   type NewUser,
   type Reading,
+  type ReadingBucket,
   type ReadingRange,
   type ReadingRepository,
   type User,
   type UserRepository,
 } from '@hortus/core';
-import { expect, readingRepositoryContract, userRepositoryContract } from '@hortus/contract-tests';
+import {
+  expect,
+  readingAggregateContract,
+  readingRepositoryContract,
+  userRepositoryContract,
+} from '@hortus/contract-tests';
 
 interface Outcome {
   readonly passed: readonly string[];
@@ -80,6 +86,28 @@ class NaiveReadingRepository implements ReadingRepository {
     return this.matching(range).sort((a, b) => a.time.getTime() - b.time.getTime())[0];
   }
 
+  /** Oldest bucket first, and every stored copy counted. */
+  async aggregate(range: ReadingRange, bucketMs: number): Promise<ReadingBucket[]> {
+    const buckets = new Map<number, number[]>();
+    for (const r of this.matching(range)) {
+      const start = Math.floor(r.time.getTime() / bucketMs) * bucketMs;
+      buckets.set(start, [...(buckets.get(start) ?? []), r.value]);
+    }
+    return [...buckets.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([start, values]) => ({
+        time: new Date(start),
+        min: Math.min(...values),
+        max: Math.max(...values),
+        avg: values.reduce((sum, value) => sum + value, 0) / values.length,
+        count: values.length,
+      }));
+  }
+
+  async revision(): Promise<string> {
+    return String(this.nextId);
+  }
+
   private matching(range: ReadingRange): Reading[] {
     return this.stored.filter(
       (r) =>
@@ -135,6 +163,21 @@ describe('contract suites (self-test)', () => {
       'when the series is empty or unknown, then it answers undefined',
       'when startDate and endDate equal stored times, then both bounds are inclusive',
       'when a limit is given, then it answers only that many, the newest ones',
+    ]);
+  });
+
+  it('when the aggregate contract runs against a naive repository, then its bugs fail and its correct parts pass', async () => {
+    const outcome = await runNested(() =>
+      readingAggregateContract('naive', async () => ({ readings: new NaiveReadingRepository() })),
+    );
+
+    expect(outcome.failed).to.include.members([
+      'when readings fall into buckets, then each bucket answers its start, min, max, avg and count, newest first, empty ones left out',
+      'when a delivery is retried or readings arrive out of order over several batches, then each reading counts once',
+    ]);
+    expect(outcome.passed).to.include.members([
+      'when the range starts inside a bucket, then the bucket still starts at a multiple of its size and counts only readings in the range',
+      'when the range holds no readings, then it answers an empty list',
     ]);
   });
 

@@ -1,3 +1,4 @@
+import { type AccessKeyRepository } from './access-keys/access-key.port.js';
 import { type ActionRepository } from './actions/action.port.js';
 import { type AutomationLogRepository } from './automations/automation-log.port.js';
 import { type EngineStateRepository } from './automations/engine-state.port.js';
@@ -19,4 +20,5 @@ export interface Repositories {
   readonly users: UserRepository;
   readonly engineState: EngineStateRepository;
   readonly automationLog: AutomationLogRepository;
+  readonly accessKeys: AccessKeyRepository;
 }

@@ -1,4 +1,8 @@
 import { ContainerModule } from 'inversify';
+import { Authenticate } from './access-keys/authenticate.js';
+import { CreateAccessKey } from './access-keys/create-access-key.js';
+import { ListAccessKeys } from './access-keys/list-access-keys.js';
+import { RevokeAccessKey } from './access-keys/revoke-access-key.js';
 import { ActionChanges } from './actions/action-changes.js';
 import { CreateAction } from './actions/create-action.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
@@ -34,8 +38,10 @@ import { ListOpenNotifications } from './notifications/list-open-notifications.j
 import { GetLatestReading } from './readings/get-latest-reading.js';
 import { GetLatestReadingsOfGroup } from './readings/get-latest-readings-of-group.js';
 import { GetTodayHourlyReadings } from './readings/get-today-hourly-readings.js';
+import { AggregateReadings } from './readings/aggregate-readings.js';
 import { QueryReadings } from './readings/query-readings.js';
 import { RecordReadings } from './readings/record-readings.js';
+import { GetRevision } from './revisions/get-revision.js';
 import { CLOCK, type Clock, SystemClock } from './shared/clock.port.js';
 import { CORE_SETTINGS, type CoreSettings } from './shared/settings.js';
 import { assertTimeZone } from './shared/time-zone.js';
@@ -68,6 +74,8 @@ export const useCases = [
   GetLatestReadingsOfGroup,
   GetTodayHourlyReadings,
   QueryReadings,
+  AggregateReadings,
+  GetRevision,
   RecordReadings,
   ChangeUserEmail,
   CreateUser,
@@ -77,6 +85,10 @@ export const useCases = [
   EvaluateAlerts,
   AutomationEngine,
   ListAutomationEvents,
+  CreateAccessKey,
+  RevokeAccessKey,
+  ListAccessKeys,
+  Authenticate,
 ] as const;
 
 /**

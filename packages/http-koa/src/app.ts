@@ -1,10 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import Koa, { type Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
+import { type AccessControl, accessOf, accessRuleOf } from './access.js';
 import { errorMiddleware, unmatched } from './errors.js';
 import { type Logger } from './logger.js';
+import { type HttpMetrics, metricsMiddleware } from './metrics.js';
+import { operationsMiddleware } from './operations.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi.js';
-import { type BodyParsers, buildRouter, type HttpUseCases, type RouterSpec } from './routing.js';
+import {
+  type BodyParsers,
+  buildRoutes,
+  type HttpUseCases,
+  type RouteSpec,
+  type RouterSpec,
+} from './routing.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -13,6 +22,7 @@ import { historyChartRoutes } from './routes/history-charts.js';
 import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { userRoutes } from './routes/users.js';
+import { RateLimiter, rateLimitMiddleware, securityHeadersMiddleware } from './security.js';
 
 export const apiRouters: readonly RouterSpec[] = [
   dataRoutes,
@@ -34,6 +44,15 @@ export interface AppOptions {
   readonly bodyLimitBytes: number;
   /** The larger limit of POST /api/data/readings (batches of up to 5000 readings). */
   readonly ingestBodyLimitBytes: number;
+  /** Access keys (401/403); without it every route is open. */
+  readonly access?: AccessControl;
+  readonly metrics?: HttpMetrics;
+  /** Whether the store answers, for /readyz; without it the app counts as ready. */
+  readonly ready?: () => Promise<boolean>;
+  /** Requests per minute per client address; 0 or absent: no limit. */
+  readonly rateLimitPerMinute?: number;
+  /** Take the client address from X-Forwarded-For (behind a reverse proxy). */
+  readonly trustProxy?: boolean;
 }
 
 interface Description {
@@ -69,12 +88,15 @@ function requestLog(logger: Logger): Middleware {
     try {
       await next();
     } finally {
+      // The key's id (never its secret) says who made the request once keys are in use.
+      const keyId = accessOf(ctx)?.key?.id;
       logger.info('request', {
         requestId,
         method: ctx.method,
         path: ctx.path,
         status: ctx.status,
         ms: Math.round((performance.now() - started) * 10) / 10,
+        ...(keyId === undefined ? {} : { keyId }),
       });
     }
   };
@@ -110,6 +132,7 @@ function cors(origins: readonly string[]): Middleware {
 /** Assembles the Koa application on the given use cases; it does not listen. */
 export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
   const app = new Koa();
+  app.proxy = options.trustProxy === true;
   // Errors are answered and logged by errorMiddleware; Koa's own stderr printing would duplicate them.
   app.silent = true;
   app.on('error', (error: unknown) => {
@@ -142,9 +165,25 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
   ];
 
   app.use(requestLog(options.logger));
+  if (options.metrics !== undefined) app.use(metricsMiddleware(options.metrics));
+  app.use(securityHeadersMiddleware);
   app.use(cors(options.corsOrigins));
+  const perMinute = options.rateLimitPerMinute ?? 0;
+  if (perMinute > 0) app.use(rateLimitMiddleware(new RateLimiter(perMinute)));
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes));
-  for (const spec of routers) app.use(buildRouter(spec, useCases, bodyParsers).routes());
+  const { access } = options;
+  if (access !== undefined) app.use(access.middleware());
+  app.use(
+    operationsMiddleware({
+      ready: options.ready ?? (async () => true),
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    }),
+  );
+  const guard =
+    access === undefined
+      ? undefined
+      : (route: RouteSpec, fullPath: string) => access.guard(accessRuleOf(route, fullPath));
+  app.use(buildRoutes(routers, useCases, bodyParsers, guard));
   app.use(unmatched);
   return app;
 }

@@ -5,6 +5,10 @@ import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/
 export const storeKinds = ['memory', 'mongodb'] as const;
 export type StoreKind = (typeof storeKinds)[number];
 
+/** auto: access keys are required once the store holds one; on: always required; off: never. */
+export const authModes = ['auto', 'on', 'off'] as const;
+export type AuthMode = (typeof authModes)[number];
+
 export interface CodeHostConfig {
   /** Base URL of the code host's REST API; tests point it at a fake host on 127.0.0.1. */
   readonly apiUrl: string;
@@ -34,6 +38,13 @@ export interface HttpConfig {
   readonly automationTickMs: number;
   /** The MQTT bridge's settings; unset when MQTT_URL is not configured (the bridge is off). */
   readonly mqtt?: MqttConfig;
+  /** Requests per minute one client (IP address) may make; 0 turns the limit off. */
+  readonly rateLimitPerMinute: number;
+  /** Behind a reverse proxy: the client address is taken from X-Forwarded-For. */
+  readonly trustProxy: boolean;
+  readonly auth: AuthMode;
+  /** How long the answers to "are keys in use" and "whose key is this" are reused. */
+  readonly authCacheMs: number;
 }
 
 /** Thrown by loadConfig with every problem found, so one start reports all of them. */
@@ -62,6 +73,11 @@ export const configDefaults = {
   INGEST_BODY_LIMIT_BYTES: String(4 * 1024 * 1024),
   AUTOMATIONS: 'on',
   AUTOMATION_TICK_MS: '10000',
+  // Ten requests a second per client: a polling web client makes about one, a burst of 600 passes.
+  RATE_LIMIT_PER_MINUTE: '600',
+  TRUST_PROXY: 'off',
+  AUTH: 'auto',
+  AUTH_CACHE_MS: '5000',
 } as const;
 
 /**
@@ -157,6 +173,16 @@ export function loadConfig(env: Env = process.env): HttpConfig {
   const mqtt = mqttConfigFromEnv(env);
   if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
 
+  const rateLimitPerMinute = integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000);
+  const trustProxyText = read('TRUST_PROXY').toLowerCase();
+  if (trustProxyText !== 'on' && trustProxyText !== 'off') {
+    problems.push(`TRUST_PROXY must be on or off, got "${read('TRUST_PROXY')}"`);
+  }
+  const authText = read('AUTH').toLowerCase();
+  const auth = (authModes as readonly string[]).includes(authText) ? (authText as AuthMode) : 'auto';
+  if (auth !== authText) problems.push(`AUTH must be one of: ${authModes.join(', ')}, got "${read('AUTH')}"`);
+  const authCacheMs = integer('AUTH_CACHE_MS', 0, 60_000);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -178,6 +204,10 @@ export function loadConfig(env: Env = process.env): HttpConfig {
     automations: automationsText !== 'off',
     automationTickMs,
     ...(mqtt === undefined ? {} : { mqtt }),
+    rateLimitPerMinute,
+    trustProxy: trustProxyText === 'on',
+    auth,
+    authCacheMs,
   };
 }
 

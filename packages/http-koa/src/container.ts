@@ -1,6 +1,8 @@
 import { memoryStoreModule } from '@hortus/adapter-memory';
 import { MongoStore } from '@hortus/adapter-mongo';
 import {
+  ACCESS_KEY_SECRETS,
+  type AccessKeySecrets,
   type Clock,
   COMMIT_FEED,
   type CommitFeed,
@@ -11,10 +13,12 @@ import {
 } from '@hortus/core';
 import { type MqttLogger, mqttModule } from '@hortus/mqtt';
 import { Container, ContainerModule } from 'inversify';
+import { ACCESS_SETTINGS, AccessControl, type AccessSettings, NodeAccessKeySecrets } from './access.js';
 import { IntervalScheduler } from './background.js';
 import { CODE_HOST_CONFIG, KyCommitFeed } from './commit-feed.js';
 import { type CodeHostConfig, type HttpConfig } from './config.js';
 import { createJsonLogger, type Logger } from './logger.js';
+import { countingIngest, HTTP_METRICS, HttpMetrics } from './metrics.js';
 import { httpUseCaseClasses, type HttpUseCases } from './routing.js';
 
 export const HTTP_USE_CASES = Symbol.for('hortus.http.UseCases');
@@ -34,6 +38,8 @@ export interface StoreHandle {
   start(): Promise<void>;
   /** Releases connections; called once at shutdown. */
   close(): Promise<void>;
+  /** Whether the store answers right now (/readyz). */
+  ping(): Promise<boolean>;
 }
 
 export const STORE_HANDLE = Symbol.for('hortus.http.StoreHandle');
@@ -42,18 +48,28 @@ export const STORE_HANDLE = Symbol.for('hortus.http.StoreHandle');
 export function openStore(config: HttpConfig): StoreHandle {
   switch (config.store) {
     case 'memory':
-      return { module: memoryStoreModule(), start: async () => {}, close: async () => {} };
+      return {
+        module: memoryStoreModule(),
+        start: async () => {},
+        close: async () => {},
+        ping: async () => true,
+      };
     case 'mongodb': {
       // loadConfig guarantees MONGODB_URI (and so these settings) whenever the store is mongodb.
       const store = MongoStore.fromSettings(config.mongo ?? { uri: config.mongodbUri ?? '' });
-      return { module: store.module(), start: () => store.start(), close: () => store.close() };
+      return {
+        module: store.module(),
+        start: () => store.start(),
+        close: () => store.close(),
+        ping: () => store.ping(),
+      };
     }
   }
 }
 
 /**
  * Binds what the HTTP transport adds to the core: the code-host feed, the scheduler the automation engine
- * runs on, the logger and the use cases its routes call.
+ * runs on, the logger, access keys, metrics and the use cases its routes call.
  */
 export function transportModule(config: HttpConfig, logger: Logger): ContainerModule {
   return new ContainerModule(({ bind }) => {
@@ -61,13 +77,18 @@ export function transportModule(config: HttpConfig, logger: Logger): ContainerMo
     bind<Scheduler>(SCHEDULER).toConstantValue(new IntervalScheduler(logger));
     bind<CodeHostConfig>(CODE_HOST_CONFIG).toConstantValue(config.codeHost);
     bind<CommitFeed>(COMMIT_FEED).to(KyCommitFeed).inSingletonScope();
+    bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
+    bind<AccessSettings>(ACCESS_SETTINGS).toConstantValue({ mode: config.auth, cacheMs: config.authCacheMs });
+    bind<AccessControl>(AccessControl).toSelf().inSingletonScope();
+    bind<HttpMetrics>(HTTP_METRICS).toConstantValue(new HttpMetrics());
     bind<HttpUseCases>(HTTP_USE_CASES)
-      .toDynamicValue(
-        (context) =>
-          Object.fromEntries(
-            Object.entries(httpUseCaseClasses).map(([name, useCase]) => [name, context.get<object>(useCase)]),
-          ) as unknown as HttpUseCases,
-      )
+      .toDynamicValue((context) => {
+        const useCases = Object.fromEntries(
+          Object.entries(httpUseCaseClasses).map(([name, useCase]) => [name, context.get<object>(useCase)]),
+        ) as unknown as HttpUseCases;
+        const metrics = context.get<HttpMetrics>(HTTP_METRICS);
+        return { ...useCases, recordReadings: countingIngest(useCases.recordReadings, metrics) };
+      })
       .inSingletonScope();
   });
 }

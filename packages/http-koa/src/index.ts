@@ -8,3 +8,7 @@ export * from './logger.js';
 export * from './openapi.js';
 export * from './routing.js';
 export * from './server.js';
+export * from './access.js';
+export * from './metrics.js';
+export * from './operations.js';
+export * from './security.js';

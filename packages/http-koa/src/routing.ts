@@ -1,6 +1,7 @@
 import { Router } from '@koa/router';
 import {
   AddChart,
+  AggregateReadings,
   ChangeChart,
   ChangeUserEmail,
   CheckGroup,
@@ -15,6 +16,7 @@ import {
   GetLatestReading,
   GetLatestReadingsOfGroup,
   GetRecentCommits,
+  GetRevision,
   GetTodayHourlyReadings,
   IgnoreNotifications,
   ListAutomationEvents,
@@ -27,6 +29,7 @@ import {
   UpdateGroupSettings,
 } from '@hortus/core';
 import { type Context, type Middleware } from 'koa';
+import { AnswerCache, type EntityTagOf, noneMatchFails } from './conditional.js';
 import { type JsonSchema, validate, validatorFor } from './schemas.js';
 
 /** The use cases the HTTP transport calls; the composition root resolves each from the container. */
@@ -34,6 +37,8 @@ export const httpUseCaseClasses = {
   getLatestReading: GetLatestReading,
   getLatestReadingsOfGroup: GetLatestReadingsOfGroup,
   queryReadings: QueryReadings,
+  aggregateReadings: AggregateReadings,
+  getRevision: GetRevision,
   getTodayHourlyReadings: GetTodayHourlyReadings,
   recordReadings: RecordReadings,
   setActionValue: SetActionValue,
@@ -131,6 +136,13 @@ export interface RouteSpec {
   readonly style?: Partial<ErrorStyle>;
   readonly statusFor?: StatusOverrides;
   readonly responses: Readonly<Record<number, ResponseDoc>>;
+  /**
+   * Conditional GET: the answer's entity tag, found before the answer is built. A request whose
+   * If-None-Match names it is answered 304 without running `handle`.
+   */
+  readonly entityTag?: EntityTagOf;
+  /** The answer is a function of the entity tag alone (no other parameter changes it), so it is cached. */
+  readonly cacheByTag?: true;
   readonly handle: (input: RouteInput, useCases: HttpUseCases) => Promise<Reply>;
 }
 
@@ -154,8 +166,17 @@ export function withUnderscoreId<T extends { readonly id: string }>(
   return { _id: id, ...rest };
 }
 
-export function buildRouter(spec: RouterSpec, useCases: HttpUseCases, bodyParsers: BodyParsers): Router {
+/** Middleware a route runs after its body is parsed and before it is validated (access checks). */
+export type RouteGuard = (route: RouteSpec, fullPath: string) => Middleware;
+
+export function buildRouter(
+  spec: RouterSpec,
+  useCases: HttpUseCases,
+  bodyParsers: BodyParsers,
+  guard?: RouteGuard,
+): Router {
   const router = new Router({ prefix: spec.prefix });
+  const answers = new AnswerCache();
   for (const route of spec.routes) {
     const parser = route.body === undefined ? undefined : bodyParsers[route.bodyKind ?? 'default'];
     const policy: RouteErrorPolicy = {
@@ -177,12 +198,70 @@ export function buildRouter(spec: RouterSpec, useCases: HttpUseCases, bodyParser
       if (route.params !== undefined) validate(route.params, 'params', params);
       if (route.query !== undefined) validate(route.query, 'query', query);
       if (route.body !== undefined) validate(route.body, 'body', body);
-      send(ctx, await route.handle({ query, params, body: body as Record<string, unknown> }, useCases));
+      const input: RouteInput = { query, params, body: body as Record<string, unknown> };
+      const tag = route.entityTag === undefined ? undefined : await route.entityTag(input, useCases);
+      if (tag !== undefined && noneMatchFails(ctx.get('If-None-Match'), tag)) {
+        ctx.set('ETag', tag);
+        ctx.status = 304;
+        return;
+      }
+      const cached = tag === undefined || route.cacheByTag !== true ? undefined : answers.get(tag);
+      const reply = cached === undefined ? await route.handle(input, useCases) : undefined;
+      if (reply === undefined) {
+        ctx.status = 200;
+        ctx.type = 'application/json';
+        ctx.body = cached;
+      } else {
+        send(ctx, reply);
+      }
+      if (tag !== undefined && ctx.status === 200) {
+        ctx.set('ETag', tag);
+        // Browsers then revalidate every poll, sending If-None-Match by themselves.
+        ctx.set('Cache-Control', 'no-cache');
+        if (reply !== undefined && route.cacheByTag === true && 'json' in reply) {
+          answers.set(tag, ctx.body as string);
+        }
+      }
     };
-    const middleware = parser === undefined ? [declarePolicy, handle] : [declarePolicy, parser.parse, handle];
+    const middleware = [
+      declarePolicy,
+      ...(parser === undefined ? [] : [parser.parse]),
+      ...(guard === undefined ? [] : [guard(route, `${spec.prefix}${route.path}`)]),
+      handle,
+    ];
     router.register(route.path, [route.method.toUpperCase()], middleware);
   }
   return router;
+}
+
+/**
+ * The routers of several specs as one middleware, answering exactly as `app.use` of each router in turn, but
+ * a request only visits the routers that can match it: the unprefixed ones and the one whose prefix starts
+ * its path (prefixes never nest). Matching a path against every route of every router before it would cost
+ * a route near the end of the list several times what its handler does.
+ */
+export function buildRoutes(
+  specs: readonly RouterSpec[],
+  useCases: HttpUseCases,
+  bodyParsers: BodyParsers,
+  guard?: RouteGuard,
+): Middleware {
+  const routers = specs.map((spec) => ({
+    prefix: spec.prefix.toLowerCase(),
+    middleware: buildRouter(spec, useCases, bodyParsers, guard).routes() as unknown as Middleware,
+  }));
+  return (ctx, next) => {
+    // Paths match case-insensitively, with or without a trailing slash.
+    const path = ctx.path.toLowerCase();
+    const chain = routers.filter(
+      ({ prefix }) => prefix === '' || path === prefix || path.startsWith(`${prefix}/`),
+    );
+    const run = (index: number): Promise<unknown> => {
+      const router = chain[index];
+      return router === undefined ? next() : router.middleware(ctx, () => run(index + 1));
+    };
+    return run(0);
+  };
 }
 
 export function send(ctx: Context, reply: Reply): void {

@@ -9,6 +9,7 @@ import {
   DEFAULT_AUTOMATION_EVENTS_LIMIT,
   InvalidInputError,
   MAX_AUTOMATION_EVENTS_LIMIT,
+  MAX_BUCKETS,
   MAX_IGNORE_TIMES,
   MAX_READINGS_LIMIT,
   MAX_READINGS_PER_BATCH,
@@ -181,6 +182,14 @@ export const readingRangeQuery = object(
     endDate: dateText('Latest time to include (inclusive)'),
     ...readingFilters,
     count: countText,
+    interval: patterned('^\\s*\\d{1,7}\\s*[smhd]\\s*$', 'must be a duration such as 20s, 5m, 1h or 1d', {
+      description:
+        'Answer buckets `{time, min, max, avg, count}` of this size (1s to 30d) instead of readings, newest ' +
+        `first; at most ${MAX_BUCKETS} buckets`,
+    }),
+    points: patterned(wholeNumberPattern, 'must be a whole number', {
+      description: `Answer at most this many buckets (1 to ${MAX_BUCKETS}), of the smallest round size that fits`,
+    }),
   },
   ['groupId'],
 );
@@ -269,6 +278,16 @@ export const entitySchemas: Record<string, JsonSchema> = {
   Reading: object(
     { _id: id, group: { type: 'string' }, topic: { type: 'string' }, value: { type: 'number' }, time: date },
     ['_id', 'group', 'topic', 'value', 'time'],
+  ),
+  ReadingBucket: object(
+    {
+      time: { ...date, description: 'Start of the bucket (buckets are aligned to the Unix epoch, UTC)' },
+      min: { type: 'number' },
+      max: { type: 'number' },
+      avg: { type: 'number' },
+      count: { type: 'integer' },
+    },
+    ['time', 'min', 'max', 'avg', 'count'],
   ),
   HourlyReading: object(
     { _id: { type: 'integer', minimum: 0, maximum: 23 }, data: { $ref: '#/components/schemas/Reading' } },

@@ -9,6 +9,7 @@ import {
 } from '@hortus/core';
 import { MqttBridge, redactUrl } from '@hortus/mqtt';
 import { type Container } from 'inversify';
+import { AccessControl } from './access.js';
 import { createApp } from './app.js';
 import { MQTT_RETRY_MS, MqttBridgeKeeper } from './background.js';
 import { type HttpConfig } from './config.js';
@@ -21,6 +22,7 @@ import {
   type StoreHandle,
 } from './container.js';
 import { type Logger } from './logger.js';
+import { HTTP_METRICS, type HttpMetrics } from './metrics.js';
 import { type HttpUseCases } from './routing.js';
 
 export interface StartOptions extends ContainerOverrides {
@@ -65,17 +67,24 @@ export async function startServer(config: HttpConfig, options: StartOptions = {}
     await store.start();
     const demo = options.demo === true ? await container.get(SeedDemo).execute() : undefined;
     if (demo !== undefined) logger.info('demo seeded', { group: demo.group, readings: demo.readings });
+    const metrics = container.get<HttpMetrics>(HTTP_METRICS);
     const startBackground = prepareBackground(
       config,
       container,
       logger,
       options.mqttRetryMs ?? MQTT_RETRY_MS,
+      metrics,
     );
     const app = createApp(container.get<HttpUseCases>(HTTP_USE_CASES), {
       logger,
       corsOrigins: config.corsOrigins,
       bodyLimitBytes: config.bodyLimitBytes,
       ingestBodyLimitBytes: config.ingestBodyLimitBytes,
+      access: container.get(AccessControl),
+      metrics,
+      ready: () => store.ping(),
+      rateLimitPerMinute: config.rateLimitPerMinute,
+      trustProxy: config.trustProxy,
     });
     const handle = app.callback();
     // Koa answers its own failures; the promise carries nothing left to handle.
@@ -126,13 +135,18 @@ function prepareBackground(
   container: Container,
   logger: Logger,
   mqttRetryMs: number,
+  metrics: HttpMetrics,
 ): () => BackgroundWork {
   const engine = config.automations ? container.get(AutomationEngine) : undefined;
   const bridge = config.mqtt === undefined ? undefined : container.get(MqttBridge);
+  if (bridge !== undefined) metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
   return () => {
     const work: { engine?: ScheduledTask; mqtt?: MqttBridgeKeeper } = {};
     if (engine !== undefined) {
-      work.engine = engine.start((result) => logTick(logger, result));
+      work.engine = engine.start((result) => {
+        metrics.automationTick(result);
+        logTick(logger, result);
+      });
       logger.info('automations started', { tickMs: config.automationTickMs });
     }
     if (bridge !== undefined) {

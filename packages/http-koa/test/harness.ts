@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import {
@@ -19,6 +20,7 @@ import {
   RecordReadings,
   USER_REPOSITORY,
 } from '@hortus/core';
+import { MongoStore } from '@hortus/adapter-mongo';
 import {
   createContainer,
   type HttpConfig,
@@ -87,6 +89,40 @@ export interface TestServer {
 
 export const testNow = new Date('2025-06-15T12:30:00.000Z');
 
+export type TestStoreKind = 'memory' | 'mongodb';
+
+/**
+ * The store the HTTP suites run on. scripts/test.sh runs them twice: on memory, then with
+ * HORTUS_TEST_STORE=mongodb against $MONGODB_URI, where every test server gets a database of its own
+ * (dropped at close), so the same routes are proven on both adapters.
+ */
+export const testStore: TestStoreKind =
+  process.env['HORTUS_TEST_STORE']?.trim() === 'mongodb' ? 'mongodb' : 'memory';
+const testMongoUri = process.env['MONGODB_URI']?.trim() ?? '';
+if (testStore === 'mongodb' && testMongoUri === '') {
+  throw new Error('HORTUS_TEST_STORE=mongodb needs MONGODB_URI (eval "$(bash scripts/ferretdb.sh start)")');
+}
+
+/** The environment that puts one test server on its store: nothing for memory, a fresh database for Mongo. */
+function storeEnv(store: TestStoreKind): Record<string, string> {
+  if (store === 'memory') return { STORE: 'memory' };
+  return {
+    STORE: 'mongodb',
+    MONGODB_URI: testMongoUri,
+    MONGODB_DB: `hortus_http_${randomBytes(6).toString('hex')}`,
+  };
+}
+
+async function dropTestDatabase(config: HttpConfig): Promise<void> {
+  if (config.store !== 'mongodb' || config.mongo === undefined) return;
+  const store = MongoStore.fromSettings(config.mongo);
+  try {
+    await store.db.dropDatabase();
+  } finally {
+    await store.close();
+  }
+}
+
 /** Seeds through the core use cases of the server's own container (the test acts as a composition root). */
 export class Seeder {
   constructor(private readonly container: Container) {}
@@ -120,6 +156,11 @@ export interface TestServerOptions {
   readonly mqttRetryMs?: number;
   /** How long the MQTT bridge waits for the broker per start attempt (no environment variable sets it). */
   readonly mqttStartTimeoutMs?: number;
+  /**
+   * `memory` keeps this server on the memory store in the Mongo pass too: for tests that replace the
+   * repositories with failing stubs or look at memory-only internals. By default, testStore.
+   */
+  readonly store?: TestStoreKind;
 }
 
 /**
@@ -131,7 +172,15 @@ export async function startTestServer(
   prepare?: (container: Container) => void,
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const loaded: HttpConfig = loadConfig({ PORT: '0', HOST: '127.0.0.1', AUTOMATIONS: 'off', ...env });
+  const loaded: HttpConfig = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    AUTOMATIONS: 'off',
+    // Suites send hundreds of requests from one address; the rate limit has tests of its own.
+    RATE_LIMIT_PER_MINUTE: '0',
+    ...storeEnv(options.store ?? testStore),
+    ...env,
+  });
   const config: HttpConfig =
     loaded.mqtt === undefined || options.mqttStartTimeoutMs === undefined
       ? loaded
@@ -145,6 +194,9 @@ export async function startTestServer(
     logger,
     shutdownGraceMs: 1000,
     ...(options.mqttRetryMs === undefined ? {} : { mqttRetryMs: options.mqttRetryMs }),
+  }).catch(async (error: unknown) => {
+    await dropTestDatabase(config);
+    throw error;
   });
   let counter = 0;
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
@@ -177,7 +229,13 @@ export async function startTestServer(
     get: (path) => call('GET', path),
     unique: (prefix) => `${prefix}-${(counter += 1)}`,
     seed: new Seeder(container),
-    close: () => running.close(),
+    close: async () => {
+      try {
+        await running.close();
+      } finally {
+        await dropTestDatabase(config);
+      }
+    },
   };
 }
 
@@ -211,6 +269,7 @@ export function failingStore(container: Container, error: () => Error): void {
     ...['add', 'latest', 'latestOfEveryTopic', 'newestFirst', 'oldest', 'create', 'find', 'listByGroup'],
     ...['setValue', 'setAutomations', 'listOpen', 'ignoreAt', 'findByUser', 'appendChart', 'updateChart'],
     ...['removeCharts', 'findByName', 'list', 'replaceSettings', 'findById', 'changeEmail'],
+    ...['aggregate', 'revision'],
   ];
   const broken = Object.fromEntries(methods.map((method) => [method, () => Promise.reject(error())]));
   for (const token of repositoryTokens) container.rebind(token).toConstantValue(broken);

@@ -176,8 +176,11 @@ describe('HTTP transport, across routes', () => {
 describe('HTTP transport, when the store fails', () => {
   let api: TestServer;
   before(async () => {
-    api = await startTestServer({}, (container) =>
-      failingStore(container, () => new Error('disk on fire at /var/db')),
+    // Memory in the Mongo pass too: the repositories are replaced by failing stubs anyway.
+    api = await startTestServer(
+      {},
+      (container) => failingStore(container, () => new Error('disk on fire at /var/db')),
+      { store: 'memory' },
     );
   });
   after(async () => {
@@ -283,8 +286,11 @@ describe('HTTP transport, when the store fails', () => {
 describe('HTTP transport, when the store is unreachable', () => {
   let api: TestServer;
   before(async () => {
-    api = await startTestServer({}, (container) =>
-      failingStore(container, () => new StoreUnavailableError()),
+    // Memory in the Mongo pass too: the repositories are replaced by failing stubs anyway.
+    api = await startTestServer(
+      {},
+      (container) => failingStore(container, () => new StoreUnavailableError()),
+      { store: 'memory' },
     );
   });
   after(async () => {

@@ -14,6 +14,8 @@ export interface ActionRepository {
     object: string,
     automations: readonly AutomationSet[],
   ): Promise<Action | undefined>;
+  /** Opaque text that changes whenever an action of the group is created or changed (see ReadingRepository). */
+  revision(group: string): Promise<string>;
 }
 
 export const ACTION_REPOSITORY = Symbol.for('hortus.ActionRepository');

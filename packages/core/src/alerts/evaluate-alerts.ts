@@ -1,6 +1,10 @@
 import { inject, injectable } from 'inversify';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from '../automations/automation-settings.js';
-import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from '../automations/engine-state.port.js';
+import {
+  ENGINE_STATE_REPOSITORY,
+  engineStateKey,
+  type EngineStateRepository,
+} from '../automations/engine-state.port.js';
 import { readNumberSetting } from '../groups/group-settings.js';
 import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
@@ -23,7 +27,7 @@ const watchedRanges = [
 
 type AlertKind = 'low' | 'high' | 'no-data';
 
-const key = (...parts: readonly string[]): string => ['alert', ...parts].join('\u0000');
+const key = (...parts: readonly string[]): string => engineStateKey('alert', ...parts);
 
 /**
  * Raises a notification when a group's newest reading of a watched topic leaves the range its settings

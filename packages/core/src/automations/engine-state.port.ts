@@ -22,4 +22,12 @@ export interface EngineStateRepository {
   purgeBefore(before: Date): Promise<number>;
 }
 
+/**
+ * Builds a state key from its parts. JSON keeps parts apart whatever characters names hold, and has no
+ * NUL byte, which some stores (FerretDB on PostgreSQL's JSONB) cannot keep.
+ */
+export function engineStateKey(...parts: readonly string[]): string {
+  return JSON.stringify(parts);
+}
+
 export const ENGINE_STATE_REPOSITORY = Symbol.for('hortus.EngineStateRepository');

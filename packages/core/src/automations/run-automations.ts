@@ -11,7 +11,11 @@ import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
 import { type AutomationEvent, type AutomationTrigger } from './automation-event.js';
 import { AUTOMATION_LOG_REPOSITORY, type AutomationLogRepository } from './automation-log.port.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
-import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from './engine-state.port.js';
+import {
+  ENGINE_STATE_REPOSITORY,
+  engineStateKey as key,
+  type EngineStateRepository,
+} from './engine-state.port.js';
 import {
   describeSensorRule,
   describeTimeRule,
@@ -20,9 +24,6 @@ import {
   type RuleSide,
   sensorTopic,
 } from './rules.js';
-
-/** Keys join parts with NUL, which no name may contain, so two different rules never share a key. */
-const key = (...parts: readonly string[]): string => parts.join('\u0000');
 
 /**
  * One evaluation of every automation rule of every group. Time rules fire once per slot: the slot is

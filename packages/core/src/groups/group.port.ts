@@ -8,6 +8,8 @@ export interface GroupRepository {
   list(): Promise<Group[]>;
   /** Replaces the settings as a whole; undefined when no group has that name. */
   replaceSettings(name: string, settings: unknown): Promise<Group | undefined>;
+  /** Opaque text that changes whenever the named group is created or changed (see ReadingRepository). */
+  revision(name: string): Promise<string>;
 }
 
 export const GROUP_REPOSITORY = Symbol.for('hortus.GroupRepository');

@@ -1,4 +1,4 @@
-import { type NewReading, type Reading } from './reading.js';
+import { type NewReading, type Reading, type ReadingBucket } from './reading.js';
 
 /** Selects readings of one series; every bound is inclusive. */
 export interface ReadingRange {
@@ -24,6 +24,19 @@ export interface ReadingRepository {
   newestFirst(range: ReadingRange, limit: number): Promise<Reading[]>;
   /** The reading with the smallest time in the range. */
   oldest(range: ReadingRange): Promise<Reading | undefined>;
+  /**
+   * Summaries of the readings in the range over buckets of `bucketMs` (a whole number of seconds) aligned to
+   * the Unix epoch, so a bucket starts at a multiple of `bucketMs` (days at midnight UTC). Newest bucket
+   * first; buckets without readings are left out. Value filters apply to the readings before they are
+   * summarised.
+   */
+  aggregate(range: ReadingRange, bucketMs: number): Promise<ReadingBucket[]>;
+  /**
+   * Opaque text that changes whenever a write changes what `latestOfEveryTopic` (or any read of the group)
+   * answers; it may also change when nothing did. It never takes a value it had before, even across a restart
+   * of a store that keeps nothing, so equal texts mean the group's readings are unchanged.
+   */
+  revision(group: string): Promise<string>;
 }
 
 export const READING_REPOSITORY = Symbol.for('hortus.ReadingRepository');

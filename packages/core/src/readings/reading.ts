@@ -11,6 +11,16 @@ export interface Reading {
 
 export type NewReading = Omit<Reading, 'id'>;
 
+/** The readings of one series within one time bucket, summarised. */
+export interface ReadingBucket {
+  /** Start of the bucket. */
+  readonly time: Date;
+  readonly min: number;
+  readonly max: number;
+  readonly avg: number;
+  readonly count: number;
+}
+
 /** MQTT-style topics of the sensors SPEC names; boxes publish further topics under `esp/`. */
 export const sensorTopics = {
   temperature: 'esp/air/temperature',

@@ -9,7 +9,15 @@ export const errorCodes = [
 export type ErrorCode = (typeof errorCodes)[number];
 
 export type ResourceName =
-  'reading' | 'action' | 'device' | 'notification' | 'history-chart' | 'group' | 'user' | 'commits';
+  | 'reading'
+  | 'action'
+  | 'device'
+  | 'notification'
+  | 'history-chart'
+  | 'group'
+  | 'user'
+  | 'commits'
+  | 'access-key';
 
 export abstract class DomainError extends Error {
   abstract readonly code: ErrorCode;

@@ -8,6 +8,7 @@ import {
   object,
   text,
 } from '../schemas.js';
+import { revisionTag } from '../conditional.js';
 import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
 
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
@@ -50,13 +51,18 @@ export const actionRoutes: RouterSpec = {
       method: 'get',
       path: '/current_state',
       summary: 'Every action of a group, for polling boxes and clients',
-      description: 'A group without actions answers `{message: []}`.',
+      description:
+        'A group without actions answers `{message: []}`. Carries an ETag: a poll naming it in ' +
+        'If-None-Match gets 304 while no action of the group changed.',
       query: groupQuery,
+      entityTag: revisionTag('/current_state', 'actions', 'group'),
+      cacheByTag: true,
       responses: {
         200: {
           description: '`{message: [Action]}`',
           schema: object({ message: { type: 'array', items: { $ref: '#/components/schemas/Action' } } }),
         },
+        304: { description: 'No body: no action of the group changed since the ETag in If-None-Match' },
         400: invalid,
         500: failed,
       },

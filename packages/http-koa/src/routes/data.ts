@@ -3,9 +3,12 @@ import {
   InvalidInputError,
   MAX_READINGS_PER_BATCH,
   type Reading,
+  type ReadingBucket,
   type RecordReadingsResult,
   sensorTopics,
+  wantsAggregation,
 } from '@hortus/core';
+import { type EntityTagOf, revisionTag } from '../conditional.js';
 import {
   groupIdQuery,
   groupName,
@@ -30,8 +33,33 @@ const readings: ResponseDoc = {
   description: 'Readings `{_id, group, topic, value, time}`',
   schema: { type: 'array', items: { $ref: '#/components/schemas/Reading' } },
 };
+const readingsOrBuckets: ResponseDoc = {
+  description:
+    'Readings `{_id, group, topic, value, time}`, newest first; with `interval` or `points`, buckets ' +
+    '`{time, min, max, avg, count}` instead, newest first, empty buckets left out',
+  schema: {
+    type: 'array',
+    items: {
+      oneOf: [{ $ref: '#/components/schemas/Reading' }, { $ref: '#/components/schemas/ReadingBucket' }],
+    },
+  },
+};
+
+const presentBucket = ({ time, min, max, avg, count }: ReadingBucket): unknown => ({
+  time,
+  min,
+  max,
+  avg,
+  count,
+});
+
+/** Newest readings only change when readings of the group are stored. */
+const readingsTag = (route: string): EntityTagOf => revisionTag(route, 'readings', 'groupId');
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid parameter' };
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
+const notModified: ResponseDoc = {
+  description: 'No body: nothing changed since the answer whose ETag the request names in If-None-Match',
+};
 
 const present = (list: readonly Reading[]): unknown[] => list.map(withUnderscoreId);
 
@@ -51,33 +79,49 @@ function latestRoute(path: string, topic: string, sensor: string): RouteSpec {
     path,
     summary: `Newest ${sensor} reading of a group (an array of zero or one)`,
     query: groupIdQuery,
-    responses: { 200: readings, 400: invalid, 500: failed },
+    responses: { 200: readings, 304: notModified, 400: invalid, 500: failed },
+    entityTag: readingsTag(path),
+    cacheByTag: true,
     handle: async ({ query }, { getLatestReading }) =>
       json(present(await getLatestReading.execute({ group: query['groupId'], topic }))),
   };
 }
 
 function rangeRoute(path: string, topic: string, sensor: string): RouteSpec {
+  const tagOfReadings = readingsTag(path);
   return {
     method: 'get',
     path,
-    summary: `${sensor} readings of a group, newest first, filtered by time and value`,
+    summary: `${sensor} readings of a group, newest first, filtered by time and value, or summarised`,
+    description:
+      'With `interval` (e.g. `5m`, `1h`) or `points` (at most that many buckets, of the smallest round ' +
+      'size from 1s to 30d that fits) the answer is buckets aligned to the Unix epoch (UTC) instead of ' +
+      'readings. Without `startDate` the buckets cover the 30 days before `endDate`, and without `endDate` ' +
+      'they end with the bucket holding now. Value filters apply before summarising; `count` keeps the ' +
+      'newest buckets. An answer of readings carries an ETag; buckets do not (their window moves with time).',
     query: readingRangeQuery,
-    responses: { 200: readings, 400: invalid, 500: failed },
-    handle: async ({ query }: RouteInput, { queryReadings }) =>
-      json(
-        present(
-          await queryReadings.execute({
-            group: query['groupId'],
-            topic,
-            startDate: instant(query['startDate'], false),
-            endDate: instant(query['endDate'], true),
-            minValue: query['minValue'],
-            maxValue: query['maxValue'],
-            count: query['count'],
-          }),
-        ),
-      ),
+    responses: { 200: readingsOrBuckets, 304: notModified, 400: invalid, 500: failed },
+    // The buckets' default window moves with the clock, so only the answer of readings has a tag.
+    entityTag: async (input, useCases) =>
+      wantsAggregation(input.query) ? undefined : tagOfReadings(input, useCases),
+    handle: async ({ query }: RouteInput, { queryReadings, aggregateReadings }) => {
+      const filters = {
+        group: query['groupId'],
+        topic,
+        startDate: instant(query['startDate'], false),
+        endDate: instant(query['endDate'], true),
+        minValue: query['minValue'],
+        maxValue: query['maxValue'],
+        count: query['count'],
+      };
+      if (!wantsAggregation(query)) return json(present(await queryReadings.execute(filters)));
+      const buckets = await aggregateReadings.execute({
+        ...filters,
+        interval: query['interval'],
+        points: query['points'],
+      });
+      return json(buckets.map(presentBucket));
+    },
   };
 }
 
@@ -190,8 +234,11 @@ export const dataRoutes: RouterSpec = {
       method: 'get',
       path: '/latestdata/All',
       summary: 'Newest reading of every topic of a group, one per topic',
+      description: 'Carries an ETag: a poll naming it in If-None-Match gets 304 while nothing changed.',
       query: groupIdQuery,
-      responses: { 200: readings, 400: invalid, 500: failed },
+      responses: { 200: readings, 304: notModified, 400: invalid, 500: failed },
+      entityTag: readingsTag('/latestdata/All'),
+      cacheByTag: true,
       handle: async ({ query }, { getLatestReadingsOfGroup }) =>
         json(present(await getLatestReadingsOfGroup.execute({ group: query['groupId'] }))),
     },

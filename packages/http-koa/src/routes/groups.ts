@@ -1,5 +1,6 @@
 import { type Group } from '@hortus/core';
 import { groupIdQuery, groupQuery, object } from '../schemas.js';
+import { revisionTag } from '../conditional.js';
 import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
 
 const failed: ResponseDoc = { description: "`{message: 'Internal server error'}`" };
@@ -36,8 +37,18 @@ export const groupRoutes: RouterSpec = {
       method: 'get',
       path: '/abo',
       summary: 'The group record',
+      description:
+        'Carries an ETag: a poll naming it in If-None-Match gets 304 while the group is unchanged.',
       query: groupQuery,
-      responses: { 200: group, 400: invalid, 404: notFound, 500: failed },
+      entityTag: revisionTag('/abo', 'group', 'group'),
+      cacheByTag: true,
+      responses: {
+        200: group,
+        304: { description: 'No body: the group is unchanged since the ETag in If-None-Match' },
+        400: invalid,
+        404: notFound,
+        500: failed,
+      },
       handle: async ({ query }, { getGroup }) =>
         json(present(await getGroup.execute({ name: query['group'] }))),
     },

@@ -1,11 +1,9 @@
 import 'reflect-metadata';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { Container } from 'inversify';
@@ -51,6 +49,7 @@ import {
   parseWriteConcern,
   toDomainError,
 } from '@hortus/adapter-mongo';
+import { ferretDbBinary, freePort, killProcess, startFerretDb } from '@hortus/contract-tests';
 import { serverSuite, useTestDatabase } from './fixture.js';
 
 chai.use(chaiAsPromised);
@@ -453,44 +452,6 @@ describe(serverSuite('Mongo store on a server'), () => {
   });
 });
 
-const ferretDbBinary = fileURLToPath(
-  new URL('../../../../tools/ferretdb/bin/ferretdb-test', import.meta.url),
-);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null ? resolve(address.port) : reject(),
-      );
-    });
-  });
-}
-
-/** Starts the FerretDB test binary and resolves once it announces that it listens. */
-async function startServer(port: number, dir: string): Promise<ChildProcess> {
-  const server = spawn(ferretDbBinary, ['-listen', `127.0.0.1:${port}`, '-dir', dir], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('exit', (code) => reject(new Error(`test server exited with ${code}`)));
-    server.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready ')) resolve();
-    });
-  });
-  return server;
-}
-
-async function kill(server: ChildProcess): Promise<void> {
-  if (server.exitCode !== null || server.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGKILL');
-  await exited;
-}
-
 describe('Mongo store when its server dies and comes back', () => {
   const available = existsSync(ferretDbBinary);
   let port: number;
@@ -506,7 +467,7 @@ describe('Mongo store when its server dies and comes back', () => {
 
   after(async () => {
     await store?.close();
-    if (server !== undefined) await kill(server);
+    if (server !== undefined) await killProcess(server);
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
@@ -514,7 +475,7 @@ describe('Mongo store when its server dies and comes back', () => {
     available ? '' : ' (skipped: needs the FerretDB test binary, built by scripts/ferretdb.sh)'
   }`, async function (this: Context) {
     this.timeout(30_000);
-    server = await startServer(port, dir);
+    server = await startFerretDb(port, dir);
     store = MongoStore.fromSettings({
       uri: `mongodb://127.0.0.1:${port}/`,
       dbName: 'recovery',
@@ -524,13 +485,13 @@ describe('Mongo store when its server dies and comes back', () => {
     const { groups } = store.repositories();
     await groups.create({ name: 'kept', package: 'small', employee: [], settings: [] });
 
-    await kill(server);
+    await killProcess(server);
     const down = await rejectionOf(groups.findByName('kept'));
     expect(down.error).to.be.an.instanceOf(StoreUnavailableError);
     expect(down.ms).to.be.below(2500);
     expect(await store.ping()).to.equal(false);
 
-    server = await startServer(port, dir);
+    server = await startFerretDb(port, dir);
     const deadline = Date.now() + 10_000;
     let found: Awaited<ReturnType<typeof groups.findByName>>;
     for (;;) {

@@ -12,3 +12,4 @@ export * from './engine-state.contract.js';
 export * from './automation-log.contract.js';
 export * from './access-key.contract.js';
 export * from './all.contract.js';
+export * from './test-servers.js';

@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type ServerResponse } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ferretDbBinary, freePort, killProcess, startFerretDb } from '@hortus/contract-tests';
 import { type Context } from 'mocha';
 import { eventually, expect, FakeCodeHost, startTestServer, type TestServer, testStore } from './harness.js';
 
@@ -13,44 +12,6 @@ import { eventually, expect, FakeCodeHost, startTestServer, type TestServer, tes
  * Faults from outside the process: the database goes away mid-run and comes back, and the code host is
  * down or slow. The server must answer within a bound, in its documented shapes, and never fall over.
  */
-
-const ferretDbBinary = fileURLToPath(
-  new URL('../../../../tools/ferretdb/bin/ferretdb-test', import.meta.url),
-);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null ? resolve(address.port) : reject(),
-      );
-    });
-  });
-}
-
-/** Starts the FerretDB test binary on its own port and data directory; resolves once it listens. */
-async function startDatabase(port: number, dir: string): Promise<ChildProcess> {
-  const server = spawn(ferretDbBinary, ['-listen', `127.0.0.1:${port}`, '-dir', dir], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('exit', (code) => reject(new Error(`test database exited with ${code}`)));
-    server.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready ')) resolve();
-    });
-  });
-  return server;
-}
-
-async function kill(server: ChildProcess): Promise<void> {
-  if (server.exitCode !== null || server.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGKILL');
-  await exited;
-}
 
 type Phase = 'up' | 'down' | 'back';
 
@@ -83,7 +44,7 @@ describe('Faults: the database goes away mid-run and comes back', function () {
     if (!runnable) this.skip();
     port = await freePort();
     dir = await mkdtemp(join(tmpdir(), 'hortus-faults-'));
-    database = await startDatabase(port, dir);
+    database = await startFerretDb(port, dir);
     api = await startTestServer({
       STORE: 'mongodb',
       MONGODB_URI: `mongodb://127.0.0.1:${port}/`,
@@ -93,7 +54,7 @@ describe('Faults: the database goes away mid-run and comes back', function () {
 
   after(async () => {
     await api?.close().catch(() => undefined);
-    if (database !== undefined) await kill(database);
+    if (database !== undefined) await killProcess(database);
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
@@ -159,11 +120,11 @@ describe('Faults: the database goes away mid-run and comes back', function () {
 
     await settle(700);
     phase = 'down';
-    if (database !== undefined) await kill(database);
+    if (database !== undefined) await killProcess(database);
     await settle(5000);
     // The process is up and answers what needs no store while the store is away.
     expect((await server.get('/')).text).to.equal('Running...');
-    database = await startDatabase(port, dir);
+    database = await startFerretDb(port, dir);
     phase = 'back';
     await eventually(async () => {
       const reply = await server.get(`/api/actions/current_state?group=${group}`);

@@ -1,0 +1,44 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/** The FerretDB test server that scripts/ferretdb.sh builds; tests that kill and restart a database use it. */
+export const ferretDbBinary = fileURLToPath(
+  new URL('../../../../tools/ferretdb/bin/ferretdb-test', import.meta.url),
+);
+
+/** A port nothing listens on right now, so a test server can be restarted on the same one. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(),
+      );
+    });
+  });
+}
+
+/** Starts the FerretDB test binary on its own port and data directory; resolves once it listens. */
+export async function startFerretDb(port: number, dir: string): Promise<ChildProcess> {
+  const server = spawn(ferretDbBinary, ['-listen', `127.0.0.1:${port}`, '-dir', dir], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('exit', (code) => reject(new Error(`test database exited with ${code}`)));
+    server.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready ')) resolve();
+    });
+  });
+  return server;
+}
+
+/** Kills a child process at once (a crash, not a shutdown) and waits until it is gone. */
+export async function killProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}

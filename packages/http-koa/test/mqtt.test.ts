@@ -1,32 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { MqttBridge } from '@hortus/mqtt';
 import { connectAsync, type IPublishPacket, type MqttClient } from 'mqtt';
 import { eventually, expect, startTestServer, type TestServer } from './harness.js';
+import { freePort, isListening } from '@hortus/contract-tests';
 
 const BROKER_URL = 'mqtt://127.0.0.1:1883';
-
-function isListening(port: number): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const answer = (listening: boolean): void => {
-      socket.destroy();
-      resolve(listening);
-    };
-    socket.setTimeout(1000);
-    socket.once('connect', () => answer(true));
-    socket.once('error', () => answer(false));
-    socket.once('timeout', () => answer(false));
-  });
-}
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const brokerUp = await isListening(1883);
 const ci = process.env['CI'] === 'true';
@@ -140,7 +118,7 @@ brokerSuite(`Server with the MQTT bridge and the automation engine, against Mosq
 
 describe('Server with MQTT_URL set while no broker can be reached', () => {
   it('then HTTP serves at once, each failed start is a warning and the bridge is retried', async () => {
-    const api = await startTestServer({ MQTT_URL: `mqtt://127.0.0.1:${await closedPort()}` }, undefined, {
+    const api = await startTestServer({ MQTT_URL: `mqtt://127.0.0.1:${await freePort()}` }, undefined, {
       mqttRetryMs: 50,
       mqttStartTimeoutMs: 100,
     });
@@ -165,7 +143,7 @@ describe('Server with MQTT_URL set while no broker can be reached', () => {
   });
 
   it('then close() cuts a start attempt short instead of waiting for its deadline', async () => {
-    const api = await startTestServer({ MQTT_URL: `mqtt://127.0.0.1:${await closedPort()}` });
+    const api = await startTestServer({ MQTT_URL: `mqtt://127.0.0.1:${await freePort()}` });
     expect((await api.get('/')).status).to.equal(200);
     const started = Date.now();
     await api.close();

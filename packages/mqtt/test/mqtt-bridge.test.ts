@@ -17,34 +17,13 @@ import {
   SetActionValue,
 } from '@hortus/core';
 import { MqttBridge, type MqttConfig, mqttConfigFromEnv, mqttModule } from '@hortus/mqtt';
+import { freePort, isListening } from '@hortus/contract-tests';
 
 use(chaiAsPromised);
 
 const BROKER_PORT = 1883;
 const BROKER_URL = `mqtt://127.0.0.1:${BROKER_PORT}`;
 const WAIT_MS = 5000;
-
-function isListening(port: number): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const answer = (listening: boolean): void => {
-      socket.destroy();
-      resolve(listening);
-    };
-    socket.setTimeout(1000);
-    socket.once('connect', () => answer(true));
-    socket.once('error', () => answer(false));
-    socket.once('timeout', () => answer(false));
-  });
-}
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Polls until the check passes (returns without throwing), failing with its last error after WAIT_MS. */
 async function eventually<T>(check: () => Promise<T> | T): Promise<T> {
@@ -315,7 +294,7 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
 
 describe('MqttBridge start and configuration', () => {
   it('when the broker cannot be reached, then start rejects with a clear error within the bound', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const { bridge, events } = harness({ url: `mqtt://127.0.0.1:${port}`, startTimeoutMs: 300 });
     const startedAt = Date.now();
 

@@ -51,6 +51,8 @@ export interface RequestAccess {
   readonly key?: AccessKey;
 }
 
+const NOT_REQUIRED: RequestAccess = Object.freeze({ required: false });
+
 export function accessOf(ctx: Context): RequestAccess | undefined {
   return (ctx.state as { access?: RequestAccess }).access;
 }
@@ -166,6 +168,11 @@ class ExpiringValue<V> {
     private readonly now: () => number,
   ) {}
 
+  /** The value while it is fresh, without waiting; undefined once it has expired or before the first load. */
+  fresh(): { readonly value: V } | undefined {
+    return this.known !== undefined && this.now() < this.until ? this.known : undefined;
+  }
+
   async get(): Promise<V> {
     if (this.known !== undefined && this.now() < this.until) return this.known.value;
     this.loading ??= this.load()
@@ -226,12 +233,18 @@ export class AccessControl {
     return entry.get();
   }
 
+  /** Whether requests need a key, when that is known without asking the store (mode, or a fresh answer). */
+  private requiredNow(): boolean | undefined {
+    if (this.settings.mode !== 'auto') return this.settings.mode === 'on';
+    return this.inUse.fresh()?.value;
+  }
+
   /** Runs before routing: open paths pass, everything else needs a valid key while keys are required. */
   middleware(): Middleware {
-    return async (ctx, next) => {
+    const checked: Middleware = async (ctx, next) => {
       const state = ctx.state as { access?: RequestAccess };
       if (isOpenPath(ctx.path) || !(await this.required())) {
-        state.access = { required: false };
+        state.access = NOT_REQUIRED;
         return next();
       }
       const header = ctx.get('Authorization');
@@ -247,6 +260,14 @@ export class AccessControl {
       }
       state.access = { required: true, key };
       return next();
+    };
+    return (ctx, next) => {
+      // No key needed, and known without waiting: the common case of a server without keys.
+      if (this.requiredNow() === false) {
+        (ctx.state as { access?: RequestAccess }).access = NOT_REQUIRED;
+        return next();
+      }
+      return checked(ctx, next);
     };
   }
 

@@ -84,20 +84,20 @@ function requestLog(logger: Logger): Middleware {
     const given = ctx.get('X-Request-Id');
     const requestId = requestIdPattern.test(given) ? given : randomUUID();
     (ctx.state as { requestId?: string }).requestId = requestId;
-    ctx.set('X-Request-Id', requestId);
+    ctx.res.setHeader('X-Request-Id', requestId);
     try {
       await next();
     } finally {
       // The key's id (never its secret) says who made the request once keys are in use.
       const keyId = accessOf(ctx)?.key?.id;
-      logger.info('request', {
-        requestId,
-        method: ctx.method,
-        path: ctx.path,
-        status: ctx.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        ...(keyId === undefined ? {} : { keyId }),
-      });
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      const { method, path, status } = ctx;
+      logger.info(
+        'request',
+        keyId === undefined
+          ? { requestId, method, path, status, ms }
+          : { requestId, method, path, status, ms, keyId },
+      );
     }
   };
 }
@@ -111,9 +111,10 @@ function cors(origins: readonly string[]): Middleware {
     ctx.vary('Origin');
     const permitted = allowed.has(origin.toLowerCase());
     if (permitted) {
-      ctx.set('Access-Control-Allow-Origin', origin);
-      ctx.set('Access-Control-Allow-Credentials', 'true');
-      ctx.set('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After');
+      const { res } = ctx;
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Allow-Credentials', 'true');
+      res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After');
     }
     if (ctx.method !== 'OPTIONS' || ctx.get('Access-Control-Request-Method') === '') return next();
     if (permitted) {

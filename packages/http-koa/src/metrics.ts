@@ -14,6 +14,18 @@ interface Histogram {
   count: number;
 }
 
+interface Counter {
+  readonly labels: string;
+  value: number;
+}
+
+/** The series of one method and route: its histogram, and its request counters by status. */
+interface RouteSeries {
+  readonly labels: Record<string, string>;
+  readonly histogram: Histogram;
+  readonly byStatus: Map<number, Counter>;
+}
+
 export type IngestSource = 'http' | 'mqtt';
 
 function escapeLabel(value: string): string {
@@ -32,8 +44,10 @@ function labels(pairs: Readonly<Record<string, string>>): string {
  * the raw path) and a fixed set of methods, so the number of series stays bounded whatever clients send.
  */
 export class HttpMetrics {
-  private readonly requests = new Map<string, { labels: string; value: number }>();
-  private readonly latency = new Map<string, { labels: Record<string, string>; histogram: Histogram }>();
+  private readonly requests = new Map<string, Counter>();
+  private readonly latency = new Map<string, RouteSeries>();
+  /** method label -> route -> series: label texts are built once per series, not per request. */
+  private readonly series = new Map<string, Map<string, RouteSeries>>();
   private readonly ingested: Record<IngestSource, number> = { http: 0, mqtt: 0 };
   private mqttAccepted: (() => number) | undefined;
   private automationsFired = 0;
@@ -41,24 +55,43 @@ export class HttpMetrics {
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const methodLabel = knownMethods.has(method) ? method : 'OTHER';
-    const requestLabels = labels({ method: methodLabel, route, status: String(status) });
-    const counted = this.requests.get(requestLabels);
-    if (counted === undefined) this.requests.set(requestLabels, { labels: requestLabels, value: 1 });
-    else counted.value += 1;
-
-    const latencyKey = `${methodLabel} ${route}`;
-    let entry = this.latency.get(latencyKey);
-    if (entry === undefined) {
-      entry = {
-        labels: { method: methodLabel, route },
-        histogram: { counts: latencyBuckets.map(() => 0), sum: 0, count: 0 },
-      };
-      this.latency.set(latencyKey, entry);
+    let routes = this.series.get(methodLabel);
+    if (routes === undefined) {
+      routes = new Map();
+      this.series.set(methodLabel, routes);
     }
+    let entry = routes.get(route);
+    if (entry === undefined) {
+      const latencyKey = `${methodLabel} ${route}`;
+      entry = this.latency.get(latencyKey);
+      if (entry === undefined) {
+        entry = {
+          labels: { method: methodLabel, route },
+          histogram: { counts: latencyBuckets.map(() => 0), sum: 0, count: 0 },
+          byStatus: new Map(),
+        };
+        this.latency.set(latencyKey, entry);
+      }
+      routes.set(route, entry);
+    }
+    let counted = entry.byStatus.get(status);
+    if (counted === undefined) {
+      const requestLabels = labels({ method: methodLabel, route, status: String(status) });
+      // Another route text may escape to the same labels: the counter is shared then, as before.
+      counted = this.requests.get(requestLabels);
+      if (counted === undefined) {
+        counted = { labels: requestLabels, value: 0 };
+        this.requests.set(requestLabels, counted);
+      }
+      entry.byStatus.set(status, counted);
+    }
+    counted.value += 1;
+
     const { histogram } = entry;
-    latencyBuckets.forEach((bound, index) => {
-      if (seconds <= bound) histogram.counts[index] = (histogram.counts[index] ?? 0) + 1;
-    });
+    const { counts } = histogram;
+    for (let index = 0; index < latencyBuckets.length; index += 1) {
+      if (seconds <= (latencyBuckets[index] ?? 0)) counts[index] = (counts[index] ?? 0) + 1;
+    }
     histogram.sum += seconds;
     histogram.count += 1;
   }

@@ -12,6 +12,8 @@ export interface OperationsOptions {
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 
+const LONGEST_OPERATIONS_PATH = '/healthz/'.length;
+
 function pathName(path: string): string {
   return (path.length > 1 ? path.replace(/\/$/u, '') : path).toLowerCase();
 }
@@ -24,6 +26,8 @@ function pathName(path: string): string {
 export function operationsMiddleware(options: OperationsOptions): Middleware {
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    // Longer than '/healthz/' or '/metrics/': no operator route, and no need to normalise the path.
+    if (ctx.path.length > LONGEST_OPERATIONS_PATH) return next();
     const path = pathName(ctx.path);
     const state = ctx.state as { metricsRoute?: string };
     switch (path) {

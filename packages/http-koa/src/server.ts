@@ -200,4 +200,6 @@ async function shutDown(
   await background.mqtt?.stop();
   await store.close();
   logger.info('stopped');
+  // The request log is written in batches: nothing it holds may be lost once close() has resolved.
+  logger.flush?.();
 }

@@ -3,14 +3,14 @@
 // Figures only: nothing here is a timed test, and no figure is written that was not measured in this run.
 import autocannon from 'autocannon';
 import { Buffer } from 'node:buffer';
-import { fork, spawn } from 'node:child_process';
+import { execFile, execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 
@@ -69,6 +69,28 @@ const signed = (value) => (value < 0 ? `${value}` : `+${value}`);
 
 const children = new Set();
 
+/** The first executable of that name on PATH, or undefined. */
+function onPath(name) {
+  for (const directory of (process.env.PATH ?? '').split(delimiter)) {
+    if (directory !== '' && existsSync(join(directory, name))) return join(directory, name);
+  }
+  return undefined;
+}
+
+/**
+ * wrk (C, one thread) drives the polling cases when it is installed: autocannon, in JavaScript, needs
+ * about as much CPU per request as the hello servers it measures, so on a small machine it, not they,
+ * set their figures. BENCH_GENERATOR=autocannon forces the fallback.
+ */
+const wrkPath = process.env.BENCH_GENERATOR === 'autocannon' ? undefined : onPath('wrk');
+/**
+ * With taskset, each server is pinned to core 0 and wrk to core 1 (on a machine with two or more cores), so
+ * the two never queue behind each other on one core: every case gets the same single core, which is what
+ * the ratios compare. BENCH_PIN=off turns it off.
+ */
+const tasksetPath = process.env.BENCH_PIN === 'off' || cpus().length < 2 ? undefined : onPath('taskset');
+const pinning = wrkPath !== undefined && tasksetPath !== undefined;
+
 /** Forks bench/server.mjs; resolves once it listens. Its stdout (the request log) goes to /dev/null. */
 function startServer(kind, env = {}) {
   const child = fork(fileURLToPath(new URL('server.mjs', import.meta.url)), [kind], {
@@ -77,6 +99,8 @@ function startServer(kind, env = {}) {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   children.add(child);
+  // Every thread of the server (libuv pool and GC too) on core 0; wrk runs on core 1.
+  if (pinning) execFileSync(tasksetPath, ['-a', '-cp', '0', String(child.pid)], { stdio: 'ignore' });
   const messages = [];
   const cpuWaiters = [];
   child.on('message', (message) => {
@@ -106,8 +130,44 @@ async function stopChild(child) {
   children.delete(child);
 }
 
+/** wrk's figures: `N requests in 2.00s`, `Non-2xx or 3xx responses: N` (4xx and 5xx), socket errors. */
+function parseWrk(text) {
+  const totals = /(\d+) requests in ([\d.]+)(us|ms|s|m)\b/u.exec(text);
+  const rate = /Requests\/sec:\s+([\d.]+)/u.exec(text);
+  if (totals === null || rate === null) throw new Error(`unexpected wrk output:\n${text}`);
+  const failed = Number(/Non-2xx or 3xx responses:\s+(\d+)/u.exec(text)?.[1] ?? 0);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/u.exec(text);
+  const socketErrors = socket === null ? 0 : socket.slice(1).reduce((sum, n) => sum + Number(n), 0);
+  return { rps: Number(rate[1]), total: Number(totals[1]), failed, errors: socketErrors };
+}
+
+/**
+ * One wrk run (one thread, the same connections as autocannon). wrk counts 4xx/5xx but not which 2xx/3xx:
+ * the cases that must be 304 are checked on the server's own request counters (see pollingThroughput).
+ */
+function loadWithWrk(url, path, seconds, headers) {
+  const args = ['-t1', `-c${plan.connections}`, `-d${seconds}s`, '--latency'];
+  for (const [name, value] of Object.entries({ origin: ORIGIN, ...headers }))
+    args.push('-H', `${name}: ${value}`);
+  args.push(`${url}${path}`);
+  const [command, commandArgs] = pinning ? [tasksetPath, ['-c', '1', wrkPath, ...args]] : [wrkPath, args];
+  return new Promise((resolve, reject) => {
+    execFile(command, commandArgs, { timeout: (seconds + 30) * 1000 }, (error, stdout) => {
+      if (error) return reject(error);
+      const { rps, total, failed, errors } = parseWrk(stdout);
+      return resolve({ rps, total, statuses: { ok: total - failed, failed }, errors, generator: 'wrk' });
+    });
+  });
+}
+
+/** One load run: wrk for whole seconds when installed (not in the smoke run), else autocannon. */
+function load(url, path, seconds, headers = {}) {
+  if (wrkPath !== undefined && plan.requests === undefined) return loadWithWrk(url, path, seconds, headers);
+  return loadWithAutocannon(url, path, seconds, headers);
+}
+
 /** One autocannon run, for whole seconds (or, in the smoke run, a number of requests); req/s from the total. */
-async function load(url, path, seconds, headers = {}) {
+async function loadWithAutocannon(url, path, seconds, headers = {}) {
   const result = await autocannon({
     url: `${url}${path}`,
     connections: plan.connections,
@@ -122,6 +182,7 @@ async function load(url, path, seconds, headers = {}) {
     total: result.requests.total,
     statuses,
     errors: result.errors + result.timeouts,
+    generator: 'autocannon',
   };
 }
 
@@ -195,7 +256,22 @@ const pollingRoutes = [
   { route: 'group/abo', path: '/api/group/abo?group=demo' },
 ];
 
+/** The 304 answers a Hortus server has counted so far (its /metrics, all routes). */
+async function answered304(server) {
+  const reply = await get(server.url, '/metrics');
+  if (reply.status !== 200) throw new Error(`GET /metrics answered ${reply.status}`);
+  let sum = 0;
+  for (const match of reply.body.matchAll(/^http_requests_total\{[^}]*status="304"[^}]*\} (\d+)$/gmu)) {
+    sum += Number(match[1]);
+  }
+  return sum;
+}
+
 async function pollingThroughput() {
+  log(
+    `polling throughput: ${wrkPath !== undefined && plan.requests === undefined ? `wrk (${wrkPath})` : 'autocannon'}` +
+      `${pinning && plan.requests === undefined ? ', servers pinned to core 0 and wrk to core 1' : ''}`,
+  );
   log('polling throughput: starting servers');
   const [httpHello, koaHello, koaRoutes, real] = await Promise.all([
     startServer('http-hello'),
@@ -234,15 +310,26 @@ async function pollingThroughput() {
     await load(one.server.url, one.path, plan.warmupSeconds, headers);
   }
   const runs = new Map(cases.map((one) => [one.name, []]));
+  const generators = new Set();
   for (let r = 0; r < plan.rounds; r += 1) {
     // Each round visits every case; starting one case later each round spreads the machine's drift.
     const order = cases.map((_, i) => cases[(i + r) % cases.length]);
     for (const one of order) {
       // Fetched each round: the automation engine may switch a demo device and so change a revision.
       const headers = one.conditional ? { 'if-none-match': await tagOf(one.path) } : {};
+      const answeredBefore = one.conditional ? await answered304(one.server) : 0;
       const cpuBefore = await one.server.cpu();
       const result = await load(one.server.url, one.path, plan.seconds, headers);
       result.cpuPerRequest = ((await one.server.cpu()) - cpuBefore) / result.total;
+      generators.add(result.generator);
+      if (result.generator === 'wrk') {
+        // wrk tells 4xx/5xx apart only; the 304 cases are checked on the server's counters.
+        result.statuses[one.expect] = one.conditional
+          ? (await answered304(one.server)) - answeredBefore
+          : result.statuses.failed === 0
+            ? result.total
+            : 0;
+      }
       const expected = result.statuses[one.expect] ?? 0;
       if (result.errors > 0 || expected < 0.95 * result.total) {
         throw new Error(
@@ -252,6 +339,19 @@ async function pollingThroughput() {
       runs.get(one.name).push(result);
     }
     log(`  round ${r + 1}/${plan.rounds} done`);
+  }
+  // The smoke run drives its cases with autocannon (counts of requests); one second of wrk keeps that path alive.
+  if (plan.requests !== undefined && wrkPath !== undefined) {
+    const one = cases.at(-1);
+    const before = await answered304(one.server);
+    const result = await loadWithWrk(one.server.url, one.path, 1, { 'if-none-match': await tagOf(one.path) });
+    const answered = (await answered304(one.server)) - before;
+    if (result.errors > 0 || answered < 0.95 * result.total) {
+      throw new Error(
+        `wrk check: ${result.total} requests, ${answered} answered 304, ${result.errors} errors`,
+      );
+    }
+    log(`  wrk check: ${Math.round(result.rps)} req/s, ${answered} of ${result.total} answered 304`);
   }
   await Promise.all([httpHello, koaHello, koaRoutes, real].map((server) => server.stop()));
 
@@ -272,6 +372,8 @@ async function pollingThroughput() {
     };
   });
   return {
+    generator: [...generators].join(' and '),
+    pinned: pinning && generators.has('wrk'),
     connections: plan.connections,
     secondsPerRun: plan.seconds ?? 'a few requests',
     rounds: plan.rounds,
@@ -565,10 +667,16 @@ function markdown(results) {
     ),
   ];
   if (results.polling !== undefined) {
-    const { connections, secondsPerRun, rounds, rows } = results.polling;
+    const { generator, pinned, connections, secondsPerRun, rounds, rows } = results.polling;
+    const driver =
+      generator === 'wrk'
+        ? `wrk (one thread${pinned ? ', pinned to core 1; every server pinned to core 0' : ''})`
+        : generator === 'autocannon'
+          ? 'autocannon in the bench process'
+          : generator;
     lines.push(
       '',
-      `Throughput: autocannon in the bench process, each server in a process of its own, ${connections} ` +
+      `Throughput: ${driver}, each server in a process of its own, ${connections} ` +
         `connections, ${secondsPerRun} s per run, ${rounds} rounds visiting every case in turn; medians, and ` +
         'ratios as medians of same-round ratios. Server CPU: microseconds of CPU (user + system) the server ' +
         'process spent per request, median over the rounds.',

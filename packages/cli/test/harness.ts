@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { use } from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { memoryStoreModule } from '@hortus/adapter-memory';
+import { mongoSettingsFromEnv, MongoStore } from '@hortus/adapter-mongo';
 import { type Clock, createCoreModule, defaultCoreSettings } from '@hortus/core';
 import { type RunIo, run } from '@hortus/cli';
 import { Container } from 'inversify';
@@ -48,4 +49,16 @@ export async function hortus(
     stderr,
   });
   return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+/** Drops the database a subprocess test's environment names; nothing to do without MONGODB_URI. */
+export async function dropTestDatabase(env: Readonly<Record<string, string | undefined>>): Promise<void> {
+  const settings = mongoSettingsFromEnv(env);
+  if (settings === undefined) return;
+  const store = MongoStore.fromSettings(settings);
+  try {
+    await store.db.dropDatabase();
+  } finally {
+    await store.close();
+  }
 }

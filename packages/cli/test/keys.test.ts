@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import { MongoStore, mongoSettingsFromEnv } from '@hortus/adapter-mongo';
 import { ACCESS_KEY_SECRETS, type AccessKeySecrets, Authenticate } from '@hortus/core';
 import { exitCodes } from '@hortus/cli';
 import { NodeAccessKeySecrets } from '@hortus/http-koa';
 import { type Container } from 'inversify';
-import { Capture, hortus, memoryContainer } from './harness.js';
+import { Capture, dropTestDatabase, hortus, memoryContainer } from './harness.js';
 
 const secretPattern = /hk_[A-Za-z0-9_-]{43}/u;
 
@@ -133,14 +132,7 @@ describe('hortus keys', () => {
     };
 
     after(async () => {
-      const settings = uri === '' ? undefined : mongoSettingsFromEnv(env);
-      if (settings === undefined) return;
-      const store = MongoStore.fromSettings(settings);
-      try {
-        await store.db.dropDatabase();
-      } finally {
-        await store.close();
-      }
+      if (uri !== '') await dropTestDatabase(env);
     });
 
     (uri === '' ? it.skip : it)(

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { MongoStore, mongoSettingsFromEnv } from '@hortus/adapter-mongo';
+import { dropTestDatabase } from './harness.js';
 
 /*
  * SIGTERM while boxes are sending readings: every request the server began is answered, the process exits
@@ -101,14 +101,7 @@ describe('hortus serve: SIGTERM under load, against MongoDB', function () {
   after(async () => {
     for (const child of children)
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    const settings = uri === '' ? undefined : mongoSettingsFromEnv(env);
-    if (settings === undefined) return;
-    const store = MongoStore.fromSettings(settings);
-    try {
-      await store.db.dropDatabase();
-    } finally {
-      await store.close();
-    }
+    if (uri !== '') await dropTestDatabase(env);
   });
 
   (uri === '' ? it.skip : it)(

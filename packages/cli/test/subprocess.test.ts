@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { MongoStore, mongoSettingsFromEnv } from '@hortus/adapter-mongo';
+import { dropTestDatabase } from './harness.js';
 
 const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const uri = process.env['MONGODB_URI']?.trim() ?? '';
@@ -41,14 +41,7 @@ describe('hortus as a subprocess against MongoDB', function () {
     collect(spawn(process.execPath, [main, ...argv], { env, stdio: ['ignore', 'pipe', 'pipe'] })).exited;
 
   after(async () => {
-    const settings = uri === '' ? undefined : mongoSettingsFromEnv(env);
-    if (settings === undefined) return;
-    const store = MongoStore.fromSettings(settings);
-    try {
-      await store.db.dropDatabase();
-    } finally {
-      await store.close();
-    }
+    if (uri !== '') await dropTestDatabase(env);
   });
 
   (uri === '' ? it.skip : it)(

@@ -1,5 +1,5 @@
 import {
-  expandReadingItems,
+  expandReadingItemsWithOrigin,
   InvalidInputError,
   MAX_READINGS_PER_BATCH,
   type Reading,
@@ -138,22 +138,15 @@ export interface RejectedItem {
  * of the body it came from: the core counts readings, a box thinks in the items it sent.
  */
 async function ingest(body: unknown, { recordReadings }: HttpUseCases): Promise<Reply> {
-  const readings = expandReadingItems(body);
-  if (readings.length === 0) throw new InvalidInputError('the body holds no readings');
-  const items = Array.isArray(body) ? (body as unknown[]) : [body];
-  // expandReadingItems([item]) expands one item exactly as it does inside the batch; a compact item comes
-  // back as new objects, any other item as itself.
-  const origins = items.flatMap((item, index) =>
-    expandReadingItems([item]).map((reading) => ({ index, compact: reading !== item, reading })),
-  );
-  const result: RecordReadingsResult = await recordReadings.execute(readings);
+  const expanded = expandReadingItemsWithOrigin(body);
+  if (expanded.length === 0) throw new InvalidInputError('the body holds no readings');
+  const result: RecordReadingsResult = await recordReadings.execute(expanded.map(({ reading }) => reading));
   const rejected = result.rejected.map(({ index, reason }): RejectedItem => {
-    const origin = origins[index];
-    const topic = (origin?.reading as { topic?: unknown } | undefined)?.topic;
+    const origin = expanded[index];
     return {
-      index: origin?.index ?? index,
+      index: origin?.item ?? index,
       reason,
-      ...(origin?.compact === true && typeof topic === 'string' ? { topic } : {}),
+      ...(origin?.compactTopic === undefined ? {} : { topic: origin.compactTopic }),
     };
   });
   if (result.accepted === 0) {

@@ -2,6 +2,7 @@ export * from './shared/errors.js';
 export * from './shared/validation.js';
 export * from './shared/clock.port.js';
 export * from './shared/settings.js';
+export * from './shared/store-lifecycle.port.js';
 export * from './shared/time-zone.js';
 export * from './use-cases.module.js';
 
@@ -12,6 +13,7 @@ export * from './readings/get-latest-reading.js';
 export * from './readings/get-latest-readings-of-group.js';
 export * from './readings/query-readings.js';
 export * from './readings/aggregate-readings.js';
+export * from './readings/delete-readings.js';
 export * from './revisions/get-revision.js';
 export * from './readings/get-today-hourly-readings.js';
 
@@ -82,3 +84,19 @@ export * from './access-keys/create-access-key.js';
 export * from './access-keys/revoke-access-key.js';
 export * from './access-keys/list-access-keys.js';
 export * from './access-keys/authenticate.js';
+
+export * from './accounts/account.js';
+export * from './accounts/accounts.port.js';
+export * from './accounts/login-throttle.js';
+export * from './accounts/sign-up.js';
+export * from './accounts/log-in.js';
+export * from './accounts/get-profile.js';
+export * from './accounts/request-password-reset.js';
+export * from './accounts/reset-password.js';
+export * from './accounts/set-password.js';
+export * from './accounts/revoke-sessions.js';
+export * from './accounts/verify-session.js';
+export * from './accounts/invite-user.js';
+export * from './accounts/delete-user.js';
+export * from './migration/legacy.js';
+export * from './migration/copy-legacy-records.js';

@@ -1,3 +1,4 @@
+import { type ServerSecretRepository } from './accounts/accounts.port.js';
 import { type AccessKeyRepository } from './access-keys/access-key.port.js';
 import { type ActionRepository } from './actions/action.port.js';
 import { type AutomationLogRepository } from './automations/automation-log.port.js';
@@ -21,4 +22,5 @@ export interface Repositories {
   readonly engineState: EngineStateRepository;
   readonly automationLog: AutomationLogRepository;
   readonly accessKeys: AccessKeyRepository;
+  readonly serverSecrets: ServerSecretRepository;
 }

@@ -1,4 +1,15 @@
 import { ContainerModule } from 'inversify';
+import { DeleteUser } from './accounts/delete-user.js';
+import { GetProfile } from './accounts/get-profile.js';
+import { InviteUser } from './accounts/invite-user.js';
+import { LogIn } from './accounts/log-in.js';
+import { LoginThrottle } from './accounts/login-throttle.js';
+import { RequestPasswordReset } from './accounts/request-password-reset.js';
+import { ResetPassword } from './accounts/reset-password.js';
+import { RevokeSessions } from './accounts/revoke-sessions.js';
+import { SetPassword } from './accounts/set-password.js';
+import { SignUp } from './accounts/sign-up.js';
+import { VerifySession } from './accounts/verify-session.js';
 import { Authenticate } from './access-keys/authenticate.js';
 import { CreateAccessKey } from './access-keys/create-access-key.js';
 import { ListAccessKeys } from './access-keys/list-access-keys.js';
@@ -26,6 +37,7 @@ import { CheckGroup } from './groups/check-group.js';
 import { CreateGroup } from './groups/create-group.js';
 import { GetGroup } from './groups/get-group.js';
 import { ListGroups } from './groups/list-groups.js';
+import { CopyLegacyRecords, MigrationCheckpoints } from './migration/copy-legacy-records.js';
 import { UpdateGroupSettings } from './groups/update-group-settings.js';
 import { AddChart } from './history-charts/add-chart.js';
 import { ChangeChart } from './history-charts/change-chart.js';
@@ -39,11 +51,18 @@ import { GetLatestReading } from './readings/get-latest-reading.js';
 import { GetLatestReadingsOfGroup } from './readings/get-latest-readings-of-group.js';
 import { GetTodayHourlyReadings } from './readings/get-today-hourly-readings.js';
 import { AggregateReadings } from './readings/aggregate-readings.js';
+import { DeleteReadings } from './readings/delete-readings.js';
 import { QueryReadings } from './readings/query-readings.js';
 import { RecordReadings } from './readings/record-readings.js';
 import { GetRevision } from './revisions/get-revision.js';
 import { CLOCK, type Clock, SystemClock } from './shared/clock.port.js';
-import { CORE_SETTINGS, type CoreSettings } from './shared/settings.js';
+import {
+  CORE_LIMITS,
+  CORE_SETTINGS,
+  type CoreLimits,
+  type CoreSettings,
+  defaultCoreLimits,
+} from './shared/settings.js';
 import { assertTimeZone } from './shared/time-zone.js';
 import { ChangeUserEmail } from './users/change-user-email.js';
 import { CreateUser } from './users/create-user.js';
@@ -75,6 +94,7 @@ export const useCases = [
   GetTodayHourlyReadings,
   QueryReadings,
   AggregateReadings,
+  DeleteReadings,
   GetRevision,
   RecordReadings,
   ChangeUserEmail,
@@ -89,12 +109,26 @@ export const useCases = [
   RevokeAccessKey,
   ListAccessKeys,
   Authenticate,
+  SignUp,
+  LogIn,
+  LoginThrottle,
+  GetProfile,
+  RequestPasswordReset,
+  ResetPassword,
+  SetPassword,
+  RevokeSessions,
+  VerifySession,
+  InviteUser,
+  DeleteUser,
+  CopyLegacyRecords,
+  MigrationCheckpoints,
 ] as const;
 
 /**
  * Binds every use case (singletons: they are stateless but for the commit cache and the change fan-out),
  * the settings and the clock. A store module binds the repository ports; a transport module binds the
- * commit feed and, where the automation engine runs, the scheduler.
+ * commit feed and, where the automation engine runs, the scheduler; the identity and mail modules bind the
+ * account ports and settings.
  */
 export function createCoreModule(settings: CoreSettings, clock: Clock = new SystemClock()): ContainerModule {
   assertTimeZone(settings.timeZone);
@@ -105,6 +139,7 @@ export function createCoreModule(settings: CoreSettings, clock: Clock = new Syst
       ...defaultAutomationSettings,
       ...settings.automation,
     });
+    bind<CoreLimits>(CORE_LIMITS).toConstantValue({ ...defaultCoreLimits, ...settings.limits });
     for (const useCase of useCases) bind<object>(useCase).toSelf().inSingletonScope();
   });
 }

@@ -26,14 +26,34 @@ describe('GetRecentCommits', () => {
     expect(feed.callCount).to.equal(1);
   });
 
-  it('when the cache time has passed, then the host is asked again and its new list answered', async () => {
+  it('when the cache time has passed, then the stale copy is answered at once while the host is asked, and its new list answered next', async () => {
     feed.resolves([{ sha: 'a' }]);
     const commits = app.get(GetRecentCommits);
     await commits.execute();
     app.clock.advance(TTL);
-    feed.resolves([{ sha: 'b' }]);
+    let answer: (body: unknown) => void = () => {};
+    feed.returns(new Promise((resolve) => (answer = resolve)));
+
+    // The host has not answered yet: the caller does not wait for it.
+    expect(await commits.execute()).to.deep.equal([{ sha: 'a' }]);
+    expect(await commits.execute()).to.deep.equal([{ sha: 'a' }]);
+    expect(feed.callCount).to.equal(2);
+    answer([{ sha: 'b' }]);
+    await new Promise((resolve) => setImmediate(resolve));
 
     expect(await commits.execute()).to.deep.equal([{ sha: 'b' }]);
+    expect(feed.callCount).to.equal(2);
+  });
+
+  it('when the host never answers a refresh, then every caller still gets the stale copy at once', async () => {
+    feed.resolves([{ sha: 'a' }]);
+    const commits = app.get(GetRecentCommits);
+    await commits.execute();
+    app.clock.advance(TTL * 2);
+    feed.returns(new Promise(() => undefined));
+
+    const answers = await Promise.all(Array.from({ length: 5 }, () => commits.execute()));
+    expect(answers).to.deep.equal(Array.from({ length: 5 }, () => [{ sha: 'a' }]));
     expect(feed.callCount).to.equal(2);
   });
 
@@ -57,7 +77,9 @@ describe('GetRecentCommits', () => {
     feed.rejects(new Error('rate limited'));
 
     expect(await commits.execute()).to.deep.equal([{ sha: 'a' }]);
-    expect(feed.callCount).to.equal(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await commits.execute()).to.deep.equal([{ sha: 'a' }]);
+    expect(feed.callCount).to.equal(3);
   });
 
   it('when the host fails and nothing is cached, then it is an upstream error, and the next call asks again', async () => {

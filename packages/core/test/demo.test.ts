@@ -70,6 +70,17 @@ describe('SeedDemo', () => {
     expect((await app.get(GetHistoryCharts).execute({ userId: DEMO_USER_ID })).charts).to.have.lengthOf(1);
   });
 
+  it('when the group exists already, then a later run seeds nothing, not even a newer day of readings', async () => {
+    await app.get(SeedDemo).execute();
+    app.clock.advance(2 * 24 * 3_600_000);
+
+    const later = await app.get(SeedDemo).execute();
+
+    expect(later).to.deep.equal({ group: DEMO_GROUP, readings: 0, created: [] });
+    const latest = await app.get(GetLatestReadingsOfGroup).execute({ group: DEMO_GROUP });
+    expect(latest.every((r) => r.time.getTime() < app.clock.now().getTime() - 24 * 3_600_000)).to.equal(true);
+  });
+
   it('when another group is named, then the demo is created in that group; an empty name is invalid input', async () => {
     expect((await app.get(SeedDemo).execute({ group: 'trial' })).group).to.equal('trial');
     expect(await app.get(CheckGroup).execute({ name: 'trial' })).to.equal(true);

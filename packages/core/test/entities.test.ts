@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import {
+  datasetFlags,
   applyChartChange,
   datasetFlag,
   FORCED_UPDATE_INTERVAL,
@@ -60,12 +61,20 @@ describe('core entities', () => {
 
   describe('charts', () => {
     const now = new Date('2026-11-22T10:00:00.000Z');
+    const unchecked = Object.fromEntries(datasetFlags.map((flag) => [flag, false]));
 
     it('when a chart is added without fields, then SPEC defaults apply and update_interval is forced', () => {
       expect(newChart({ chartData: { update_interval: 1 } }, now)).to.deep.equal({
         chartId: 'defaultId',
         chartName: 'Default Name',
-        chartData: { update_interval: FORCED_UPDATE_INTERVAL },
+        chartData: {
+          type: 'line',
+          max_count: 100,
+          data_interval: 1,
+          update_interval: FORCED_UPDATE_INTERVAL,
+          labels: [],
+          datasets: [unchecked],
+        },
         createdAt: now,
         updatedAt: now,
       });
@@ -79,7 +88,7 @@ describe('core entities', () => {
         { kind: 'set-dataset-flag', flag: 'checked_lux', checked: true },
         later,
       );
-      expect(changed.chartData['datasets']).to.deep.equal([{ checked_lux: true }]);
+      expect(changed.chartData['datasets']).to.deep.equal([{ ...unchecked, checked_lux: true }]);
       expect(changed.updatedAt).to.deep.equal(later);
       expect(changed.createdAt).to.deep.equal(now);
     });

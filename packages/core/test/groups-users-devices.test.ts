@@ -1,4 +1,5 @@
 import {
+  ANONYMOUS,
   ChangeUserEmail,
   CheckGroup,
   ConflictError,
@@ -68,7 +69,7 @@ describe('group, user and device use cases', () => {
 
       const updated = await app
         .get(ChangeUserEmail)
-        .execute({ userId: user.id, newEmail: ' ana@new.example ' });
+        .execute({ userId: user.id, newEmail: ' ana@new.example ' }, ANONYMOUS);
 
       expect(updated).to.deep.equal({ ...user, email: 'ana@new.example' });
     });
@@ -78,7 +79,7 @@ describe('group, user and device use cases', () => {
 
       for (const userId of ['ffffffffffffffffffffffff', 'nonsense', '', 42, 'x'.repeat(500)]) {
         await expect(
-          app.get(ChangeUserEmail).execute({ userId, newEmail: 'new@example.com' }),
+          app.get(ChangeUserEmail).execute({ userId, newEmail: 'new@example.com' }, ANONYMOUS),
           String(userId),
         ).to.be.rejectedWith(NotFoundError, /^User not found\.$/u);
       }
@@ -89,7 +90,7 @@ describe('group, user and device use cases', () => {
 
       for (const newEmail of [undefined, '', 'not-an-email', 'a@b']) {
         await expect(
-          app.get(ChangeUserEmail).execute({ userId: user.id, newEmail }),
+          app.get(ChangeUserEmail).execute({ userId: user.id, newEmail }, ANONYMOUS),
           String(newEmail),
         ).to.be.rejectedWith(InvalidInputError, 'newEmail');
       }
@@ -100,7 +101,7 @@ describe('group, user and device use cases', () => {
       await app.get(CreateUser).execute({ ...ana, email: 'ben@example.com' });
 
       await expect(
-        app.get(ChangeUserEmail).execute({ userId: user.id, newEmail: 'ben@example.com' }),
+        app.get(ChangeUserEmail).execute({ userId: user.id, newEmail: 'ben@example.com' }, ANONYMOUS),
       ).to.be.rejectedWith(ConflictError);
     });
   });

@@ -1,18 +1,24 @@
 import {
+  datasetFlags,
+  HISTORY_CHART_REPOSITORY,
+  type HistoryChartRepository,
   AddChart,
   ChangeChart,
-  ConflictError,
   DeleteChart,
   FORCED_UPDATE_INTERVAL,
   GetChartSettings,
   GetHistoryCharts,
   InvalidInputError,
   MAX_CHARTS_PER_USER,
+  QuotaExceededError,
   NotFoundError,
 } from '@hortus/core';
 import { createTestApp, expect, type TestApp } from './support.js';
 
 const USER = '65f0c0ffee0000000000abcd';
+/** datasets[0] as every chart gets it (COMPAT): each flag false unless set. */
+const unchecked = Object.fromEntries(datasetFlags.map((flag) => [flag, false]));
+const defaults = { type: 'line', max_count: 100, data_interval: 1, update_interval: 15000, labels: [] };
 const NOW = '2024-06-15T08:30:00.000Z';
 
 describe('history chart use cases', () => {
@@ -30,7 +36,7 @@ describe('history chart use cases', () => {
       expect(record.charts).to.have.lengthOf(1);
       const [chart] = record.charts;
       expect(chart).to.include({ chartId: 'defaultId', chartName: 'Default Name' });
-      expect(chart?.chartData).to.deep.equal({ update_interval: 15000 });
+      expect(chart?.chartData).to.deep.equal({ ...defaults, datasets: [unchecked] });
       expect(chart?.createdAt.toISOString()).to.equal(NOW);
       expect(chart?.updatedAt.toISOString()).to.equal(NOW);
     });
@@ -45,10 +51,9 @@ describe('history chart use cases', () => {
 
       expect(FORCED_UPDATE_INTERVAL).to.equal(15000);
       expect(record.charts[0]?.chartData).to.deep.equal({
-        type: 'line',
+        ...defaults,
         max_count: 500,
-        update_interval: 15000,
-        datasets: [{ checked_lux: true }],
+        datasets: [{ ...unchecked, checked_lux: true }],
       });
     });
 
@@ -71,10 +76,10 @@ describe('history chart use cases', () => {
       await expect(app.get(GetHistoryCharts).execute({ userId: USER })).to.be.rejectedWith(NotFoundError);
     });
 
-    it('when the user already keeps the maximum number of charts, then adding another is a conflict', async () => {
+    it('when the user already keeps the maximum number of charts, then adding another exceeds the quota', async () => {
       for (let i = 0; i < MAX_CHARTS_PER_USER; i += 1) await app.get(AddChart).execute({ userId: USER });
 
-      await expect(app.get(AddChart).execute({ userId: USER })).to.be.rejectedWith(ConflictError);
+      await expect(app.get(AddChart).execute({ userId: USER })).to.be.rejectedWith(QuotaExceededError);
     });
   });
 
@@ -94,7 +99,9 @@ describe('history chart use cases', () => {
         .setDatasetFlag({ userId: USER, chartName: 'Climate', dataTyp: 'lux', checked: true });
 
       const [chart] = record.charts;
-      expect(chart?.chartData['datasets']).to.deep.equal([{ checked_temperature: true, checked_lux: true }]);
+      expect(chart?.chartData['datasets']).to.deep.equal([
+        { ...unchecked, checked_temperature: true, checked_lux: true },
+      ]);
       expect(chart?.updatedAt.toISOString()).to.equal('2024-06-15T08:30:05.000Z');
       expect(chart?.createdAt.toISOString()).to.equal(NOW);
     });
@@ -106,7 +113,7 @@ describe('history chart use cases', () => {
         .get(ChangeChart)
         .setDatasetFlag({ userId: USER, chartName: 'Bare', dataTyp: 'moisture_1', checked: false });
 
-      expect(record.charts[1]?.chartData['datasets']).to.deep.equal([{ checked_moisture_1: false }]);
+      expect(record.charts[1]?.chartData['datasets']).to.deep.equal([unchecked]);
     });
 
     it('when a field is set, then only that chartData field changes', async () => {
@@ -122,11 +129,12 @@ describe('history chart use cases', () => {
       });
 
       expect(record.charts[0]?.chartData).to.deep.equal({
+        ...defaults,
         type: 'scatter',
         data_interval: 60000,
         update_interval: 5000,
         max_count: 4000,
-        datasets: [{ checked_temperature: true, checked_lux: false }],
+        datasets: [{ ...unchecked, checked_temperature: true }],
       });
     });
 
@@ -164,9 +172,32 @@ describe('history chart use cases', () => {
 
     it('when the chart exists, then its settings are the chartData of the first chart of that name', async () => {
       expect(await app.get(GetChartSettings).execute({ userId: USER, chartName: 'Climate' })).to.deep.equal({
-        type: 'line',
-        update_interval: 15000,
+        ...defaults,
+        datasets: [unchecked],
       });
+    });
+
+    it('when a stored chart lacks the defaults (written by an older client), then it is read with them', async () => {
+      const repository = app.container.get<HistoryChartRepository>(HISTORY_CHART_REPOSITORY);
+      const at = new Date(NOW);
+      await repository.appendChart('older-user', {
+        chartId: 'old',
+        chartName: 'Old',
+        chartData: { type: 'scatter', datasets: [{ checked_humidity: true }] },
+        createdAt: at,
+        updatedAt: at,
+      });
+
+      expect(
+        await app.get(GetChartSettings).execute({ userId: 'older-user', chartName: 'Old' }),
+      ).to.deep.equal({
+        ...defaults,
+        type: 'scatter',
+        update_interval: 15000,
+        datasets: [{ ...unchecked, checked_humidity: true }],
+      });
+      const record = await app.get(GetHistoryCharts).execute({ userId: 'older-user' });
+      expect(record.charts[0]?.chartData).to.include({ max_count: 100, data_interval: 1 });
     });
 
     it('when the user or chart is unknown, then settings are not found with "No history chart found."', async () => {

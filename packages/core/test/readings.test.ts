@@ -34,6 +34,25 @@ function buckets(hourly: readonly HourlyReading[]): [number, string][] {
 
 describe('readings use cases', () => {
   describe('RecordReadings', () => {
+    it('when a reading is stamped beyond the configured clock skew, then it is rejected with a reason and not stored', async () => {
+      const app = createTestApp({
+        now: '2024-06-15T08:30:00.000Z',
+        settings: { limits: { maxClockSkewMs: 1000 } },
+      });
+      const reading = (time: string) => ({ group: GROUP, topic: TEMPERATURE, value: 20, time });
+
+      const result = await app
+        .get(RecordReadings)
+        .execute([reading('2024-06-15T08:30:01.000Z'), reading('2024-06-15T08:30:01.001Z')]);
+
+      expect(result.accepted).to.equal(1);
+      expect(result.rejected).to.deep.equal([
+        { index: 1, reason: "time is more than 1 s ahead of the server's clock" },
+      ]);
+      const latest = await app.get(GetLatestReading).execute({ group: GROUP, topic: TEMPERATURE });
+      expect(latest.map((r) => r.time.toISOString())).to.deep.equal(['2024-06-15T08:30:01.000Z']);
+    });
+
     it('when a batch mixes good and bad items, then the good ones are stored and the bad ones rejected by index', async () => {
       const app = createTestApp();
       const good = { group: GROUP, topic: TEMPERATURE, value: 21.5, time: '2024-06-15T08:00:00.000Z' };

@@ -3,6 +3,7 @@ import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { Container, type Newable } from 'inversify';
 import { memoryStoreModule } from '@hortus/adapter-memory';
+import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
 import {
   type Clock,
   COMMIT_FEED,
@@ -56,6 +57,7 @@ export function createTestApp(
   container.load(
     createCoreModule({ ...defaultCoreSettings, ...options.settings }, clock),
     memoryStoreModule(),
+    identityModule(identitySettingsFromEnv({})),
   );
   container.bind<CommitFeed>(COMMIT_FEED).toConstantValue(options.commitFeed ?? unconfiguredFeed);
   return { container, clock, get: <T>(useCase: Newable<T>): T => container.get<T>(useCase) };

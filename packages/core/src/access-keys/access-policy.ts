@@ -10,6 +10,8 @@ export type AccessTarget =
   | { readonly groups: readonly unknown[] }
   /** Data not tied to one group (a user's charts or e-mail): keys limited to groups may not touch it. */
   | { readonly scope: 'all-groups' }
+  /** One user's own data (their charts, e-mail, profile), named by the user id in the request. */
+  | { readonly scope: 'user'; readonly userId: unknown }
   /** Service information (the API description, the commit feed): any admin or client key. */
   | { readonly scope: 'service' }
   /** Operator data (metrics): admin keys only. */
@@ -57,6 +59,7 @@ export function decideAccess(
       case 'service':
         return allowed;
       case 'all-groups':
+      case 'user':
         return key.groups.length === 0
           ? allowed
           : denied('This key is limited to groups and may not reach data outside them');
@@ -65,4 +68,37 @@ export function decideAccess(
   if (key.groups.length === 0) return allowed;
   const foreign = foreignGroup(target.groups, key.groups);
   return foreign === undefined ? allowed : denied(`This key may not reach ${groupNamed(foreign)}`);
+}
+
+/** A user's log-in session as a credential: the user's id and (stored) group. */
+export interface SessionPrincipal {
+  readonly userId: string;
+  readonly group: string;
+}
+
+/**
+ * The access policy of a log-in token: like a client key limited to the user's own group, plus the user's
+ * own per-user data, and never another user's.
+ */
+export function decideSessionAccess(
+  session: SessionPrincipal,
+  _operation: AccessOperation,
+  target: AccessTarget,
+): AccessDecision {
+  if ('scope' in target) {
+    switch (target.scope) {
+      case 'service':
+        return allowed;
+      case 'user':
+        return target.userId === session.userId
+          ? allowed
+          : denied("A log-in token reaches only its own user's data");
+      case 'all-groups':
+        return denied('A log-in token reaches only its own group');
+      case 'operator':
+        return denied('Only an admin key may read this');
+    }
+  }
+  const foreign = foreignGroup(target.groups, [session.group]);
+  return foreign === undefined ? allowed : denied(`This log-in token may not reach ${groupNamed(foreign)}`);
 }

@@ -13,6 +13,7 @@ import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notific
 import { type Reading, sensorTopics } from '../readings/reading.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
+import { CORE_LIMITS, type CoreLimits } from '../shared/settings.js';
 
 /** Which settings bound which topics: the keys clients write into a group's settings. */
 const watchedRanges = [
@@ -26,6 +27,18 @@ const watchedRanges = [
 ] as const;
 
 type AlertKind = 'low' | 'high' | 'no-data';
+
+/** An alert change that was due but not written: the group holds the most open notifications allowed. */
+export interface WithheldAlert {
+  readonly group: string;
+  readonly topic: string;
+  readonly kind: AlertKind;
+}
+
+export interface GroupAlerts {
+  readonly raised: Notification[];
+  readonly withheld: WithheldAlert[];
+}
 
 const key = (...parts: readonly string[]): string => engineStateKey('alert', ...parts);
 
@@ -43,32 +56,44 @@ export class EvaluateAlerts {
     @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
+    @inject(CORE_LIMITS) private readonly limits: CoreLimits,
   ) {}
 
+  /** Every group in turn; the engine calls evaluateGroup itself so that one failing group stops no other. */
   async execute(): Promise<Notification[]> {
     const now = this.clock.now();
     const raised: Notification[] = [];
     for (const group of await this.groups.list()) {
-      const latest = await this.readings.latestOfEveryTopic(group.name);
-      if (latest.length === 0) continue;
-      raised.push(...(await this.checkSilence(group, latest, now)));
-      for (const reading of latest) {
-        if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) continue;
-        raised.push(...(await this.checkRange(group, reading, now)));
-      }
+      for (const notification of (await this.evaluateGroup(group, now)).raised) raised.push(notification);
     }
     return raised;
   }
 
-  private async checkRange(group: Group, reading: Reading, now: Date): Promise<Notification[]> {
+  /**
+   * One group's alerts. A change due while the group holds MAX_OPEN_NOTIFICATIONS_PER_GROUP open
+   * notifications is withheld, not written (its state stays, so it is tried again on the next tick).
+   */
+  async evaluateGroup(group: Group, now: Date): Promise<GroupAlerts> {
+    const outcome: GroupAlerts = { raised: [], withheld: [] };
+    const latest = await this.readings.latestOfEveryTopic(group.name);
+    if (latest.length === 0) return outcome;
+    // Appended one by one: a spread of a group's topics as arguments overflows the stack past ~100k.
+    await this.checkSilence(group, latest, now, outcome);
+    for (const reading of latest) {
+      if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) continue;
+      await this.checkRange(group, reading, now, outcome);
+    }
+    return outcome;
+  }
+
+  private async checkRange(group: Group, reading: Reading, now: Date, outcome: GroupAlerts): Promise<void> {
     const range = watchedRanges.find((candidate) =>
       (candidate.topics as readonly string[]).includes(reading.topic),
     );
-    if (range === undefined) return [];
+    if (range === undefined) return;
     const min = readNumberSetting(group.settings, range.min);
     const max = readNumberSetting(group.settings, range.max);
     const { deadBand } = this.settings;
-    const raised: Notification[] = [];
     for (const [kind, bound] of [
       ['low', min],
       ['high', max],
@@ -81,30 +106,36 @@ export class EvaluateAlerts {
       const message = outside
         ? `${range.label} (${reading.topic}) is ${words}: ${reading.value}`
         : `${range.label} (${reading.topic}) is back in range: ${reading.value}`;
-      const notification = await this.transition(group.name, reading.topic, kind, outside, backInside, now, {
+      await this.transition(group.name, reading.topic, kind, outside, backInside, now, outcome, {
         message,
         topic: reading.topic,
         value: reading.value,
       });
-      if (notification !== undefined) raised.push(notification);
     }
-    return raised;
   }
 
-  private async checkSilence(group: Group, latest: readonly Reading[], now: Date): Promise<Notification[]> {
-    const newest = Math.max(...latest.map((reading) => reading.time.getTime()));
+  private async checkSilence(
+    group: Group,
+    latest: readonly Reading[],
+    now: Date,
+    outcome: GroupAlerts,
+  ): Promise<void> {
+    const newest = latest.reduce((most, reading) => Math.max(most, reading.time.getTime()), -Infinity);
     const silentMs = now.getTime() - newest;
     const minutes = Math.round(this.settings.noDataAlertMs / 60_000);
     const silent = silentMs > this.settings.noDataAlertMs;
-    const notification = await this.transition(group.name, '*', 'no-data', silent, !silent, now, {
+    await this.transition(group.name, '*', 'no-data', silent, !silent, now, outcome, {
       message: silent
         ? `No data received from group ${group.name} for ${minutes} minutes`
         : `Data from group ${group.name} is arriving again`,
     });
-    return notification === undefined ? [] : [notification];
   }
 
-  /** Opens or closes one alert; the compare-and-set makes sure only one engine writes each notification. */
+  /**
+   * Opens or closes one alert; the compare-and-set makes sure only one engine writes each notification. An
+   * alert that opened less than ALERT_REOPEN_MS ago does not open again yet: a value flapping across its
+   * bound gives one alert per interval, and if it is still outside once the interval has passed, it opens then.
+   */
   private async transition(
     group: string,
     topic: string,
@@ -112,13 +143,23 @@ export class EvaluateAlerts {
     open: boolean,
     close: boolean,
     now: Date,
+    outcome: GroupAlerts,
     notification: { message: string; topic?: string; value?: number },
-  ): Promise<Notification | undefined> {
+  ): Promise<void> {
     const alertKey = key(group, topic, kind);
     const stored = await this.state.get(alertKey);
     const isOpen = stored?.value['open'] === true;
-    if (open === isOpen || (!open && !close)) return undefined;
-    if (!(await this.state.compareAndSet(alertKey, stored?.version ?? 0, { open }, now))) return undefined;
-    return this.notifications.create({ group, time: now, ...notification });
+    if (open === isOpen || (!open && !close)) return;
+    const openedAt = stored?.value['openedAt'];
+    if (open && typeof openedAt === 'number' && now.getTime() - openedAt < this.limits.alertReopenMs) return;
+    if ((await this.notifications.countOpen(group)) >= this.limits.maxOpenNotificationsPerGroup) {
+      outcome.withheld.push({ group, topic, kind });
+      return;
+    }
+    const value = open
+      ? { open, openedAt: now.getTime() }
+      : { open, ...(openedAt === undefined ? {} : { openedAt }) };
+    if (!(await this.state.compareAndSet(alertKey, stored?.version ?? 0, value, now))) return;
+    outcome.raised.push(await this.notifications.create({ group, time: now, ...notification }));
   }
 }

@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
-import { EvaluateAlerts } from '../alerts/evaluate-alerts.js';
+import { EvaluateAlerts, type WithheldAlert } from '../alerts/evaluate-alerts.js';
+import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { type Notification } from '../notifications/notification.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { type AutomationEvent } from './automation-event.js';
@@ -8,9 +9,19 @@ import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from './engine-st
 import { RunAutomations } from './run-automations.js';
 import { SCHEDULER, type ScheduledTask, type Scheduler } from './scheduler.port.js';
 
+/** A group whose rules or alerts failed in one tick; the other groups were still evaluated. */
+export interface GroupFailure {
+  readonly group: string;
+  readonly stage: 'automations' | 'alerts';
+  readonly error: unknown;
+}
+
 export interface TickResult {
   readonly switched: readonly AutomationEvent[];
   readonly alerts: readonly Notification[];
+  /** Alert changes not written because their group holds the most open notifications allowed. */
+  readonly withheld: readonly WithheldAlert[];
+  readonly failures: readonly GroupFailure[];
 }
 
 /** Drives the rules and the alerts on the scheduler, and forgets old slot claims now and then. */
@@ -19,6 +30,7 @@ export class AutomationEngine {
   private lastPurge = 0;
 
   constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(RunAutomations) private readonly automations: RunAutomations,
     @inject(EvaluateAlerts) private readonly alerts: EvaluateAlerts,
     @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
@@ -34,14 +46,39 @@ export class AutomationEngine {
     });
   }
 
+  /**
+   * Rules, then alerts, group by group: a group that fails (a broken record, a store error on its data) is
+   * reported in `failures` and every other group is still evaluated; the purge runs regardless.
+   */
   async tick(): Promise<TickResult> {
-    const switched = await this.automations.execute();
-    const alerts = await this.alerts.execute();
+    const switched: AutomationEvent[] = [];
+    const alerts: Notification[] = [];
+    const withheld: WithheldAlert[] = [];
+    const failures: GroupFailure[] = [];
+    const groups = await this.groups.list();
+    const startedAt = this.clock.now();
+    for (const group of groups) {
+      try {
+        for (const event of await this.automations.runGroup(group, startedAt)) switched.push(event);
+      } catch (error) {
+        failures.push({ group: group.name, stage: 'automations', error });
+      }
+    }
+    const alertsAt = this.clock.now();
+    for (const group of groups) {
+      try {
+        const outcome = await this.alerts.evaluateGroup(group, alertsAt);
+        for (const notification of outcome.raised) alerts.push(notification);
+        for (const alert of outcome.withheld) withheld.push(alert);
+      } catch (error) {
+        failures.push({ group: group.name, stage: 'alerts', error });
+      }
+    }
     const now = this.clock.now().getTime();
     if (now - this.lastPurge > 3_600_000) {
       this.lastPurge = now;
       await this.state.purgeBefore(new Date(now - this.settings.stateRetentionMs));
     }
-    return { switched, alerts };
+    return { switched, alerts, withheld, failures };
   }
 }

@@ -3,6 +3,7 @@ import { type Action, type SensorAutomation, type TimeAutomation } from '../acti
 import { ActionChanges } from '../actions/action-changes.js';
 import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
 import { groupTimeZone } from '../groups/group-settings.js';
+import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { type Reading } from '../readings/reading.js';
@@ -44,27 +45,34 @@ export class RunAutomations {
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
   ) {}
 
+  /** Every group in turn; the engine calls runGroup itself so that one failing group stops no other. */
   async execute(): Promise<AutomationEvent[]> {
     const now = this.clock.now();
     const events: AutomationEvent[] = [];
     for (const group of await this.groups.list()) {
-      const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
-      for (const action of await this.actions.listByGroup(group.name)) {
-        let current = action;
-        for (const set of action.automations) {
-          for (const rule of set.timeAutomations) {
-            const switched = await this.runTimeRule(current, rule, now, timeZone);
-            if (switched !== undefined) {
-              current = switched.action;
-              events.push(switched.event);
-            }
+      for (const event of await this.runGroup(group, now)) events.push(event);
+    }
+    return events;
+  }
+
+  async runGroup(group: Group, now: Date): Promise<AutomationEvent[]> {
+    const events: AutomationEvent[] = [];
+    const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
+    for (const action of await this.actions.listByGroup(group.name)) {
+      let current = action;
+      for (const set of action.automations) {
+        for (const rule of set.timeAutomations) {
+          const switched = await this.runTimeRule(current, rule, now, timeZone);
+          if (switched !== undefined) {
+            current = switched.action;
+            events.push(switched.event);
           }
-          for (const rule of set.sensorAutomations) {
-            const switched = await this.runSensorRule(current, rule, now);
-            if (switched !== undefined) {
-              current = switched.action;
-              events.push(switched.event);
-            }
+        }
+        for (const rule of set.sensorAutomations) {
+          const switched = await this.runSensorRule(current, rule, now);
+          if (switched !== undefined) {
+            current = switched.action;
+            events.push(switched.event);
           }
         }
       }

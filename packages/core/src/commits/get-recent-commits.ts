@@ -6,7 +6,9 @@ import { COMMIT_FEED, type CommitFeed } from './commit-feed.port.js';
 
 /**
  * Serves the commit list from a cache so that polling clients do not exhaust the code host's rate limit,
- * asks the host at most once at a time, and falls back to the last good copy when the host fails.
+ * asks the host at most once at a time, and falls back to the last good copy when the host fails. Once a
+ * copy exists no caller waits for the host: an expired copy is answered while one refresh runs behind it
+ * (stale-while-revalidate), so a slow or hostile host cannot hold requests open.
  * Bind it as a singleton: the cache lives in the instance.
  */
 @injectable()
@@ -28,7 +30,8 @@ export class GetRecentCommits {
     this.inFlight ??= this.refresh().finally(() => {
       this.inFlight = undefined;
     });
-    return this.inFlight;
+    // refresh() never rejects while a copy exists, so the promise left running cannot go unhandled.
+    return this.cached === undefined ? this.inFlight : this.cached.body;
   }
 
   private async refresh(): Promise<unknown> {

@@ -67,8 +67,9 @@ export interface DemoSummary {
 }
 
 /**
- * Fills a store with a small working greenhouse so a new user sees data at once. Safe to run twice:
- * what exists already is left as it is.
+ * Fills a store with a small working greenhouse so a new user sees data at once. Seeds once: when the
+ * group exists already (a restart on a persistent store), nothing is added, not even a newer day of
+ * readings; a run cut short is completed without duplicating what it had made.
  */
 @injectable()
 export class SeedDemo {
@@ -85,6 +86,7 @@ export class SeedDemo {
 
   async execute(input: { group?: unknown } = {}): Promise<DemoSummary> {
     const group = input.group === undefined ? DEMO_GROUP : requireText(input.group, 'group');
+    if ((await this.groups.findByName(group)) !== undefined) return { group, readings: 0, created: [] };
     const now = this.clock.now();
     const created: string[] = [];
     const attempt = async (label: string, create: () => Promise<unknown>): Promise<void> => {

@@ -8,6 +8,8 @@ export interface GroupRepository {
   list(): Promise<Group[]>;
   /** Replaces the settings as a whole; undefined when no group has that name. */
   replaceSettings(name: string, settings: unknown): Promise<Group | undefined>;
+  /** Appends a name to the group's employee list; undefined when no group has that name. */
+  addEmployee(name: string, employee: string): Promise<Group | undefined>;
   /** Opaque text that changes whenever the named group is created or changed (see ReadingRepository). */
   revision(name: string): Promise<string>;
 }

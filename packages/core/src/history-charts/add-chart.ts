@@ -1,7 +1,8 @@
 import { inject, injectable } from 'inversify';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
-import { ConflictError } from '../shared/errors.js';
-import { type HistoryChart, MAX_CHARTS_PER_USER, newChart, requireUserId } from './history-chart.js';
+import { QuotaExceededError } from '../shared/errors.js';
+import { CORE_LIMITS, type CoreLimits } from '../shared/settings.js';
+import { type HistoryChart, historyChartWithDefaults, newChart, requireUserId } from './history-chart.js';
 import { HISTORY_CHART_REPOSITORY, type HistoryChartRepository } from './history-chart.port.js';
 
 @injectable()
@@ -9,6 +10,7 @@ export class AddChart {
   constructor(
     @inject(HISTORY_CHART_REPOSITORY) private readonly charts: HistoryChartRepository,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(CORE_LIMITS) private readonly limits: CoreLimits,
   ) {}
 
   /** Appends a chart with SPEC's defaults; duplicate names are allowed, as in the old service. */
@@ -21,9 +23,10 @@ export class AddChart {
     const userId = requireUserId(input.userId);
     const chart = newChart(input, this.clock.now());
     const existing = await this.charts.findByUser(userId);
-    if (existing !== undefined && existing.charts.length >= MAX_CHARTS_PER_USER) {
-      throw new ConflictError('history-chart', `A user may keep at most ${MAX_CHARTS_PER_USER} charts`);
+    const cap = this.limits.maxChartsPerUser;
+    if (existing !== undefined && existing.charts.length >= cap) {
+      throw new QuotaExceededError('history-chart', cap, `A user may keep at most ${cap} charts`);
     }
-    return this.charts.appendChart(userId, chart);
+    return historyChartWithDefaults(await this.charts.appendChart(userId, chart));
   }
 }

@@ -8,6 +8,7 @@ import {
   chartNotFound,
   datasetFlag,
   type HistoryChart,
+  historyChartWithDefaults,
   requireChecked,
 } from './history-chart.js';
 import { HISTORY_CHART_REPOSITORY, type HistoryChartRepository } from './history-chart.port.js';
@@ -52,6 +53,6 @@ export class ChangeChart {
         ? await this.charts.updateChart(userId, chartName, change, this.clock.now())
         : undefined;
     if (updated === undefined) throw new NotFoundError('history-chart', chartNotFound);
-    return updated;
+    return historyChartWithDefaults(updated);
   }
 }

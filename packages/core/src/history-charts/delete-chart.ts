@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { NotFoundError } from '../shared/errors.js';
-import { chartNotFound, type HistoryChart } from './history-chart.js';
+import { chartNotFound, type HistoryChart, historyChartWithDefaults } from './history-chart.js';
 import { HISTORY_CHART_REPOSITORY, type HistoryChartRepository } from './history-chart.port.js';
 
 export const noChartRecord = 'No chart found with this ID.';
@@ -18,6 +18,6 @@ export class DeleteChart {
     }
     const updated = await this.charts.removeCharts(record.userId, String(input.chartName));
     if (updated === undefined) throw new NotFoundError('history-chart', noChartRecord);
-    return updated;
+    return historyChartWithDefaults(updated);
   }
 }

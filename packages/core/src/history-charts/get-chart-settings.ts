@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { NotFoundError } from '../shared/errors.js';
-import { type ChartData, chartNotFound } from './history-chart.js';
+import { type ChartData, chartNotFound, withChartDefaults } from './history-chart.js';
 import { HISTORY_CHART_REPOSITORY, type HistoryChartRepository } from './history-chart.port.js';
 
 @injectable()
@@ -12,6 +12,6 @@ export class GetChartSettings {
     const record = typeof input.userId === 'string' ? await this.charts.findByUser(input.userId) : undefined;
     const chart = record?.charts.find((candidate) => candidate.chartName === input.chartName);
     if (chart === undefined) throw new NotFoundError('history-chart', chartNotFound);
-    return chart.chartData;
+    return withChartDefaults(chart.chartData);
   }
 }

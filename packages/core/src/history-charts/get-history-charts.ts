@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { NotFoundError } from '../shared/errors.js';
-import { chartNotFound, type HistoryChart } from './history-chart.js';
+import { chartNotFound, type HistoryChart, historyChartWithDefaults } from './history-chart.js';
 import { HISTORY_CHART_REPOSITORY, type HistoryChartRepository } from './history-chart.port.js';
 
 @injectable()
@@ -10,6 +10,6 @@ export class GetHistoryCharts {
   async execute(input: { userId: unknown }): Promise<HistoryChart> {
     const record = typeof input.userId === 'string' ? await this.charts.findByUser(input.userId) : undefined;
     if (record === undefined) throw new NotFoundError('history-chart', chartNotFound);
-    return record;
+    return historyChartWithDefaults(record);
   }
 }

@@ -24,7 +24,7 @@ export const DEFAULT_CHART_NAME = 'Default Name';
 /** SPEC section 8: every added chart polls every 15000 ms, whatever the client asked for. */
 export const FORCED_UPDATE_INTERVAL = 15000;
 export const MAX_CHART_DATA_BYTES = 32 * 1024;
-/** Bounds one user's record, which is read whole on every chart route. */
+/** Bounds one user's record, which is read whole on every chart route: the default of MAX_CHARTS_PER_USER. */
 export const MAX_CHARTS_PER_USER = 200;
 
 /** The chartData fields the change_* routes set. */
@@ -74,6 +74,55 @@ export function chartFieldValue(field: ChartDataField, value: unknown): string |
   return number;
 }
 
+/** The flags of a dataset the web client reads, one per data type of the history page. */
+export const datasetFlags = [
+  'checked_temperature',
+  'checked_humidity',
+  'checked_lux',
+  'checked_moisture_1',
+  'checked_moisture_2',
+  'checked_moisture_3',
+] as const;
+
+/**
+ * The original's chart defaults (COMPAT): the client reads type, max_count, data_interval,
+ * update_interval and datasets[0].checked_* of every chart, and asks for `count=<max_count>`.
+ */
+export const chartDefaults = {
+  type: 'line',
+  max_count: 100,
+  data_interval: 1,
+  update_interval: FORCED_UPDATE_INTERVAL,
+  labels: [] as readonly unknown[],
+} as const;
+
+/**
+ * chartData with every default the client needs filled in where it is missing: what a new chart is given,
+ * and how a stored chart written without them (by an older client or service) is read. The original gave
+ * an empty datasets list and false to each flag of a dataset; the one dataset holding false flags is
+ * given here too, since the client reads datasets[0] directly.
+ */
+export function withChartDefaults(chartData: ChartData): ChartData {
+  const datasets = Array.isArray(chartData['datasets']) ? (chartData['datasets'] as unknown[]) : [];
+  const first: unknown = datasets[0];
+  const flags = Object.fromEntries(datasetFlags.map((flag) => [flag, false]));
+  const firstWithFlags = isPlainObject(first) ? { ...flags, ...first } : flags;
+  return {
+    ...chartDefaults,
+    labels: [],
+    ...chartData,
+    datasets: [firstWithFlags, ...datasets.slice(1)],
+  };
+}
+
+/** A record with every chart's defaults filled in (see withChartDefaults). */
+export function historyChartWithDefaults(record: HistoryChart): HistoryChart {
+  return {
+    ...record,
+    charts: record.charts.map((chart) => ({ ...chart, chartData: withChartDefaults(chart.chartData) })),
+  };
+}
+
 export function newChart(
   input: { chartId?: unknown; chartName?: unknown; chartData?: unknown },
   now: Date,
@@ -87,10 +136,10 @@ export function newChart(
   return {
     chartId: optionalText(input.chartId, 'chartId', 200) ?? DEFAULT_CHART_ID,
     chartName: optionalText(input.chartName, 'chartName', 200) ?? DEFAULT_CHART_NAME,
-    chartData: {
+    chartData: withChartDefaults({
       ...(JSON.parse(encoded) as Record<string, unknown>),
       update_interval: FORCED_UPDATE_INTERVAL,
-    },
+    }),
     createdAt: now,
     updatedAt: now,
   };

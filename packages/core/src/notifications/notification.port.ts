@@ -1,12 +1,19 @@
-import { type NewNotification, type Notification } from './notification.js';
+import { type ImportedNotification, type NewNotification, type Notification } from './notification.js';
 
 export interface NotificationRepository {
   /** Stores a new notification with ignore `false`. */
   create(notification: NewNotification): Promise<Notification>;
+  /**
+   * Stores notifications moved from another system with their ignore state, skipping each one whose
+   * (group, time, message) is stored already or came earlier in the list; answers how many were stored.
+   */
+  addMissing(notifications: readonly ImportedNotification[]): Promise<number>;
   /** Notifications of the group with ignore `false`, the most recently created first. */
   listOpen(group: string): Promise<Notification[]>;
   /** Sets ignore `true` on every notification of the group whose time is one of `times`; answers how many matched. */
   ignoreAt(group: string, times: readonly Date[]): Promise<number>;
+  /** How many notifications of the group have ignore `false`. */
+  countOpen(group: string): Promise<number>;
 }
 
 export const NOTIFICATION_REPOSITORY = Symbol.for('hortus.NotificationRepository');

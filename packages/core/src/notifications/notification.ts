@@ -14,5 +14,13 @@ export interface Notification {
 
 export type NewNotification = Omit<Notification, 'id' | 'ignore'>;
 
+/** A notification moved from another system, with the ignore state it had there. */
+export type ImportedNotification = Omit<Notification, 'id'>;
+
+/** Keys notifications moved from another system: one (group, time, message) is stored once. */
+export function notificationKey(notification: Pick<Notification, 'group' | 'time' | 'message'>): string {
+  return JSON.stringify([notification.group, notification.time.getTime(), notification.message]);
+}
+
 /** Longest list accepted by one ignore call. */
 export const MAX_IGNORE_TIMES = 1000;

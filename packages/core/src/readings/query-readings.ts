@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { InvalidInputError } from '../shared/errors.js';
-import { optionalDate, optionalNumber, requireInteger, requireText } from '../shared/validation.js';
+import { optionalDateBound, optionalNumber, requireInteger, requireText } from '../shared/validation.js';
 import { DEFAULT_READINGS_LIMIT, MAX_READINGS_LIMIT, type Reading, requireTopic } from './reading.js';
 import { READING_REPOSITORY, type ReadingRange, type ReadingRepository } from './reading.port.js';
 
@@ -14,10 +14,13 @@ export interface ReadingQuery {
   readonly count?: unknown;
 }
 
-/** Parses the filters shared by the range and hourly routes; every bound is inclusive. */
+/**
+ * Parses the filters shared by the range and hourly routes; every bound is inclusive. A date alone covers
+ * its whole day (UTC): as endDate it means that day's last millisecond.
+ */
 export function toReadingRange(query: ReadingQuery): ReadingRange {
-  const startDate = optionalDate(query.startDate, 'startDate');
-  const endDate = optionalDate(query.endDate, 'endDate');
+  const startDate = optionalDateBound(query.startDate, 'startDate', 'start');
+  const endDate = optionalDateBound(query.endDate, 'endDate', 'end');
   const minValue = optionalNumber(query.minValue, 'minValue');
   const maxValue = optionalNumber(query.maxValue, 'maxValue');
   if (startDate !== undefined && endDate !== undefined && startDate > endDate) {

@@ -10,6 +10,14 @@ export interface ReadingRange {
   readonly maxValue?: number;
 }
 
+/** Readings of a group to remove: of one topic or of every topic, with times in [from, to] (inclusive). */
+export interface ReadingSelection {
+  readonly group: string;
+  readonly topic?: string;
+  readonly from: Date;
+  readonly to: Date;
+}
+
 export interface ReadingRepository {
   /**
    * Stores the readings. A reading whose (group, topic, time) is already stored is skipped, so a retried
@@ -31,6 +39,16 @@ export interface ReadingRepository {
    * summarised.
    */
   aggregate(range: ReadingRange, bucketMs: number): Promise<ReadingBucket[]>;
+  /**
+   * Removes the selected readings and answers how many. Afterwards no read answers them: not latest, not
+   * ranges, not aggregates (a store that keeps summaries corrects them), and the group's revision has changed
+   * when any was removed.
+   */
+  deleteRange(selection: ReadingSelection): Promise<number>;
+  /** How many distinct topics the group holds readings of. */
+  countTopics(group: string): Promise<number>;
+  /** Those of `topics` the group holds readings of, in any order; cheap for a few thousand names. */
+  knownTopics(group: string, topics: readonly string[]): Promise<string[]>;
   /**
    * Opaque text that changes whenever a write changes what `latestOfEveryTopic` (or any read of the group)
    * answers; it may also change when nothing did. It never takes a value it had before, even across a restart

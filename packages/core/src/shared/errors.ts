@@ -5,6 +5,10 @@ export const errorCodes = [
   'INVALID_INPUT',
   'UNAVAILABLE',
   'UPSTREAM_FAILED',
+  'QUOTA_EXCEEDED',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'THROTTLED',
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number];
 
@@ -70,6 +74,19 @@ export class InvalidInputError extends DomainError {
   }
 }
 
+/** A limit on stored data (topics, devices, charts, open notifications per group or user) is reached. */
+export class QuotaExceededError extends DomainError {
+  readonly code = 'QUOTA_EXCEEDED';
+
+  constructor(
+    readonly resource: ResourceName,
+    readonly limit: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** The store cannot be reached right now; the request may succeed later. */
 export class StoreUnavailableError extends DomainError {
   readonly code = 'UNAVAILABLE';
@@ -82,6 +99,36 @@ export class StoreUnavailableError extends DomainError {
 /** A service Hortus depends on (the code host) failed and no fallback was available. */
 export class UpstreamError extends DomainError {
   readonly code = 'UPSTREAM_FAILED';
+}
+
+/** No credential, or one that is not valid (malformed, expired, forged, of a deleted user, wrong password). */
+export class UnauthenticatedError extends DomainError {
+  readonly code = 'UNAUTHENTICATED';
+
+  constructor(
+    message: string,
+    /** A credential was sent but refused (as opposed to none sent): transports say so to the client. */
+    readonly invalidCredential = false,
+  ) {
+    super(message);
+  }
+}
+
+/** The caller is known but may not do this. */
+export class ForbiddenError extends DomainError {
+  readonly code = 'FORBIDDEN';
+}
+
+/** Too many failed attempts: the caller must wait `retryAfterSeconds` before trying again. */
+export class ThrottledError extends DomainError {
+  readonly code = 'THROTTLED';
+
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
 }
 
 export function isDomainError(error: unknown): error is DomainError {

@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
-import { NotFoundError } from '../shared/errors.js';
+import { type Caller, isAdmin } from '../accounts/account.js';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../shared/errors.js';
 import { requireEmail, type User } from './user.js';
 import { USER_REPOSITORY, type UserRepository } from './user.port.js';
 
@@ -7,12 +8,27 @@ import { USER_REPOSITORY, type UserRepository } from './user.port.js';
 export class ChangeUserEmail {
   constructor(@inject(USER_REPOSITORY) private readonly users: UserRepository) {}
 
-  async execute(input: { userId: unknown; newEmail: unknown }): Promise<User> {
+  /**
+   * Once a user has a password, their e-mail is the key to their account (a reset link goes there), so only
+   * the user's own log-in token or an admin may change it: otherwise anyone could redirect the reset mail
+   * and take the account. A user without a password changes as SPEC says, without a credential.
+   */
+  async execute(input: { userId: unknown; newEmail: unknown }, caller: Caller): Promise<User> {
     const email = requireEmail(input.newEmail, 'newEmail');
-    const updated =
-      typeof input.userId === 'string' && input.userId.length <= 128
-        ? await this.users.changeEmail(input.userId, email)
-        : undefined;
+    const userId = typeof input.userId === 'string' && input.userId.length <= 128 ? input.userId : undefined;
+    const credentials = userId === undefined ? undefined : await this.users.findCredentials(userId);
+    if (userId === undefined || credentials === undefined) throw new NotFoundError('user', 'User not found.');
+    const owner = caller.kind === 'user' && caller.userId === userId;
+    if (credentials.passwordHash !== undefined && !owner && !isAdmin(caller)) {
+      if (caller.kind === 'anonymous') {
+        throw new UnauthenticatedError(
+          "Changing this user's e-mail needs their log-in token: send Authorization: Bearer <token>",
+          caller.rejectedCredential === true,
+        );
+      }
+      throw new ForbiddenError("Only the user's own log-in token or an admin key may change this e-mail");
+    }
+    const updated = await this.users.changeEmail(userId, email);
     if (updated === undefined) throw new NotFoundError('user', 'User not found.');
     return updated;
   }

@@ -1,23 +1,33 @@
 import { inject, injectable } from 'inversify';
+import { requirePassword } from '../accounts/account.js';
+import { PASSWORD_HASHER, type PasswordHasher } from '../accounts/accounts.port.js';
 import { requireText } from '../shared/validation.js';
 import { requireEmail, type User } from './user.js';
 import { USER_REPOSITORY, type UserRepository } from './user.port.js';
 
+/** An administrator creates a user (`hortus user create`), with a password or without (set by a reset). */
 @injectable()
 export class CreateUser {
-  constructor(@inject(USER_REPOSITORY) private readonly users: UserRepository) {}
+  constructor(
+    @inject(USER_REPOSITORY) private readonly users: UserRepository,
+    @inject(PASSWORD_HASHER) private readonly hasher: PasswordHasher,
+  ) {}
 
   async execute(input: {
     firstName: unknown;
     lastName: unknown;
     email: unknown;
     group: unknown;
+    password?: unknown;
   }): Promise<User> {
-    return this.users.create({
+    const user = {
       firstName: requireText(input.firstName, 'firstName'),
       lastName: requireText(input.lastName, 'lastName'),
       email: requireEmail(input.email),
       group: requireText(input.group, 'group'),
-    });
+    };
+    if (input.password === undefined) return this.users.create(user);
+    const passwordHash = await this.hasher.hash(requirePassword(input.password));
+    return this.users.create(user, { passwordHash });
   }
 }

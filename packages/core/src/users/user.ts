@@ -11,6 +11,26 @@ export interface User {
 
 export type NewUser = Omit<User, 'id'>;
 
+/** What the store keeps beside a user to let them log in; it never leaves the account use cases. */
+export interface UserCredentials {
+  /** A bcrypt hash; absent for users created without a password (they set one through a reset). */
+  readonly passwordHash?: string;
+  /** Tokens carry the version they were issued at; raising it ends every older token. */
+  readonly sessionVersion: number;
+  /** The pending password reset, stored only as a digest of its token. */
+  readonly reset?: { readonly tokenDigest: string; readonly expiresAt: Date };
+}
+
+/**
+ * A user moved over from another system (the original service): it keeps its id where the store can hold
+ * it, so the ids clients and chart records hold stay valid, and its bcrypt hash, stored as the credential
+ * log-in verifies (see UserCredentials), so the old password keeps working.
+ */
+export interface ImportedUser extends NewUser {
+  readonly id?: string;
+  readonly passwordHash?: string;
+}
+
 export const EMAIL_MAX_LENGTH = 254;
 const emailPattern = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/u;
 
@@ -22,4 +42,12 @@ export function requireEmail(value: unknown, field = 'email'): string {
     throw InvalidInputError.forField(field, 'must be a valid e-mail address');
   }
   return email;
+}
+
+/**
+ * The form e-mails are compared and kept unique in: `Ana@Example.org` and `ana@example.org` are one
+ * address to a person, so they are one account. The e-mail itself is stored as the user wrote it.
+ */
+export function emailKey(email: string): string {
+  return email.trim().toLowerCase();
 }

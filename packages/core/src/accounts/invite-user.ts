@@ -1,0 +1,37 @@
+import { inject, injectable } from 'inversify';
+import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { ConflictError, NotFoundError } from '../shared/errors.js';
+import { requireText } from '../shared/validation.js';
+import { emailKey, requireEmail } from '../users/user.js';
+import { USER_REPOSITORY, type UserRepository } from '../users/user.port.js';
+import { type Invitation } from './account.js';
+import { TOKEN_SERVICE, type TokenService } from './accounts.port.js';
+
+/**
+ * An invitation to sign up into one group with one e-mail (`hortus user invite`). It is a signed token
+ * valid for 7 days; it is used up once that e-mail has an account, since e-mails are unique.
+ */
+@injectable()
+export class InviteUser {
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(USER_REPOSITORY) private readonly users: UserRepository,
+    @inject(TOKEN_SERVICE) private readonly tokens: TokenService,
+  ) {}
+
+  async execute(input: {
+    email: unknown;
+    group: unknown;
+  }): Promise<{ invitation: Invitation; code: string }> {
+    const email = requireEmail(input.email);
+    const group = requireText(input.group, 'group');
+    if ((await this.groups.findByName(group)) === undefined) {
+      throw new NotFoundError('group', `No group is named ${group}`);
+    }
+    if ((await this.users.findByEmail(email)) !== undefined) {
+      throw new ConflictError('user', 'A user with this e-mail exists already');
+    }
+    const invitation = { email: emailKey(email), group };
+    return { invitation, code: await this.tokens.issueInvitation(invitation) };
+  }
+}

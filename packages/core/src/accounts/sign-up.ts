@@ -1,0 +1,96 @@
+import { inject, injectable } from 'inversify';
+import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { ConflictError, ForbiddenError, InvalidInputError, isDomainError } from '../shared/errors.js';
+import { requireText } from '../shared/validation.js';
+import { emailKey, requireEmail, type User } from '../users/user.js';
+import { USER_REPOSITORY, type UserRepository } from '../users/user.port.js';
+import {
+  ACCOUNT_SETTINGS,
+  type AccountSettings,
+  type Caller,
+  EMAIL_TAKEN,
+  INVALID_GROUP,
+  isAdmin,
+  requirePassword,
+} from './account.js';
+import { PASSWORD_HASHER, type PasswordHasher, TOKEN_SERVICE, type TokenService } from './accounts.port.js';
+
+export interface SignUpInput {
+  readonly firstName: unknown;
+  readonly lastName: unknown;
+  readonly email: unknown;
+  readonly password: unknown;
+  readonly group: unknown;
+  /** A code from `hortus user invite`, needed while access keys are required (unless sign-up is open). */
+  readonly invitation?: unknown;
+}
+
+/** Who asks, and whether the server requires access keys right now (the transport knows). */
+export interface SignUpContext {
+  readonly caller: Caller;
+  readonly accessRequired: boolean;
+}
+
+@injectable()
+export class SignUp {
+  constructor(
+    @inject(USER_REPOSITORY) private readonly users: UserRepository,
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(PASSWORD_HASHER) private readonly hasher: PasswordHasher,
+    @inject(TOKEN_SERVICE) private readonly tokens: TokenService,
+    @inject(ACCOUNT_SETTINGS) private readonly settings: AccountSettings,
+  ) {}
+
+  /**
+   * Creates the user with a bcrypt hash of the password and appends `firstName + lastName` to the group's
+   * employee list (as the original did). While access keys are required, a stranger signing up would gain
+   * a token that reads the group, so then it takes an admin key or an invitation for this e-mail and group.
+   */
+  async execute(input: SignUpInput, context: SignUpContext): Promise<User> {
+    const firstName = requireText(input.firstName, 'firstName');
+    const lastName = requireText(input.lastName, 'lastName');
+    const email = requireEmail(input.email);
+    const password = requirePassword(input.password);
+    const group = requireText(input.group, 'group');
+    await this.checkAllowed(input.invitation, email, group, context);
+    if ((await this.groups.findByName(group)) === undefined) {
+      throw new InvalidInputError(INVALID_GROUP, [{ field: 'group', problem: 'names no group' }]);
+    }
+    if ((await this.users.findByEmail(email)) !== undefined) throw new ConflictError('user', EMAIL_TAKEN);
+    const passwordHash = await this.hasher.hash(password);
+    let user: User;
+    try {
+      user = await this.users.create({ firstName, lastName, email, group }, { passwordHash });
+    } catch (error) {
+      if (isDomainError(error) && error.code === 'CONFLICT') throw new ConflictError('user', EMAIL_TAKEN);
+      throw error;
+    }
+    try {
+      await this.groups.addEmployee(group, `${firstName}${lastName}`);
+    } catch (error) {
+      // Nothing half-written: without the employee entry the sign-up did not happen.
+      await this.users.delete(user.id).catch(() => false);
+      throw error;
+    }
+    return user;
+  }
+
+  private async checkAllowed(
+    invitation: unknown,
+    email: string,
+    group: string,
+    { caller, accessRequired }: SignUpContext,
+  ): Promise<void> {
+    if (!accessRequired || this.settings.signup === 'open' || isAdmin(caller)) return;
+    if (invitation === undefined) {
+      throw new ForbiddenError('Sign-up needs an invitation (hortus user invite) or an admin key');
+    }
+    const invited =
+      typeof invitation === 'string' && invitation.length <= 2048
+        ? await this.tokens.verifyInvitation(invitation)
+        : undefined;
+    if (invited === undefined || invited.email !== emailKey(email) || invited.group !== group) {
+      throw new ForbiddenError('The invitation is not valid for this e-mail and group');
+    }
+  }
+}

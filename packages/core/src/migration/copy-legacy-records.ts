@@ -1,0 +1,228 @@
+import { inject, injectable } from 'inversify';
+import { type NewAction } from '../actions/action.js';
+import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
+import {
+  ENGINE_STATE_REPOSITORY,
+  engineStateKey,
+  type EngineStateRepository,
+  type EngineValue,
+} from '../automations/engine-state.port.js';
+import { type NewDevice } from '../devices/device.js';
+import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
+import { type NewGroup } from '../groups/group.js';
+import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import {
+  HISTORY_CHART_REPOSITORY,
+  type HistoryChartRepository,
+} from '../history-charts/history-chart.port.js';
+import { type ImportedNotification } from '../notifications/notification.js';
+import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
+import { type NewReading } from '../readings/reading.js';
+import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
+import { CLOCK, type Clock } from '../shared/clock.port.js';
+import { ConflictError } from '../shared/errors.js';
+import { type ImportedUser } from '../users/user.js';
+import { USER_REPOSITORY, type UserRepository } from '../users/user.port.js';
+import { type LegacyChartRecord } from './legacy.js';
+
+/** What copying one record did: stored it, found it stored already, or joined it with what was stored. */
+export type CopyOutcome = 'written' | 'already-there' | 'merged';
+
+export interface Copied {
+  readonly outcome: CopyOutcome;
+  /** What the merge changed or left as Hortus had it. */
+  readonly notes: readonly string[];
+}
+
+const written: Copied = { outcome: 'written', notes: [] };
+const alreadyThere: Copied = { outcome: 'already-there', notes: [] };
+
+/**
+ * Writes records converted from the original service (see legacy.ts) into whichever store is configured,
+ * through the repository ports. Every write is keyed by what names the record in the original, so copying
+ * the same record again stores nothing: readings by (group, topic, time), groups by name, users by e-mail
+ * (ignoring case, as log-in matches it), devices by deviceId, actions by (group, object), notifications by
+ * (group, time, message), charts by (user, chartId, chartName).
+ */
+@injectable()
+export class CopyLegacyRecords {
+  constructor(
+    @inject(READING_REPOSITORY) private readonly readings: ReadingRepository,
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(USER_REPOSITORY) private readonly users: UserRepository,
+    @inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository,
+    @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
+    @inject(NOTIFICATION_REPOSITORY) private readonly notifications: NotificationRepository,
+    @inject(HISTORY_CHART_REPOSITORY) private readonly charts: HistoryChartRepository,
+  ) {}
+
+  /** Answers how many were newly stored; the others were stored already. */
+  async copyReadings(readings: readonly NewReading[]): Promise<number> {
+    return readings.length === 0 ? 0 : this.readings.add(readings);
+  }
+
+  /** Answers how many were newly stored; the others were stored already. */
+  async copyNotifications(notifications: readonly ImportedNotification[]): Promise<number> {
+    return notifications.length === 0 ? 0 : this.notifications.addMissing(notifications);
+  }
+
+  /**
+   * A group Hortus has under the same name is merged: employees it lacks are added, and its own package
+   * and settings are kept (it may have been changed since), unless it has no settings yet.
+   */
+  async copyGroup(group: NewGroup): Promise<Copied> {
+    const existing = await this.groups.findByName(group.name);
+    if (existing === undefined) {
+      try {
+        await this.groups.create(group);
+        return written;
+      } catch (error) {
+        // Created meanwhile by someone else: merge into that one.
+        if (!(error instanceof ConflictError)) throw error;
+        return this.copyGroup(group);
+      }
+    }
+    const notes: string[] = [];
+    const missing = [...new Set(group.employee)].filter((name) => !existing.employee.includes(name));
+    // One addEmployee per name, as sign-up adds them: the one way a group's list grows on every store.
+    for (const name of missing) await this.groups.addEmployee(group.name, name);
+    if (missing.length > 0) notes.push(`added employees ${missing.join(', ')}`);
+    if (JSON.stringify(existing.settings) !== JSON.stringify(group.settings)) {
+      if (isEmptySettings(existing.settings)) {
+        await this.groups.replaceSettings(group.name, group.settings);
+        notes.push('took the settings of the original (Hortus had none)');
+      } else {
+        notes.push("settings differ: kept Hortus's");
+      }
+    }
+    if (existing.package !== group.package) {
+      notes.push(`package differs: kept Hortus's ${existing.package} (original: ${group.package})`);
+    }
+    return notes.length === 0 ? alreadyThere : { outcome: 'merged', notes };
+  }
+
+  /** A user whose e-mail Hortus has is already there; Hortus's record is left as it is. */
+  async copyUser(user: ImportedUser): Promise<Copied> {
+    if ((await this.users.findByEmail(user.email)) !== undefined) return alreadyThere;
+    try {
+      // The hash lands where log-in reads credentials (findCredentials): the old password logs in.
+      const stored = await this.users.createImported(user);
+      if (user.id !== undefined && stored.id !== user.id) {
+        return { outcome: 'written', notes: [`stored under the new id ${stored.id}: the old one is taken`] };
+      }
+      return written;
+    } catch (error) {
+      if (error instanceof ConflictError) return alreadyThere;
+      throw error;
+    }
+  }
+
+  /** ConflictError when Hortus has the deviceId in another group: one box is one device. */
+  async copyDevice(device: NewDevice): Promise<Copied> {
+    try {
+      await this.devices.create(device);
+      return written;
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      const ofGroup = await this.devices.listByGroup(device.group);
+      if (ofGroup.some((stored) => stored.deviceId === device.deviceId)) return alreadyThere;
+      throw new ConflictError(
+        'device',
+        `deviceId ${device.deviceId} is registered in another group in Hortus: not copied`,
+      );
+    }
+  }
+
+  /** An action Hortus has is already there: its value and rules are Hortus's current ones. */
+  async copyAction(action: NewAction): Promise<Copied> {
+    if ((await this.actions.find(action.group, action.object)) !== undefined) return alreadyThere;
+    try {
+      await this.actions.create(action);
+      return written;
+    } catch (error) {
+      if (error instanceof ConflictError) return alreadyThere;
+      throw error;
+    }
+  }
+
+  /**
+   * Charts are appended to the owner's record unless one with the same chartId and chartName is there.
+   * The owner is found by e-mail when the original's user is known (the id may have changed on the way),
+   * else by the original's user id.
+   */
+  async copyChartRecord(record: LegacyChartRecord, ownerEmail?: string): Promise<Copied> {
+    const owner = ownerEmail === undefined ? undefined : await this.users.findByEmail(ownerEmail);
+    const userId = owner?.id ?? record.userId;
+    const existing = await this.charts.findByUser(userId);
+    const have = new Set((existing?.charts ?? []).map((chart) => chartKey(chart)));
+    let added = 0;
+    for (const chart of record.charts) {
+      if (have.has(chartKey(chart))) continue;
+      await this.charts.appendChart(userId, chart);
+      have.add(chartKey(chart));
+      added += 1;
+    }
+    const notes = userId === record.userId ? [] : [`charts of user ${record.userId} now belong to ${userId}`];
+    if (record.charts.length === 0) return { outcome: 'written', notes: ['the record holds no charts'] };
+    if (added === 0) return alreadyThere;
+    if (added === record.charts.length) return { outcome: 'written', notes };
+    return { outcome: 'merged', notes: [...notes, `added ${added} of ${record.charts.length} charts`] };
+  }
+}
+
+function chartKey(chart: { chartId: string; chartName: string }): string {
+  return JSON.stringify([chart.chartId, chart.chartName]);
+}
+
+function isEmptySettings(settings: unknown): boolean {
+  if (settings === undefined || settings === null) return true;
+  if (Array.isArray(settings)) return settings.length === 0;
+  return typeof settings === 'object' && Object.keys(settings).length === 0;
+}
+
+/**
+ * How far a copy of one collection got: `position` documents were copied, the last of them the one with
+ * `_id` `after` (in the source's text form).
+ */
+export interface MigrationCheckpoint {
+  readonly after: string;
+  readonly position: number;
+}
+
+/**
+ * Checkpoints of interrupted copies, kept in the target's engine state, per source and collection. A copy
+ * that finishes clears its checkpoint, so the next run reads everything again (and stores nothing twice).
+ * The engine forgets state older than its retention (days): a checkpoint that old is simply gone, and the
+ * run starts over.
+ */
+@injectable()
+export class MigrationCheckpoints {
+  constructor(
+    @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
+    @inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async get(source: string, collection: string): Promise<MigrationCheckpoint | undefined> {
+    const stored = await this.state.get(checkpointKey(source, collection));
+    const after = stored?.value['after'];
+    const position = stored?.value['position'];
+    return typeof after === 'string' && typeof position === 'number' && position > 0
+      ? { after, position }
+      : undefined;
+  }
+
+  /** Saves the checkpoint, or clears it when none is given. */
+  async save(source: string, collection: string, checkpoint: MigrationCheckpoint | undefined): Promise<void> {
+    const key = checkpointKey(source, collection);
+    const value: EngineValue = { after: checkpoint?.after ?? null, position: checkpoint?.position ?? 0 };
+    // One migration runs at a time; a lost race would only mean a lost checkpoint, never a wrong copy.
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const current = await this.state.get(key);
+      if (await this.state.compareAndSet(key, current?.version ?? 0, value, this.clock.now())) return;
+    }
+  }
+}
+
+function checkpointKey(source: string, collection: string): string {
+  return engineStateKey('migrate', source, collection);
+}

@@ -1,0 +1,421 @@
+import { type NewAction, parseAutomations, requireActionValue } from '../actions/action.js';
+import { type NewDevice, requireDeviceId } from '../devices/device.js';
+import { groupPackages, type GroupPackage, type NewGroup, requireSettings } from '../groups/group.js';
+import {
+  type Chart,
+  DEFAULT_CHART_ID,
+  DEFAULT_CHART_NAME,
+  MAX_CHART_DATA_BYTES,
+  MAX_CHARTS_PER_USER,
+  withChartDefaults,
+} from '../history-charts/history-chart.js';
+import { type IgnoreState, type ImportedNotification } from '../notifications/notification.js';
+import { type NewReading, requireTopic } from '../readings/reading.js';
+import { InvalidInputError } from '../shared/errors.js';
+import { assertTimeZone, fromLocal } from '../shared/time-zone.js';
+import { isPlainObject, NAME_MAX_LENGTH, requireText, TEXT_MAX_LENGTH } from '../shared/validation.js';
+import { type ImportedUser, requireEmail } from '../users/user.js';
+
+/**
+ * The collections of the original service, in the order they are copied: groups before the records that
+ * name them, users before the chart records that name them. `tokens` (its log-in and reset tokens) is
+ * counted and never copied.
+ */
+export const legacyCollections = [
+  'groups',
+  'users',
+  'devices',
+  'actions',
+  'datas',
+  'notifications',
+  'alarms',
+  'history',
+  'tokens',
+] as const;
+export type LegacyCollection = (typeof legacyCollections)[number];
+
+/** Where each collection of the original lands in Hortus; undefined: not copied. */
+export const legacyTargets: Readonly<Record<LegacyCollection, string | undefined>> = {
+  groups: 'groups',
+  users: 'users',
+  devices: 'devices',
+  actions: 'actions',
+  datas: 'readings',
+  notifications: 'notifications',
+  alarms: 'notifications',
+  history: 'history charts',
+  tokens: undefined,
+};
+
+/** A document as the original's database holds it, driver values (ObjectId, Date, Decimal128) included. */
+export type LegacyDocument = Readonly<Record<string, unknown>>;
+
+/** A record converted from one document, with what was changed on the way, for the report. */
+export interface Converted<T> {
+  readonly record: T;
+  readonly notes: readonly string[];
+}
+
+const objectIdPattern = /^[0-9a-f]{24}$/u;
+
+/** The document's `_id` as text (an ObjectId's hex form), for reports and checkpoints. */
+export function legacyId(document: LegacyDocument): string {
+  const id = document['_id'];
+  return id === undefined || id === null ? '(no _id)' : String(id);
+}
+
+// Decimal text only: Number() would also take "0x1A", "1_000" is refused by it anyway, and "" would be 0.
+const decimalPattern = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/iu;
+
+/** Driver wrappers such as Decimal128 carry `_bsontype` and print their value. */
+function isBsonValue(value: unknown): value is { toString(): string } {
+  return typeof value === 'object' && value !== null && '_bsontype' in value;
+}
+
+/** A finite number from a number, numeric text ("23.45", as the original stored values) or a BSON decimal. */
+export function legacyNumber(value: unknown, field: string): number {
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) return value;
+    throw InvalidInputError.forField(field, `must be a finite number, got ${String(value)}`);
+  }
+  const text = typeof value === 'string' ? value.trim() : isBsonValue(value) ? value.toString() : undefined;
+  if (text !== undefined && decimalPattern.test(text)) {
+    const number = Number(text);
+    if (Number.isFinite(number)) return number;
+  }
+  const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value);
+  throw InvalidInputError.forField(field, `must be a number, got ${shown}`);
+}
+
+/** A date stored as a BSON date (the usual), or as ISO text or epoch milliseconds by hand-written tools. */
+export function legacyDate(value: unknown, field: string): Date {
+  if (value === undefined || value === null) throw InvalidInputError.forField(field, 'is missing');
+  const date =
+    value instanceof Date
+      ? new Date(value.getTime())
+      : typeof value === 'string' || typeof value === 'number'
+        ? new Date(value)
+        : undefined;
+  if (date === undefined || Number.isNaN(date.getTime())) {
+    throw InvalidInputError.forField(field, 'must be a date');
+  }
+  return date;
+}
+
+/** Optional text: absent, null and blank are absent; anything else must be text. */
+function optionalLegacyText(value: unknown, field: string, maxLength = NAME_MAX_LENGTH): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string' && value.trim() === '') return undefined;
+  return requireText(value, field, maxLength);
+}
+
+/**
+ * The original stored a box's local wall time as if it were UTC. Given the zone the boxes ran in, this
+ * reads such a time as that zone's wall time and answers the real instant. A wall time that the zone
+ * skips (spring forward) moves forward by the gap; one it shows twice (fall back) is the earlier
+ * instant, so the repeated hour's readings meet the first pass's times and are kept once.
+ */
+export class WallClockTimes {
+  /** Instants by wall-clock minute: readings come in time order, so nearly every lookup is a hit. */
+  private readonly minutes = new Map<number, number>();
+
+  constructor(readonly timeZone: string) {
+    assertTimeZone(timeZone);
+  }
+
+  instantOf(labelled: Date): Date {
+    const ms = labelled.getTime();
+    const minute = Math.floor(ms / 60_000) * 60_000;
+    let instant = this.minutes.get(minute);
+    if (instant === undefined) {
+      const wall = new Date(minute);
+      instant = fromLocal(
+        {
+          year: wall.getUTCFullYear(),
+          month: wall.getUTCMonth() + 1,
+          day: wall.getUTCDate(),
+          hour: wall.getUTCHours(),
+          minute: wall.getUTCMinutes(),
+        },
+        this.timeZone,
+      ).getTime();
+      if (this.minutes.size >= 100_000) this.minutes.clear();
+      this.minutes.set(minute, instant);
+    }
+    return new Date(instant + (ms - minute));
+  }
+}
+
+/** `datas`: `{time, topic, value: "23.45", group}`; the value becomes a number, never NaN. */
+export function legacyReading(document: LegacyDocument, times?: WallClockTimes): NewReading {
+  const time = legacyDate(document['time'], 'time');
+  return {
+    group: requireText(document['group'], 'group'),
+    topic: requireTopic(document['topic']),
+    value: legacyNumber(document['value'], 'value'),
+    time: times === undefined ? time : times.instantOf(time),
+  };
+}
+
+/** `groups`: `employee` is a list or a comma-separated text; `settings` are kept exactly. */
+export function legacyGroup(document: LegacyDocument): Converted<NewGroup> {
+  const notes: string[] = [];
+  const name = requireText(document['name'], 'name');
+  let pkg: GroupPackage = 'small';
+  const given = document['package'];
+  if (typeof given === 'string' && (groupPackages as readonly string[]).includes(given)) {
+    pkg = given as GroupPackage;
+  } else {
+    notes.push(
+      given === undefined || given === null
+        ? 'no package: stored as small'
+        : `package ${JSON.stringify(given)} is not one of ${groupPackages.join(', ')}: stored as small`,
+    );
+  }
+  const raw = document['employee'];
+  const names =
+    typeof raw === 'string'
+      ? raw.split(',')
+      : Array.isArray(raw)
+        ? raw
+        : raw === undefined || raw === null
+          ? []
+          : [raw];
+  const employee: string[] = [];
+  for (const entry of names) {
+    const text =
+      typeof entry === 'string' ? entry.trim() : typeof entry === 'number' ? String(entry) : undefined;
+    if (text === undefined) notes.push(`employee entry ${JSON.stringify(entry)} is not a name: left out`);
+    else if (text !== '' && !employee.includes(text)) employee.push(text);
+  }
+  const settings = document['settings'];
+  return {
+    record: {
+      name,
+      package: pkg,
+      employee,
+      settings:
+        settings === undefined || settings === null ? [] : requireSettings(plainJson(settings, false)),
+    },
+    notes,
+  };
+}
+
+/** The hashes bcrypt libraries write: `$2a$`, `$2b$`, `$2x$` or `$2y$`, a two-digit cost, 53 characters. */
+export const bcryptHashPattern = /^\$2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}$/u;
+
+/** `users`: names, e-mail, group, and the bcrypt hash in `password`; the id is kept where it can be. */
+export function legacyUser(document: LegacyDocument): Converted<ImportedUser> {
+  const notes: string[] = [];
+  const id = legacyId(document);
+  const password = document['password'];
+  const passwordHash =
+    typeof password === 'string' && bcryptHashPattern.test(password) ? password : undefined;
+  if (passwordHash === undefined) notes.push('no bcrypt hash in password: the user must set a new password');
+  return {
+    record: {
+      ...(objectIdPattern.test(id) ? { id } : {}),
+      firstName: optionalLegacyText(document['firstName'], 'firstName') ?? '',
+      lastName: optionalLegacyText(document['lastName'], 'lastName') ?? '',
+      email: requireEmail(document['email']),
+      group: optionalLegacyText(document['group'], 'group') ?? '',
+      ...(passwordHash === undefined ? {} : { passwordHash }),
+    },
+    notes,
+  };
+}
+
+/** `devices`: `{deviceId, group, type}`. */
+export function legacyDevice(document: LegacyDocument): NewDevice {
+  return {
+    deviceId: requireDeviceId(document['deviceId']),
+    group: requireText(document['group'], 'group'),
+    type: requireText(document['type'], 'type'),
+  };
+}
+
+/**
+ * `actions`: automations lose the `_id`s the original gave their sub-documents. Rules Hortus cannot run are
+ * not copied, but the action is: its switch keeps working, and the report says which rules went.
+ */
+export function legacyAction(document: LegacyDocument): Converted<NewAction> {
+  const notes: string[] = [];
+  const given = document['value'];
+  const missing = given === undefined || given === null || given === '';
+  if (missing) notes.push('no value: stored as off');
+  const value = missing ? 'off' : requireActionValue(given);
+  let automations: NewAction['automations'] = [];
+  const raw = document['automations'];
+  if (raw !== undefined && raw !== null) {
+    try {
+      automations = parseAutomations(plainJson(raw));
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error;
+      notes.push(`automations not copied: ${error.message}`);
+    }
+  }
+  return {
+    record: {
+      group: requireText(document['group'], 'group'),
+      object: requireText(document['object'], 'object'),
+      value,
+      automations,
+    },
+    notes,
+  };
+}
+
+function ignoreState(value: unknown, notes: string[]): IgnoreState {
+  if (value === 'true' || value === true) return 'true';
+  if (value !== 'false' && value !== false && value !== undefined && value !== null) {
+    notes.push(`ignore ${JSON.stringify(value)} is neither "true" nor "false": stored as "false"`);
+  }
+  return 'false';
+}
+
+function optionalValue(value: unknown, notes: string[]): { value?: number } {
+  if (value === undefined || value === null || value === '') return {};
+  try {
+    return { value: legacyNumber(value, 'value') };
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    notes.push(`${error.message}: left out`);
+    return {};
+  }
+}
+
+/** `notifications`: `{group, time, message, ignore: "true" | "false", topic?, value?}`. */
+export function legacyNotification(document: LegacyDocument): Converted<ImportedNotification> {
+  const notes: string[] = [];
+  const topic = optionalLegacyText(document['topic'], 'topic', TEXT_MAX_LENGTH);
+  return {
+    record: {
+      group: requireText(document['group'], 'group'),
+      time: legacyDate(document['time'], 'time'),
+      message: requireText(document['message'], 'message', TEXT_MAX_LENGTH),
+      ignore: ignoreState(document['ignore'], notes),
+      ...(topic === undefined ? {} : { topic }),
+      ...optionalValue(document['value'], notes),
+    },
+    notes,
+  };
+}
+
+/** Seconds since the epoch that an ObjectId's first four bytes carry: when the document was made. */
+function objectIdTime(id: string): Date | undefined {
+  return objectIdPattern.test(id) ? new Date(parseInt(id.slice(0, 8), 16) * 1000) : undefined;
+}
+
+const alarmTimeFields = ['time', 'date', 'createdAt', 'timestamp'] as const;
+const alarmMessageFields = ['message', 'text', 'description'] as const;
+
+/**
+ * `alarms` become notifications of the same group. Their shape is not documented, so the usual field
+ * names are tried: the time from time, date, createdAt or timestamp (else from the `_id`), the message from
+ * message, text or description (else made of the topic or sensor and the value).
+ */
+export function legacyAlarm(document: LegacyDocument): Converted<ImportedNotification> {
+  const notes: string[] = [];
+  const group = requireText(document['group'], 'group');
+  const timeField = alarmTimeFields.find(
+    (field) => document[field] !== undefined && document[field] !== null,
+  );
+  let time = timeField === undefined ? undefined : legacyDate(document[timeField], timeField);
+  if (time === undefined) {
+    time = objectIdTime(legacyId(document));
+    if (time === undefined) throw InvalidInputError.forField('time', 'is missing');
+    notes.push('no time: the time the alarm was stored (from its _id) is used');
+  }
+  const topic =
+    optionalLegacyText(document['topic'], 'topic', TEXT_MAX_LENGTH) ??
+    optionalLegacyText(document['sensor'], 'sensor', TEXT_MAX_LENGTH);
+  const { value } = optionalValue(document['value'], notes);
+  const messageField = alarmMessageFields.find(
+    (field) => optionalLegacyText(document[field], field) !== undefined,
+  );
+  let message =
+    messageField === undefined
+      ? undefined
+      : requireText(document[messageField], messageField, TEXT_MAX_LENGTH);
+  if (message === undefined) {
+    if (topic === undefined && value === undefined) {
+      throw InvalidInputError.forField(
+        'message',
+        'is missing, and no topic, sensor or value to describe the alarm',
+      );
+    }
+    message = ['Alarm:', topic, value].filter((part) => part !== undefined).join(' ');
+  }
+  return {
+    record: {
+      group,
+      time,
+      message,
+      ignore: ignoreState(document['ignore'], notes),
+      ...(topic === undefined ? {} : { topic }),
+      ...(value === undefined ? {} : { value }),
+    },
+    notes,
+  };
+}
+
+/**
+ * Driver values as JSON: ObjectIds become their hex text, dates ISO text. Unless kept, the `_id`s the
+ * original's schema gave sub-documents are dropped: clients never wrote them.
+ */
+function plainJson(value: unknown, dropIds = true): unknown {
+  const text = JSON.stringify(value, (key, item: unknown) => (dropIds && key === '_id' ? undefined : item));
+  return text === undefined ? null : (JSON.parse(text) as unknown);
+}
+
+export interface LegacyChartRecord {
+  /** The owner's id in the original; chart records are found by it. */
+  readonly userId: string;
+  readonly charts: readonly Chart[];
+}
+
+/** `history`: one record per user, `{userId, charts: [{chartId, chartName, chartData, createdAt, updatedAt}]}`. */
+export function legacyChartRecord(document: LegacyDocument, now: Date): Converted<LegacyChartRecord> {
+  const notes: string[] = [];
+  const rawUserId = document['userId'];
+  const userId = requireText(
+    rawUserId === undefined || rawUserId === null ? rawUserId : String(rawUserId),
+    'userId',
+    128,
+  );
+  const raw = document['charts'];
+  if (raw !== undefined && raw !== null && !Array.isArray(raw)) {
+    throw InvalidInputError.forField('charts', 'must be a list');
+  }
+  const charts: Chart[] = [];
+  (raw ?? []).forEach((entry: unknown, index: number) => {
+    if (!isPlainObject(entry)) {
+      notes.push(`charts[${index}] is not an object: left out`);
+      return;
+    }
+    const data = plainJson(entry['chartData'] ?? {});
+    const chartData = withChartDefaults(isPlainObject(data) ? data : {});
+    if (new TextEncoder().encode(JSON.stringify(chartData)).length > MAX_CHART_DATA_BYTES) {
+      notes.push(`charts[${index}] has more than ${MAX_CHART_DATA_BYTES} bytes of chartData: left out`);
+      return;
+    }
+    const date = (field: string): Date => {
+      try {
+        return legacyDate(entry[field], field);
+      } catch {
+        return now;
+      }
+    };
+    charts.push({
+      chartId: optionalLegacyText(entry['chartId'], 'chartId', 200) ?? DEFAULT_CHART_ID,
+      chartName: optionalLegacyText(entry['chartName'], 'chartName', 200) ?? DEFAULT_CHART_NAME,
+      chartData,
+      createdAt: date('createdAt'),
+      updatedAt: date('updatedAt'),
+    });
+  });
+  if (charts.length > MAX_CHARTS_PER_USER) {
+    notes.push(`${charts.length - MAX_CHARTS_PER_USER} charts beyond ${MAX_CHARTS_PER_USER} left out`);
+  }
+  return { record: { userId, charts: charts.slice(0, MAX_CHARTS_PER_USER) }, notes };
+}

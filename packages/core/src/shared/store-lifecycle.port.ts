@@ -1,0 +1,14 @@
+/**
+ * A store's life as the application sees it. Every store module binds it beside its repositories, so the
+ * composition root starts, checks and closes whichever store it chose without knowing which one it is.
+ */
+export interface StoreLifecycle {
+  /** Connects and prepares (indexes, schema) before anything is served; rejects when unusable. */
+  start(): Promise<void>;
+  /** Releases connections and files; called once at shutdown. */
+  close(): Promise<void>;
+  /** Whether the store answers right now (readiness). */
+  ping(): Promise<boolean>;
+}
+
+export const STORE_LIFECYCLE = Symbol.for('hortus.StoreLifecycle');

@@ -8,7 +8,7 @@ interface StoredGroup {
   readonly id: string;
   readonly name: string;
   readonly package: Group['package'];
-  readonly employee: readonly string[];
+  employee: readonly string[];
   settings: unknown;
 }
 
@@ -57,6 +57,14 @@ export class InMemoryGroupRepository implements GroupRepository {
     const stored = this.byName.get(name);
     if (stored === undefined) return undefined;
     stored.settings = structuredClone(settings);
+    this.revisions.bump(name);
+    return toGroup(stored);
+  }
+
+  async addEmployee(name: string, employee: string): Promise<Group | undefined> {
+    const stored = this.byName.get(name);
+    if (stored === undefined) return undefined;
+    stored.employee = [...stored.employee, employee];
     this.revisions.bump(name);
     return toGroup(stored);
   }

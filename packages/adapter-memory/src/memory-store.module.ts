@@ -21,6 +21,10 @@ import {
   USER_REPOSITORY,
   type UserRepository,
   type Repositories,
+  SERVER_SECRET_REPOSITORY,
+  type ServerSecretRepository,
+  STORE_LIFECYCLE,
+  type StoreLifecycle,
 } from '@hortus/core';
 import { InMemoryAccessKeyRepository } from './access-key.repository.js';
 import { InMemoryActionRepository } from './action.repository.js';
@@ -31,6 +35,7 @@ import { InMemoryGroupRepository } from './group.repository.js';
 import { InMemoryHistoryChartRepository } from './history-chart.repository.js';
 import { InMemoryNotificationRepository } from './notification.repository.js';
 import { InMemoryReadingRepository } from './reading.repository.js';
+import { InMemoryServerSecretRepository } from './server-secret.repository.js';
 import { InMemoryUserRepository } from './user.repository.js';
 
 /** Every repository of one store, for callers that work without a container (tests, tools). */
@@ -52,12 +57,20 @@ export function createMemoryStore(): MemoryStore {
     engineState: new InMemoryEngineStateRepository(),
     automationLog: new InMemoryAutomationLogRepository(),
     accessKeys: new InMemoryAccessKeyRepository(),
+    serverSecrets: new InMemoryServerSecretRepository(),
     close: async () => {},
   };
 }
 
+/** Nothing to connect, prepare or release: the store lives as long as its container. */
+const inMemoryLifecycle: StoreLifecycle = {
+  start: async () => {},
+  close: async () => {},
+  ping: async () => true,
+};
+
 /**
- * Binds every repository port to a singleton of its in-memory class. Singletons live per container, so
+ * Binds every repository port to a singleton of its in-memory class, and a lifecycle with nothing to do. Singletons live per container, so
  * each container that loads this module gets its own fresh store.
  */
 export function memoryStoreModule(): ContainerModule {
@@ -78,5 +91,9 @@ export function memoryStoreModule(): ContainerModule {
       .to(InMemoryAutomationLogRepository)
       .inSingletonScope();
     bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(InMemoryAccessKeyRepository).inSingletonScope();
+    bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY)
+      .to(InMemoryServerSecretRepository)
+      .inSingletonScope();
+    bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(inMemoryLifecycle);
   });
 }

@@ -1,6 +1,7 @@
 import { injectable } from 'inversify';
 import {
   type IgnoreState,
+  type ImportedNotification,
   type NewNotification,
   type Notification,
   type NotificationRepository,
@@ -41,12 +42,27 @@ export class InMemoryNotificationRepository implements NotificationRepository {
   private readonly byGroup = new Map<string, GroupNotifications>();
 
   async create(notification: NewNotification): Promise<Notification> {
+    return toNotification(this.store({ ...notification, ignore: 'false' }));
+  }
+
+  async addMissing(notifications: readonly ImportedNotification[]): Promise<number> {
+    let added = 0;
+    for (const notification of notifications) {
+      const sameTime = this.byGroup.get(notification.group)?.byTime.get(notification.time.getTime()) ?? [];
+      if (sameTime.some((stored) => stored.message === notification.message)) continue;
+      this.store(notification);
+      added += 1;
+    }
+    return added;
+  }
+
+  private store(notification: ImportedNotification): StoredNotification {
     const stored: StoredNotification = {
       id: newId(),
       group: notification.group,
       timeMs: notification.time.getTime(),
       message: notification.message,
-      ignore: 'false',
+      ignore: notification.ignore,
       ...(notification.topic === undefined ? {} : { topic: notification.topic }),
       ...(notification.value === undefined ? {} : { value: notification.value }),
     };
@@ -59,7 +75,7 @@ export class InMemoryNotificationRepository implements NotificationRepository {
     const sameTime = group.byTime.get(stored.timeMs);
     if (sameTime === undefined) group.byTime.set(stored.timeMs, [stored]);
     else sameTime.push(stored);
-    return toNotification(stored);
+    return stored;
   }
 
   async listOpen(group: string): Promise<Notification[]> {
@@ -69,6 +85,12 @@ export class InMemoryNotificationRepository implements NotificationRepository {
       const stored = created[index] as StoredNotification;
       if (stored.ignore === 'false') open.push(toNotification(stored));
     }
+    return open;
+  }
+
+  async countOpen(group: string): Promise<number> {
+    let open = 0;
+    for (const stored of this.byGroup.get(group)?.created ?? []) if (stored.ignore === 'false') open += 1;
     return open;
   }
 

@@ -5,6 +5,7 @@ import {
   type ReadingBucket,
   type ReadingRange,
   type ReadingRepository,
+  type ReadingSelection,
 } from '@hortus/core';
 import { GroupRevisions } from './revisions.js';
 import { compareText } from './sorted.js';
@@ -59,6 +60,18 @@ class Series {
     this.values[position] = value;
     this.length += 1;
     return true;
+  }
+
+  /** Removes the readings with times in [fromMs, toMs]; answers how many. */
+  removeRange(fromMs: number, toMs: number): number {
+    const first = this.lowerBound(fromMs);
+    const end = this.lowerBound(toMs, true);
+    const removed = Math.max(0, end - first);
+    if (removed === 0) return 0;
+    this.times.copyWithin(first, end, this.length);
+    this.values.copyWithin(first, end, this.length);
+    this.length -= removed;
+    return removed;
   }
 
   reading(index: number): Reading {
@@ -183,6 +196,31 @@ export class InMemoryReadingRepository implements ReadingRepository {
     }
     if (count > 0) buckets.push(toBucket(start, min, max, sum, count));
     return buckets;
+  }
+
+  async deleteRange({ group, topic, from, to }: ReadingSelection): Promise<number> {
+    const topics = this.seriesByGroup.get(group);
+    if (topics === undefined) return 0;
+    const chosen = topic === undefined ? [...topics.values()] : [topics.get(topic)];
+    let removed = 0;
+    for (const series of chosen) {
+      if (series === undefined) continue;
+      removed += series.removeRange(from.getTime(), to.getTime());
+      // A topic without readings is no topic of the group any more (it no longer counts against its quota).
+      if (series.length === 0) topics.delete(series.topic);
+    }
+    if (topics.size === 0) this.seriesByGroup.delete(group);
+    if (removed > 0) this.revisions.bump(group);
+    return removed;
+  }
+
+  async countTopics(group: string): Promise<number> {
+    return this.seriesByGroup.get(group)?.size ?? 0;
+  }
+
+  async knownTopics(group: string, topics: readonly string[]): Promise<string[]> {
+    const stored = this.seriesByGroup.get(group);
+    return stored === undefined ? [] : topics.filter((topic) => stored.has(topic));
   }
 
   private seriesFor(group: string, topic: string): Series {

@@ -1,5 +1,14 @@
 import { injectable } from 'inversify';
-import { ConflictError, type NewUser, type User, type UserRepository } from '@hortus/core';
+import {
+  ConflictError,
+  emailKey,
+  type ImportedUser,
+  type NewUser,
+  type PasswordResetChange,
+  type User,
+  type UserCredentials,
+  type UserRepository,
+} from '@hortus/core';
 import { newId } from './ids.js';
 
 interface StoredUser {
@@ -8,6 +17,9 @@ interface StoredUser {
   readonly lastName: string;
   email: string;
   readonly group: string;
+  passwordHash?: string;
+  sessionVersion: number;
+  reset?: { readonly tokenDigest: string; readonly expiresAt: Date };
 }
 
 function toUser(stored: StoredUser): User {
@@ -20,27 +32,52 @@ function toUser(stored: StoredUser): User {
   };
 }
 
+function toCredentials(stored: StoredUser): UserCredentials {
+  return {
+    sessionVersion: stored.sessionVersion,
+    ...(stored.passwordHash === undefined ? {} : { passwordHash: stored.passwordHash }),
+    ...(stored.reset === undefined
+      ? {}
+      : { reset: { tokenDigest: stored.reset.tokenDigest, expiresAt: new Date(stored.reset.expiresAt) } }),
+  };
+}
+
+/** The form of the ids this store issues (see newId): an imported id of that form is kept. */
+const idPattern = /^[0-9a-f]{24}$/u;
+
 function emailTaken(email: string): ConflictError {
   return new ConflictError('user', `Another user has the e-mail ${email}`);
 }
 
-/** Users indexed by id, plus an e-mail index that keeps e-mails unique. */
+/** Users indexed by id, plus an index of e-mails (ignoring case) that keeps them unique. */
 @injectable()
 export class InMemoryUserRepository implements UserRepository {
   private readonly byId = new Map<string, StoredUser>();
   private readonly idByEmail = new Map<string, string>();
 
-  async create(user: NewUser): Promise<User> {
-    if (this.idByEmail.has(user.email)) throw emailTaken(user.email);
+  async create(user: NewUser, credentials?: { readonly passwordHash: string }): Promise<User> {
+    return this.store(user, newId(), credentials?.passwordHash);
+  }
+
+  async createImported(user: ImportedUser): Promise<User> {
+    const { id, passwordHash, ...fields } = user;
+    const keep = id !== undefined && idPattern.test(id) && !this.byId.has(id);
+    return this.store(fields, keep ? id : newId(), passwordHash);
+  }
+
+  private store(user: NewUser, id: string, passwordHash: string | undefined): User {
+    if (this.idByEmail.has(emailKey(user.email))) throw emailTaken(user.email);
     const stored: StoredUser = {
-      id: newId(),
+      id,
       firstName: user.firstName,
       lastName: user.lastName,
       email: user.email,
       group: user.group,
+      sessionVersion: 0,
+      ...(passwordHash === undefined ? {} : { passwordHash }),
     };
     this.byId.set(stored.id, stored);
-    this.idByEmail.set(stored.email, stored.id);
+    this.idByEmail.set(emailKey(stored.email), stored.id);
     return toUser(stored);
   }
 
@@ -49,14 +86,76 @@ export class InMemoryUserRepository implements UserRepository {
     return stored === undefined ? undefined : toUser(stored);
   }
 
+  async findByEmail(email: string): Promise<User | undefined> {
+    const id = this.idByEmail.get(emailKey(email));
+    return id === undefined ? undefined : this.findById(id);
+  }
+
   async changeEmail(id: string, email: string): Promise<User | undefined> {
     const stored = this.byId.get(id);
     if (stored === undefined) return undefined;
-    const owner = this.idByEmail.get(email);
+    const owner = this.idByEmail.get(emailKey(email));
     if (owner !== undefined && owner !== id) throw emailTaken(email);
-    this.idByEmail.delete(stored.email);
+    this.idByEmail.delete(emailKey(stored.email));
     stored.email = email;
-    this.idByEmail.set(email, id);
+    this.idByEmail.set(emailKey(email), id);
     return toUser(stored);
+  }
+
+  async findCredentials(id: string): Promise<UserCredentials | undefined> {
+    const stored = this.byId.get(id);
+    return stored === undefined ? undefined : toCredentials(stored);
+  }
+
+  async setPassword(
+    id: string,
+    passwordHash: string,
+    options: { readonly endSessions: boolean; readonly ifHashIs?: string },
+  ): Promise<number | undefined> {
+    const stored = this.byId.get(id);
+    if (stored === undefined) return undefined;
+    if (options.ifHashIs !== undefined && stored.passwordHash !== options.ifHashIs) return undefined;
+    stored.passwordHash = passwordHash;
+    if (options.endSessions) stored.sessionVersion += 1;
+    return stored.sessionVersion;
+  }
+
+  async endSessions(id: string): Promise<number | undefined> {
+    const stored = this.byId.get(id);
+    if (stored === undefined) return undefined;
+    stored.sessionVersion += 1;
+    return stored.sessionVersion;
+  }
+
+  async setResetToken(id: string, tokenDigest: string, expiresAt: Date): Promise<boolean> {
+    const stored = this.byId.get(id);
+    if (stored === undefined) return false;
+    stored.reset = { tokenDigest, expiresAt: new Date(expiresAt) };
+    return true;
+  }
+
+  async resetPassword(id: string, change: PasswordResetChange): Promise<number | undefined> {
+    const stored = this.byId.get(id);
+    const reset = stored?.reset;
+    if (
+      stored === undefined ||
+      reset === undefined ||
+      reset.tokenDigest !== change.tokenDigest ||
+      reset.expiresAt.getTime() <= change.now.getTime()
+    ) {
+      return undefined;
+    }
+    delete stored.reset;
+    stored.passwordHash = change.passwordHash;
+    stored.sessionVersion += 1;
+    return stored.sessionVersion;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const stored = this.byId.get(id);
+    if (stored === undefined) return false;
+    this.byId.delete(id);
+    this.idByEmail.delete(emailKey(stored.email));
+    return true;
   }
 }

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
+import { type Collection, type Db, ObjectId } from 'mongodb';
 import { type Group, type GroupPackage, type GroupRepository, type NewGroup } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
 import { type CollectionSpec, fromStoredJson, MONGO_DB, MongoRepository, toStoredJson } from './support.js';
@@ -8,13 +8,37 @@ interface GroupDocument {
   _id: ObjectId;
   name: string;
   package: GroupPackage;
-  employee: string[];
+  /** The original service also stored it as one comma-separated text. */
+  employee: string[] | string;
   settings: unknown;
+}
+
+function employeeList(stored: unknown): string[] {
+  if (Array.isArray(stored)) return stored.map(String);
+  if (typeof stored === 'string') {
+    return stored
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
+  }
+  return [];
 }
 
 export const groupCollection: CollectionSpec = {
   name: 'groups',
   indexes: [{ key: { name: 1 }, name: 'name_unique', unique: true }],
+};
+
+/** An employee added to a group after it was created (at sign-up): one document per addition. */
+interface GroupEmployeeDocument {
+  _id: ObjectId;
+  group: string;
+  employee: string;
+}
+
+export const groupEmployeeCollection: CollectionSpec = {
+  name: 'groupemployees',
+  indexes: [{ key: { group: 1, _id: 1 }, name: 'group_id' }],
 };
 
 const groupMapper = {
@@ -32,7 +56,7 @@ const groupMapper = {
       id: document._id.toHexString(),
       name: document.name,
       package: document.package,
-      employee: Array.isArray(document.employee) ? document.employee.map(String) : [],
+      employee: employeeList(document.employee),
       settings: fromStoredJson(document.settings),
     };
   },
@@ -41,10 +65,12 @@ const groupMapper = {
 @injectable()
 export class MongoGroupRepository extends MongoRepository<GroupDocument> implements GroupRepository {
   private readonly revisions: StoredRevisions;
+  private readonly employees: Collection<GroupEmployeeDocument>;
 
   constructor(@inject(MONGO_DB) db: Db) {
     super(db, groupCollection, 'group', 'A group with that name exists');
     this.revisions = new StoredRevisions(db, 'group');
+    this.employees = db.collection<GroupEmployeeDocument>(groupEmployeeCollection.name);
   }
 
   async create(group: NewGroup): Promise<Group> {
@@ -60,12 +86,44 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
 
   async findByName(name: string): Promise<Group | undefined> {
     const document = await this.run(() => this.collection.findOne({ name }));
-    return document === null ? undefined : groupMapper.toEntity(document);
+    return document === null ? undefined : (await this.withAdded([document]))[0];
   }
 
   async list(): Promise<Group[]> {
     const documents = await this.run(() => this.collection.find({}).sort({ name: 1 }).toArray());
-    return documents.map(groupMapper.toEntity);
+    return this.withAdded(documents);
+  }
+
+  /** The groups with the employees added since each was created appended, oldest addition first. */
+  private async withAdded(documents: readonly GroupDocument[]): Promise<Group[]> {
+    if (documents.length === 0) return [];
+    const added = await this.run(() =>
+      this.employees
+        .find({ group: { $in: documents.map((document) => document.name) } })
+        .sort({ group: 1, _id: 1 })
+        .toArray(),
+    );
+    const byGroup = new Map<string, string[]>();
+    for (const { group, employee } of added) byGroup.set(group, [...(byGroup.get(group) ?? []), employee]);
+    return documents.map((document) => {
+      const group = groupMapper.toEntity(document);
+      return { ...group, employee: [...group.employee, ...(byGroup.get(document.name) ?? [])] };
+    });
+  }
+
+  /**
+   * One inserted document per addition: an insert never loses to another, where a $push on one group document
+   * can (FerretDB v1 applies it as an unisolated read-modify-write). The list is assembled on read.
+   */
+  async addEmployee(name: string, employee: string): Promise<Group | undefined> {
+    if ((await this.run(() => this.collection.findOne({ name }, { projection: { _id: 1 } }))) === null) {
+      return undefined;
+    }
+    await this.run(() =>
+      this.employees.insertOne({ _id: new ObjectId(), group: name, employee: String(employee) }),
+    );
+    await this.run(() => this.revisions.bump([name]));
+    return this.findByName(name);
   }
 
   async replaceSettings(name: string, settings: unknown): Promise<Group | undefined> {
@@ -78,6 +136,6 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
     );
     if (document === null) return undefined;
     await this.run(() => this.revisions.bump([name]));
-    return groupMapper.toEntity(document);
+    return (await this.withAdded([document]))[0];
   }
 }

@@ -8,5 +8,6 @@ export * from './history-chart.repository.js';
 export * from './notification.repository.js';
 export * from './reading.repository.js';
 export * from './user.repository.js';
+export * from './server-secret.repository.js';
 export * from './mongo-store.js';
-export { MONGO_DB, isDuplicateKeyError, isUnavailableError, toDomainError } from './support.js';
+export { MONGO_DB, isDuplicateKeyError, isUnavailableError, toDomainError, withDeadline } from './support.js';

@@ -20,6 +20,10 @@ import {
   type NotificationRepository,
   READING_REPOSITORY,
   type ReadingRepository,
+  SERVER_SECRET_REPOSITORY,
+  type ServerSecretRepository,
+  STORE_LIFECYCLE,
+  type StoreLifecycle,
   StoreUnavailableError,
   USER_REPOSITORY,
   type UserRepository,
@@ -30,19 +34,42 @@ import { actionCollection, MongoActionRepository } from './action.repository.js'
 import { automationLogCollection, MongoAutomationLogRepository } from './automation-log.repository.js';
 import { deviceCollection, MongoDeviceRepository } from './device.repository.js';
 import { engineStateCollection, MongoEngineStateRepository } from './engine-state.repository.js';
-import { groupCollection, MongoGroupRepository } from './group.repository.js';
-import { historyChartCollection, MongoHistoryChartRepository } from './history-chart.repository.js';
+import { groupCollection, groupEmployeeCollection, MongoGroupRepository } from './group.repository.js';
+import {
+  historyChartCollection,
+  historyChartRevisionCollection,
+  MongoHistoryChartRepository,
+  moveEmbeddedCharts,
+} from './history-chart.repository.js';
 import { MongoNotificationRepository, notificationCollection } from './notification.repository.js';
 import { MongoReadingRepository, readingCollection } from './reading.repository.js';
 import { revisionCollection } from './revisions.js';
 import { rollupCollections } from './rollups.js';
-import { type CollectionSpec, isUnavailableError, MONGO_DB } from './support.js';
-import { MongoUserRepository, userCollection } from './user.repository.js';
+import { MongoServerSecretRepository, serverSecretCollection } from './server-secret.repository.js';
+import {
+  type CollectionSpec,
+  isUnavailableError,
+  MONGO_DB,
+  setOperationDeadline,
+  withDeadline,
+} from './support.js';
+import { MongoUserRepository, usedResetCollection, userCollection } from './user.repository.js';
 
 export const DEFAULT_DB_NAME = 'hortus';
 export const DEFAULT_WRITE_CONCERN: W = 'majority';
 /** How long a request waits for a reachable server before it fails with StoreUnavailableError. */
 export const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 2000;
+/**
+ * How long one store operation may take before it fails with StoreUnavailableError (MONGODB_TIMEOUT_MS):
+ * a frozen server is then answered like a dead one. The driver's client-side `timeoutMS` is a no-op from
+ * driver 7 on, so the deadline is the adapter's own, with the driver's socket and connect timeouts set
+ * a little above it to end the abandoned commands.
+ */
+export const DEFAULT_OPERATION_TIMEOUT_MS = 2000;
+export const MIN_OPERATION_TIMEOUT_MS = 100;
+export const MAX_OPERATION_TIMEOUT_MS = 600_000;
+/** How much later than the deadline the driver gives up on a silent socket. */
+const SOCKET_TIMEOUT_MARGIN_MS = 1000;
 
 export const collections: readonly CollectionSpec[] = [
   readingCollection,
@@ -50,13 +77,17 @@ export const collections: readonly CollectionSpec[] = [
   deviceCollection,
   notificationCollection,
   historyChartCollection,
+  historyChartRevisionCollection,
   groupCollection,
+  groupEmployeeCollection,
   userCollection,
+  usedResetCollection,
   engineStateCollection,
   automationLogCollection,
   revisionCollection,
   ...rollupCollections,
   accessKeyCollection,
+  serverSecretCollection,
 ];
 
 /** Which database the repositories use and how writes are acknowledged. */
@@ -64,6 +95,8 @@ export interface MongoDatabaseOptions {
   readonly dbName: string;
   /** `majority` (the default) or a number of members; `w` in the URI applies when this is absent. */
   readonly writeConcern?: W;
+  /** The deadline of each store operation; DEFAULT_OPERATION_TIMEOUT_MS when absent, 0 for none. */
+  readonly operationTimeoutMS?: number;
 }
 
 export interface MongoStoreSettings extends Partial<MongoDatabaseOptions> {
@@ -72,7 +105,7 @@ export interface MongoStoreSettings extends Partial<MongoDatabaseOptions> {
   readonly serverSelectionTimeoutMS?: number;
 }
 
-/** Reads MONGODB_URI, MONGODB_DB and MONGODB_WRITE_CONCERN; undefined when no URI is set. */
+/** Reads MONGODB_URI, MONGODB_DB, MONGODB_WRITE_CONCERN and MONGODB_TIMEOUT_MS; undefined when no URI is set. */
 export function mongoSettingsFromEnv(
   env: Readonly<Record<string, string | undefined>>,
 ): MongoStoreSettings | undefined {
@@ -80,9 +113,13 @@ export function mongoSettingsFromEnv(
   if (uri === undefined || uri === '') return undefined;
   const dbName = env['MONGODB_DB']?.trim();
   const writeConcern = env['MONGODB_WRITE_CONCERN']?.trim();
+  const timeout = env['MONGODB_TIMEOUT_MS']?.trim();
   return {
     uri,
     ...(dbName === undefined || dbName === '' ? {} : { dbName }),
+    ...(timeout === undefined || timeout === ''
+      ? {}
+      : { operationTimeoutMS: parseOperationTimeout(timeout) }),
     ...(writeConcern === undefined || writeConcern === ''
       ? {}
       : { writeConcern: parseWriteConcern(writeConcern) }),
@@ -94,6 +131,18 @@ export function parseWriteConcern(text: string): W {
   if (/^\d{1,2}$/u.test(text)) return Number(text);
   if (text === 'majority') return text;
   throw InvalidInputError.forField('MONGODB_WRITE_CONCERN', 'must be "majority" or a number of members');
+}
+
+/** MONGODB_TIMEOUT_MS: whole milliseconds within bounds. */
+export function parseOperationTimeout(text: string): number {
+  const value = /^\d{1,7}$/u.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= MIN_OPERATION_TIMEOUT_MS && value <= MAX_OPERATION_TIMEOUT_MS)) {
+    throw InvalidInputError.forField(
+      'MONGODB_TIMEOUT_MS',
+      `must be a whole number from ${MIN_OPERATION_TIMEOUT_MS} to ${MAX_OPERATION_TIMEOUT_MS}, got "${text}"`,
+    );
+  }
+  return value;
 }
 
 /** The database named in the URI path, if any (`mongodb://host/<db>?...`). */
@@ -110,17 +159,29 @@ export function createMongoClient(settings: MongoStoreSettings): MongoClient {
   } else if (!/[?&]serverSelectionTimeoutMS=/iu.test(settings.uri)) {
     options.serverSelectionTimeoutMS = DEFAULT_SERVER_SELECTION_TIMEOUT_MS;
   }
+  const deadline = settings.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS;
+  // A silent socket (a frozen server) is given up a little after the operation's deadline, so abandoned
+  // commands end and free their connections; the monitor's checks use the connect timeout likewise.
+  if (deadline > 0 && !/[?&]socketTimeoutMS=/iu.test(settings.uri)) {
+    options.socketTimeoutMS = deadline + SOCKET_TIMEOUT_MARGIN_MS;
+  }
+  if (deadline > 0 && !/[?&]connectTimeoutMS=/iu.test(settings.uri)) {
+    options.connectTimeoutMS = Math.max(deadline + SOCKET_TIMEOUT_MARGIN_MS, 3000);
+  }
   return new MongoClient(settings.uri, options);
 }
 
 export function openDatabase(client: MongoClient, options: MongoDatabaseOptions): Db {
   const w = options.writeConcern ?? client.options.writeConcern?.w ?? DEFAULT_WRITE_CONCERN;
-  return client.db(options.dbName, { writeConcern: { ...client.options.writeConcern, w } });
+  const db = client.db(options.dbName, { writeConcern: { ...client.options.writeConcern, w } });
+  setOperationDeadline(db, options.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS);
+  return db;
 }
 
-function bindRepositories(db: Db): ContainerModule {
+function bindRepositories(db: Db, lifecycle?: StoreLifecycle): ContainerModule {
   return new ContainerModule(({ bind }) => {
     bind<Db>(MONGO_DB).toConstantValue(db);
+    if (lifecycle !== undefined) bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
     bind<ReadingRepository>(READING_REPOSITORY).to(MongoReadingRepository).inSingletonScope();
     bind<ActionRepository>(ACTION_REPOSITORY).to(MongoActionRepository).inSingletonScope();
     bind<DeviceRepository>(DEVICE_REPOSITORY).to(MongoDeviceRepository).inSingletonScope();
@@ -133,6 +194,7 @@ function bindRepositories(db: Db): ContainerModule {
       .to(MongoAutomationLogRepository)
       .inSingletonScope();
     bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(MongoAccessKeyRepository).inSingletonScope();
+    bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY).to(MongoServerSecretRepository).inSingletonScope();
   });
 }
 
@@ -144,12 +206,17 @@ export function mongoStoreModule(client: MongoClient, options: MongoDatabaseOpti
 /** Every repository of one store, for callers that work without a container (tests, tools). */
 export type MongoRepositories = Repositories;
 
-/** Creates the indexes the repositories' queries rely on; a no-op when they exist. */
+/**
+ * Creates the indexes the repositories' queries rely on, and moves data of an older layout into the current
+ * one (history charts kept as one array per user); a no-op when both are done.
+ */
 export async function ensureIndexes(db: Db): Promise<void> {
-  for (const { name, indexes } of collections) {
+  for (const { name, indexes, prepare } of collections) {
+    await prepare?.(db.collection(name));
     // One index per command: FerretDB v1 fails a createIndexes naming several existing indexes.
     for (const index of indexes) await db.collection(name).createIndexes([index]);
   }
+  await moveEmbeddedCharts(db);
 }
 
 /**
@@ -157,14 +224,17 @@ export async function ensureIndexes(db: Db): Promise<void> {
  * After a successful start the driver reconnects by itself; while the server is unreachable every
  * request fails within the server selection timeout with StoreUnavailableError.
  */
-export class MongoStore {
+export class MongoStore implements StoreLifecycle {
   readonly db: Db;
+
+  private readonly deadlineMs: number;
 
   constructor(
     readonly client: MongoClient,
     options: MongoDatabaseOptions,
   ) {
     this.db = openDatabase(client, options);
+    this.deadlineMs = options.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS;
   }
 
   /** A store with its own new client, configured from the settings (see mongoSettingsFromEnv). */
@@ -172,6 +242,9 @@ export class MongoStore {
     return new MongoStore(createMongoClient(settings), {
       dbName: settings.dbName ?? dbNameInUri(settings.uri) ?? DEFAULT_DB_NAME,
       ...(settings.writeConcern === undefined ? {} : { writeConcern: settings.writeConcern }),
+      ...(settings.operationTimeoutMS === undefined
+        ? {}
+        : { operationTimeoutMS: settings.operationTimeoutMS }),
     });
   }
 
@@ -193,10 +266,10 @@ export class MongoStore {
     await ensureIndexes(this.db);
   }
 
-  /** True when the server answers a ping within the selection timeout. */
+  /** True when the server answers a ping within the operation deadline (and the selection timeout). */
   async ping(): Promise<boolean> {
     try {
-      await this.db.command({ ping: 1 });
+      await withDeadline(this.db.command({ ping: 1 }), this.deadlineMs);
       return true;
     } catch {
       return false;
@@ -209,8 +282,9 @@ export class MongoStore {
     return 'ferretdbVersion' in info;
   }
 
+  /** Every repository port and this store's lifecycle: what the composition root loads to choose MongoDB. */
   module(): ContainerModule {
-    return bindRepositories(this.db);
+    return bindRepositories(this.db, this);
   }
 
   repositories(): MongoRepositories {
@@ -225,10 +299,23 @@ export class MongoStore {
       engineState: new MongoEngineStateRepository(this.db),
       automationLog: new MongoAutomationLogRepository(this.db),
       accessKeys: new MongoAccessKeyRepository(this.db),
+      serverSecrets: new MongoServerSecretRepository(this.db),
     };
   }
 
+  /**
+   * Closes the client. The driver first tells the server which sessions end, and a frozen server never
+   * answers that: after one operation deadline the client's connections and monitors are closed without it,
+   * so a shutdown during a freeze still ends within its grace period.
+   */
   async close(): Promise<void> {
-    await this.client.close();
+    const closing = this.client.close();
+    try {
+      await withDeadline(closing, this.deadlineMs);
+    } catch {
+      // Not in the driver's public types: the topology owns every socket and timer of the client.
+      (this.client as unknown as { topology?: { close(): void } }).topology?.close();
+      await closing.catch(() => undefined);
+    }
   }
 }

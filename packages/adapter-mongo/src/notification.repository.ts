@@ -2,8 +2,10 @@ import { inject, injectable } from 'inversify';
 import { type Db, ObjectId } from 'mongodb';
 import {
   type IgnoreState,
+  type ImportedNotification,
   type NewNotification,
   type Notification,
+  notificationKey,
   type NotificationRepository,
 } from '@hortus/core';
 import { type CollectionSpec, MONGO_DB, MongoRepository, toDate } from './support.js';
@@ -29,14 +31,14 @@ export const notificationCollection: CollectionSpec = {
 };
 
 const notificationMapper = {
-  toDocument(notification: NewNotification): NotificationDocument {
+  toDocument(notification: NewNotification, ignore: IgnoreState = 'false'): NotificationDocument {
     // Absent optional fields stay absent: the driver would store `undefined` as null.
     return {
       _id: new ObjectId(),
       group: notification.group,
       time: new Date(notification.time.getTime()),
       message: notification.message,
-      ignore: 'false',
+      ignore,
       ...(notification.topic === undefined ? {} : { topic: notification.topic }),
       ...(notification.value === undefined ? {} : { value: notification.value }),
     };
@@ -69,12 +71,51 @@ export class MongoNotificationRepository
     return notificationMapper.toEntity(document);
   }
 
+  /**
+   * One query per group of the batch (on the group_time index) finds what is stored already; no unique
+   * index guards notifications, since Hortus's own may repeat a (group, time, message).
+   */
+  async addMissing(notifications: readonly ImportedNotification[]): Promise<number> {
+    const timesByGroup = new Map<string, Date[]>();
+    for (const { group, time } of notifications) {
+      const times = timesByGroup.get(group) ?? [];
+      times.push(time);
+      timesByGroup.set(group, times);
+    }
+    return this.run(async () => {
+      const seen = new Set<string>();
+      for (const [group, times] of timesByGroup) {
+        const stored = await this.collection
+          .find({ group, time: { $in: times } }, { projection: { group: 1, time: 1, message: 1 } })
+          .toArray();
+        for (const document of stored)
+          seen.add(
+            notificationKey({ ...document, time: toDate(document.time), message: String(document.message) }),
+          );
+      }
+      const missing: NotificationDocument[] = [];
+      for (const notification of notifications) {
+        const key = notificationKey(notification);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        missing.push(notificationMapper.toDocument(notification, notification.ignore));
+      }
+      if (missing.length > 0) await this.collection.insertMany(missing, { ordered: true });
+      return missing.length;
+    });
+  }
+
   async listOpen(group: string): Promise<Notification[]> {
     // ObjectIds grow with creation, so _id descending is "most recently created first".
     const documents = await this.run(() =>
       this.collection.find({ group, ignore: 'false' }).sort({ _id: -1 }).toArray(),
     );
     return documents.map(notificationMapper.toEntity);
+  }
+
+  async countOpen(group: string): Promise<number> {
+    // Served by the group_ignore_id index.
+    return this.run(() => this.collection.countDocuments({ group, ignore: 'false' }));
   }
 
   async ignoreAt(group: string, times: readonly Date[]): Promise<number> {

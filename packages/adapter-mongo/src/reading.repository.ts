@@ -6,6 +6,7 @@ import {
   type ReadingBucket,
   type ReadingRange,
   type ReadingRepository,
+  type ReadingSelection,
 } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
 import { BucketSums, type Piece, planPieces, ReadingRollups, rollupLevels } from './rollups.js';
@@ -92,28 +93,33 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
    */
   async add(readings: readonly NewReading[]): Promise<number> {
     if (readings.length === 0) return 0;
-    return this.run(async () => {
-      let inserted: readonly NewReading[] = readings;
-      try {
-        await this.collection.insertMany(readings.map(readingMapper.toDocument), { ordered: false });
-      } catch (error) {
-        // Unordered: every other document was still tried; duplicates are retried deliveries, not failures.
-        // Unreachable store: fail at once (503 within the selection timeout), not after a rollup attempt too.
-        if (!(error instanceof MongoBulkWriteError) || isUnavailableError(error)) throw error;
-        // Without write errors nothing tells which readings were stored: none goes into the rollups then.
-        const writeErrors = error.result.getWriteErrors();
-        if (writeErrors.length === 0) throw error;
-        const failed = new Set(writeErrors.map((writeError) => writeError.index));
-        inserted = readings.filter((_, index) => !failed.has(index));
-        if (!onlyDuplicates(error)) {
-          await this.rollups.add(inserted);
-          throw error;
+    return this.run(
+      async () => {
+        let inserted: readonly NewReading[] = readings;
+        try {
+          await this.collection.insertMany(readings.map(readingMapper.toDocument), { ordered: false });
+        } catch (error) {
+          // Unordered: every other document was still tried; duplicates are retried deliveries, not failures.
+          // Unreachable store: fail at once (503 within the selection timeout), not after a rollup attempt too.
+          if (!(error instanceof MongoBulkWriteError) || isUnavailableError(error)) throw error;
+          // Without write errors nothing tells which readings were stored: none goes into the rollups then.
+          const writeErrors = error.result.getWriteErrors();
+          if (writeErrors.length === 0) throw error;
+          const failed = new Set(writeErrors.map((writeError) => writeError.index));
+          inserted = readings.filter((_, index) => !failed.has(index));
+          if (!onlyDuplicates(error)) {
+            await this.rollups.add(inserted);
+            throw error;
+          }
         }
-      }
-      await this.rollups.add(inserted);
-      await this.revisions.bump(readings.map((reading) => reading.group));
-      return inserted.length;
-    });
+        await this.rollups.add(inserted);
+        await this.revisions.bump(readings.map((reading) => reading.group));
+        return inserted.length;
+        // Three writes (readings, rollups, revisions), under the write lock of concurrent batches, and a
+        // batch of 5000 is more work than one reading: twice the deadline plus one more per 1000 readings.
+      },
+      2 + readings.length / 1000,
+    );
   }
 
   async revision(group: string): Promise<string> {
@@ -166,6 +172,48 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
       found += 1;
     }
     return found;
+  }
+
+  /**
+   * Deletes, then corrects the rollups of every series that lost readings, then bumps the revision. A
+   * failure in between leaves rollups counting removed readings: a second delete of the same selection
+   * removes nothing more and corrects them.
+   */
+  async deleteRange({ group, topic, from, to }: ReadingSelection): Promise<number> {
+    const filter: Filter<ReadingDocument> = {
+      group,
+      ...(topic === undefined ? {} : { topic }),
+      time: { $gte: from, $lte: to },
+    };
+    return this.run(async () => {
+      const topics = (await this.collection.distinct('topic', filter)).filter(
+        (found): found is string => typeof found === 'string',
+      );
+      const { deletedCount } = await this.collection.deleteMany(filter);
+      for (const series of topics) {
+        await this.rollups.removeSpan(group, series, from.getTime(), to.getTime(), async (fromMs, toMs) => {
+          const documents = await this.collection
+            .find(rangeFilter({ group, topic: series, startDate: new Date(fromMs), endDate: new Date(toMs) }))
+            .toArray();
+          return documents.map(readingMapper.toEntity).filter((reading) => Number.isFinite(reading.value));
+        });
+      }
+      if (deletedCount > 0 || topics.length > 0) await this.revisions.bump([group]);
+      return deletedCount;
+    });
+  }
+
+  async countTopics(group: string): Promise<number> {
+    // Served by the (group, topic, time) index; asked only when a batch brings a topic the group lacks.
+    return this.run(async () => (await this.collection.distinct('topic', { group })).length);
+  }
+
+  async knownTopics(group: string, topics: readonly string[]): Promise<string[]> {
+    if (topics.length === 0) return [];
+    const found = await this.run(() =>
+      this.collection.distinct('topic', { group, topic: { $in: [...new Set(topics)] } }),
+    );
+    return found.filter((topic): topic is string => typeof topic === 'string');
   }
 
   async latest(group: string, topic: string): Promise<Reading | undefined> {

@@ -1,6 +1,6 @@
-import { Binary, type Collection, type Db } from 'mongodb';
+import { Binary, type Collection, type Db, ObjectId } from 'mongodb';
 import { type NewReading, type ReadingBucket } from '@hortus/core';
-import { type CollectionSpec, isDuplicateKeyError } from './support.js';
+import { type CollectionSpec, headOf, type RevisionFields, writeRevision } from './support.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -12,7 +12,8 @@ const TIME_DIGITS = 17;
 const CELL_NUMBERS = 4;
 const CELL_BYTES = CELL_NUMBERS * 8;
 /** A chunk written by one add() changes under another's feet at most this often before add() gives up. */
-const MAX_WRITE_ATTEMPTS = 20;
+const MAX_WRITE_ATTEMPTS = 50;
+const VERSION_DIGITS = 10;
 
 /** Count, sum, smallest and largest value of the readings of one series in one unit of time. */
 export interface Cell {
@@ -23,19 +24,27 @@ export interface Cell {
 }
 
 /**
- * The cells of one series over one chunk of time. The cells are packed into one binary value (little-endian
- * doubles), not a sub-document each: documents of thousands of fields are slow to read and to update on
- * some servers (FerretDB), one binary value is cheap everywhere.
+ * One revision of the cells of one series over one chunk of time. The cells are packed into one binary value
+ * (little-endian doubles), not a sub-document each: documents of thousands of fields are slow to read and to
+ * update on some servers (FerretDB), one binary value is cheap everywhere. A write stores the chunk's next
+ * revision and deletes the one it was built on (see writeRevision), so concurrent writers never lose a
+ * reading, also where updates are not isolated (FerretDB v1).
  */
-interface RollupDocument {
-  /** JSON `[group, topic]` followed by the chunk's start as fixed-width digits: series, then time order. */
+interface RollupDocument extends RevisionFields {
+  /**
+   * The chunk id (JSON `[group, topic]`, then the chunk's start as fixed-width digits: series, then time
+   * order), then `.`, the revision's `v` as fixed-width digits and `.` a unique token. Older documents hold
+   * just the chunk id (one document per chunk, updated in place).
+   */
   _id: string;
   group: string;
   topic: string;
   start: Date;
   cells: Binary;
-  /** Bumped by every write; a write names the version it read, so concurrent writers never lose a reading. */
+  /** The chunk's revision: one more than the one it was built on; unique per chunk. */
   v: number;
+  /** The `_id` of the revision this one was built on. */
+  parent?: string;
 }
 
 export interface RollupLevel {
@@ -52,10 +61,10 @@ export const rollupLevels: readonly RollupLevel[] = [
   { collection: 'readingrollups_1m', unitMs: MINUTE_MS, chunkMs: 6 * HOUR_MS },
 ];
 
-// Only `_id`: documents are written by `_id` and read by `_id` ranges.
+// Documents are read by `_id` ranges; the unique index arbitrates each revision of a chunk.
 export const rollupCollections: readonly CollectionSpec[] = rollupLevels.map(({ collection }) => ({
   name: collection,
-  indexes: [],
+  indexes: [{ key: { group: 1, topic: 1, start: 1, v: 1 }, name: 'chunk_v_unique', unique: true }],
 }));
 
 function seriesPrefix(group: string, topic: string): string {
@@ -65,6 +74,12 @@ function seriesPrefix(group: string, topic: string): string {
 
 function chunkId(prefix: string, chunkStartMs: number): string {
   return prefix + String(chunkStartMs + TIME_OFFSET).padStart(TIME_DIGITS, '0');
+}
+
+/** Every revision of a chunk has an `_id` in this range, and no other document does. */
+function revisionRange(id: string): { $gte: string; $lt: string } {
+  // '/' sorts right after '.', which follows the chunk id in every revision's `_id`.
+  return { $gte: id, $lt: `${id}/` };
 }
 
 function cellsPerChunk(level: RollupLevel): number {
@@ -186,6 +201,51 @@ export class ReadingRollups {
     );
   }
 
+  /**
+   * Corrects one series' cells after its readings in [fromMs, toMs] were removed: every cell touching that
+   * span is emptied, and the cells at its edges are summed again from the readings still stored there, which
+   * `stillStored` answers for a span [from, to] (inclusive). Each chunk gets a next revision, as add() writes.
+   */
+  async removeSpan(
+    group: string,
+    topic: string,
+    fromMs: number,
+    toMs: number,
+    stillStored: (fromMs: number, toMs: number) => Promise<readonly NewReading[]>,
+  ): Promise<void> {
+    const prefix = seriesPrefix(group, topic);
+    for (const [level, collection] of this.collections) {
+      const start = Math.floor(fromMs / level.unitMs) * level.unitMs;
+      const end = (Math.floor(toMs / level.unitMs) + 1) * level.unitMs;
+      const lowest = chunkId(prefix, Math.floor(start / level.chunkMs) * level.chunkMs);
+      const highest = revisionRange(
+        chunkId(prefix, Math.floor((end - 1) / level.chunkMs) * level.chunkMs),
+      ).$lt;
+      const found = await collection
+        .find({ _id: { $gte: lowest, $lt: highest } }, { projection: { _id: 1 } })
+        .toArray();
+      let pending = [...new Set(found.map(({ _id }) => _id.slice(0, prefix.length + TIME_DIGITS)))];
+      for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS && pending.length > 0; attempt += 1) {
+        // Read again on every attempt: a writer that came first may have added edge readings.
+        const changes = changesOf(level, await stillStored(start, end - 1));
+        const written = await Promise.all(
+          pending.map((id) => {
+            const chunkStart = Number(id.slice(prefix.length)) - TIME_OFFSET;
+            return writeChunk(level, collection, id, { group, topic, start: chunkStart }, (stored) =>
+              rebuiltCells(level, stored, chunkStart, start, end, changes.get(id)),
+            );
+          }),
+        );
+        pending = pending.filter((_, index) => written[index] !== true);
+      }
+      if (pending.length > 0) {
+        throw new Error(
+          `rollup chunks kept changing under concurrent writers: ${pending.length} not corrected`,
+        );
+      }
+    }
+  }
+
   /** Adds every cell of the level in the piece of one series to the sums; answers how many it found. */
   async addCells(
     level: RollupLevel,
@@ -202,13 +262,20 @@ export class ReadingRollups {
       : prefix;
     // Digits follow the prefix, and ':' sorts right after '9'.
     const highest = Number.isFinite(piece.to)
-      ? chunkId(prefix, Math.floor((piece.to - 1) / level.chunkMs) * level.chunkMs)
+      ? revisionRange(chunkId(prefix, Math.floor((piece.to - 1) / level.chunkMs) * level.chunkMs)).$lt
       : `${prefix}:`;
     const documents = await collection
-      .find({ _id: { $gte: lowest, $lte: highest } }, { projection: { start: 1, cells: 1 } })
+      .find({ _id: { $gte: lowest, $lt: highest } }, { projection: { start: 1, cells: 1, v: 1 } })
       .toArray();
-    let found = 0;
+    // Each chunk counts once, by its newest revision; an older one is only left while its successor is written.
+    const chunks = new Map<number, RollupDocument[]>();
     for (const document of documents) {
+      const revisions = chunks.get(document.start.getTime());
+      if (revisions === undefined) chunks.set(document.start.getTime(), [document]);
+      else revisions.push(document);
+    }
+    let found = 0;
+    for (const document of [...chunks.values()].map((revisions) => headOf(revisions) as RollupDocument)) {
       const chunkStart = document.start.getTime();
       const view = viewOf(document.cells);
       const count = Math.floor(view.byteLength / CELL_BYTES);
@@ -261,27 +328,54 @@ function mergedCells(level: RollupLevel, stored: Binary | undefined, change: Chu
   return new Binary(bytes);
 }
 
-/** Writes one chunk under the version it was read at; false when another writer came first. */
+/** A chunk's cells with those in [start, end) emptied, then the change (the edge readings) merged in. */
+function rebuiltCells(
+  level: RollupLevel,
+  stored: Binary | undefined,
+  chunkStart: number,
+  start: number,
+  end: number,
+  change: ChunkChange | undefined,
+): Binary {
+  const bytes = new Uint8Array(cellsPerChunk(level) * CELL_BYTES);
+  if (stored !== undefined) bytes.set(stored.value().subarray(0, bytes.byteLength));
+  const first = Math.max(0, Math.floor((start - chunkStart) / level.unitMs));
+  const last = Math.min(cellsPerChunk(level), Math.ceil((end - chunkStart) / level.unitMs));
+  if (last > first) bytes.fill(0, first * CELL_BYTES, last * CELL_BYTES);
+  const emptied = new Binary(bytes);
+  return change === undefined ? emptied : mergedCells(level, emptied, change);
+}
+
+/**
+ * Writes the next revision of one chunk, its cells computed from the head's (by default: the change merged
+ * in); false when another writer came first.
+ */
 async function writeChunk(
   level: RollupLevel,
   collection: Collection<RollupDocument>,
   id: string,
-  change: ChunkChange,
+  change: Pick<ChunkChange, 'group' | 'topic' | 'start'>,
+  cellsOf: (stored: Binary | undefined) => Binary,
 ): Promise<boolean> {
-  const stored = await collection.findOne({ _id: id }, { projection: { cells: 1, v: 1 } });
-  const cells = mergedCells(level, stored?.cells, change);
-  if (stored === null) {
-    try {
-      const { group, topic, start } = change;
-      await collection.insertOne({ _id: id, group, topic, start: new Date(start), cells, v: 1 });
-      return true;
-    } catch (error) {
-      if (isDuplicateKeyError(error)) return false;
-      throw error;
-    }
-  }
-  const result = await collection.updateOne({ _id: id, v: stored.v }, { $set: { cells, v: stored.v + 1 } });
-  return result.matchedCount === 1;
+  const range = revisionRange(id);
+  const loaded = await collection
+    .find({ _id: range }, { projection: { cells: 1, v: 1, parent: 1 } })
+    .toArray();
+  const head = headOf(loaded);
+  const v = (head?.v ?? 0) + 1;
+  const { group, topic, start } = change;
+  const next: RollupDocument = {
+    _id: `${id}.${String(v).padStart(VERSION_DIGITS, '0')}.${new ObjectId().toHexString()}`,
+    group,
+    topic,
+    start: new Date(start),
+    cells: cellsOf(head?.cells),
+    v,
+    ...(head === undefined ? {} : { parent: head._id }),
+  };
+  return writeRevision(collection, loaded, next, () =>
+    collection.find({ _id: range }, { projection: { v: 1, parent: 1 } }).toArray(),
+  );
 }
 
 async function writeChanges(
@@ -292,7 +386,9 @@ async function writeChanges(
   let pending = [...changes];
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS && pending.length > 0; attempt += 1) {
     const written = await Promise.all(
-      pending.map(([id, change]) => writeChunk(level, collection, id, change)),
+      pending.map(([id, change]) =>
+        writeChunk(level, collection, id, change, (stored) => mergedCells(level, stored, change)),
+      ),
     );
     pending = pending.filter((_, index) => written[index] !== true);
   }

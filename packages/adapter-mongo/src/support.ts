@@ -3,16 +3,19 @@ import {
   type Collection,
   type Db,
   type Document,
+  type Filter,
   type IndexDescription,
   MongoBulkWriteError,
   MongoClientClosedError,
   MongoNetworkError,
   MongoNotConnectedError,
+  MongoOperationTimeoutError,
   MongoServerClosedError,
   MongoServerError,
   MongoServerSelectionError,
   MongoTopologyClosedError,
   ObjectId,
+  type OptionalUnlessRequiredId,
 } from 'mongodb';
 
 /** Token of the `Db` handle (database name and write concern already applied) the repositories share. */
@@ -22,6 +25,8 @@ export const MONGO_DB = Symbol.for('hortus.mongo.Db');
 export interface CollectionSpec {
   readonly name: string;
   readonly indexes: readonly IndexDescription[];
+  /** Brings older records into the shape the indexes need; runs at start, before they are created. */
+  readonly prepare?: (collection: Collection<Document>) => Promise<void>;
 }
 
 const DUPLICATE_KEY_CODES = new Set([11000, 11001]);
@@ -77,6 +82,7 @@ export function isUnavailableError(error: unknown): boolean {
     (error instanceof Error && SOCKET_ERROR_CODES.has(String((error as NodeJS.ErrnoException).code))) ||
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNetworkError ||
+    error instanceof MongoOperationTimeoutError ||
     error instanceof MongoTopologyClosedError ||
     error instanceof MongoNotConnectedError ||
     error instanceof MongoClientClosedError ||
@@ -94,9 +100,49 @@ export function toDomainError(error: unknown, resource: ResourceName, conflictMe
   return error;
 }
 
+/** The deadline of every store operation on a database handle (see openDatabase); none when unset. */
+const operationDeadlines = new WeakMap<Db, number>();
+
+export function setOperationDeadline(db: Db, deadlineMs: number): void {
+  operationDeadlines.set(db, deadlineMs);
+}
+
+export function operationDeadlineOf(db: Db): number | undefined {
+  return operationDeadlines.get(db);
+}
+
+/**
+ * The operation's outcome, or StoreUnavailableError once `deadlineMs` has passed. The driver's own
+ * timeouts are per socket round trip and retried, so a frozen server held requests for 6 to 8 s; this
+ * bounds the wait as a whole. The abandoned operation ends by the driver's socket timeout.
+ */
+export async function withDeadline<T>(operation: Promise<T>, deadlineMs: number | undefined): Promise<T> {
+  if (deadlineMs === undefined || deadlineMs <= 0) return operation;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new StoreUnavailableError(undefined, {
+            cause: new Error(`The data store did not answer within ${deadlineMs} ms`),
+          }),
+        ),
+      deadlineMs,
+    );
+  });
+  // Whatever the abandoned operation does later is no one's to handle.
+  operation.catch(() => undefined);
+  try {
+    return await Promise.race([operation, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Shared by every repository: one collection, and driver errors translated on the way out. */
 export abstract class MongoRepository<TDocument extends Document> {
   protected readonly collection: Collection<TDocument>;
+  private readonly deadlineMs: number | undefined;
 
   protected constructor(
     db: Db,
@@ -105,11 +151,19 @@ export abstract class MongoRepository<TDocument extends Document> {
     private readonly conflictMessage: string,
   ) {
     this.collection = db.collection<TDocument>(spec.name);
+    this.deadlineMs = operationDeadlineOf(db);
   }
 
-  protected async run<T>(operation: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one store operation (one or several commands) within the deadline, translating driver errors.
+   * `scale` widens the deadline for operations that do several writes or a large batch.
+   */
+  protected async run<T>(operation: () => Promise<T>, scale = 1): Promise<T> {
     try {
-      return await operation();
+      return await withDeadline(
+        operation(),
+        this.deadlineMs === undefined ? undefined : this.deadlineMs * scale,
+      );
     } catch (error) {
       throw toDomainError(error, this.resource, this.conflictMessage);
     }
@@ -156,20 +210,106 @@ export function isLiteralObject(value: unknown): value is Record<string, unknown
   return prototype === Object.prototype || prototype === null;
 }
 
-function mapKeys(value: unknown, mapKey: (key: string) => string): unknown {
-  if (Array.isArray(value)) return value.map((item) => mapKeys(item, mapKey));
+/**
+ * Marks an array that stood directly inside another array. FerretDB refuses nested arrays ("nested arrays are
+ * not supported"), so such an inner array is stored as `{"%A": [...]}`; the key cannot clash with a client's
+ * key, since a client's `%` is always stored escaped as `%25`.
+ */
+const NESTED_ARRAY_KEY = '%A';
+
+function encode(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    return value.map((item) => (Array.isArray(item) ? { [NESTED_ARRAY_KEY]: encode(item) } : encode(item)));
+  }
   if (!isLiteralObject(value)) return value;
   const mapped: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) mapped[mapKey(key)] = mapKeys(item, mapKey);
+  for (const [key, item] of Object.entries(value)) mapped[escapeKey(key)] = encode(item);
   return mapped;
 }
 
-/** Free-form JSON (chart data, group settings) as stored. */
+function decode(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(decode);
+  if (!isLiteralObject(value)) return value;
+  const keys = Object.keys(value);
+  const nested = value[NESTED_ARRAY_KEY];
+  if (keys.length === 1 && Array.isArray(nested)) return decode(nested);
+  const mapped: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) mapped[unescapeKey(key)] = decode(item);
+  return mapped;
+}
+
+/** Free-form JSON (chart data, group settings) as stored: any JSON a client sent, on any MongoDB-wire server. */
 export function toStoredJson(value: unknown): unknown {
-  return mapKeys(value, escapeKey);
+  return encode(value);
 }
 
 /** Stored free-form JSON back as the client wrote it. */
 export function fromStoredJson(value: unknown): unknown {
-  return mapKeys(value, unescapeKey);
+  return decode(value);
+}
+
+/**
+ * One stored revision of an item that concurrent writers change: `v` counts up from 1, a unique index on
+ * (item, v) lets exactly one writer store each `v`, and `parent` is the `_id` of the revision it was built on.
+ * Arbitration rests on that unique index, never on the isolation of an update, so no write is lost on a
+ * server whose updates are an unisolated read-modify-write (FerretDB v1) either.
+ */
+export interface RevisionFields {
+  _id: unknown;
+  v: number;
+  parent?: unknown;
+}
+
+/** The current revision of an item: the one with the highest `v`. */
+export function headOf<T extends RevisionFields>(revisions: readonly T[]): T | undefined {
+  let head: T | undefined;
+  for (const revision of revisions) if (head === undefined || revision.v > head.v) head = revision;
+  return head;
+}
+
+function sameId(a: unknown, b: unknown): boolean {
+  return a instanceof ObjectId && b instanceof ObjectId ? a.equals(b) : a === b;
+}
+
+/**
+ * Stores `next`, built on the head of `loaded` (every stored revision of the item, read before `next` was
+ * built; `next.v` is the head's `v` + 1 and `next.parent` the head's `_id`), then deletes the head. Answers
+ * false when another writer came first: the caller reads again and rebuilds. `reread` reads every stored
+ * revision of the item again, in one query.
+ *
+ * Why it is exact: a revision's parent is only deleted after the revision is stored, and a writer first
+ * deletes the head's parent if that is still there. So while my parent still exists nobody has built past
+ * it, and a `v` freed by such deletes can only be taken by a writer whose parent is gone. Such a stale
+ * revision is never the newest and nobody builds on it; its writer finds that out and removes it.
+ */
+export async function writeRevision<T extends RevisionFields>(
+  collection: Collection<T>,
+  loaded: readonly RevisionFields[],
+  next: T,
+  reread: () => Promise<RevisionFields[]>,
+): Promise<boolean> {
+  const head = headOf(loaded);
+  const grandparent = head?.parent;
+  if (grandparent !== undefined && loaded.some((revision) => sameId(revision._id, grandparent))) {
+    // The head's writer has not removed its parent yet (it may have stopped): do it before building on it.
+    await collection.deleteOne({ _id: grandparent } as Filter<T>);
+  }
+  try {
+    await collection.insertOne(next as OptionalUnlessRequiredId<T>);
+  } catch (error) {
+    if (isDuplicateKeyError(error)) return false;
+    throw error;
+  }
+  if (head !== undefined) {
+    const { deletedCount } = await collection.deleteOne({ _id: head._id } as Filter<T>);
+    // My parent was still there after my revision was stored: nobody had built past it, so mine is current.
+    if (deletedCount === 1) return true;
+  }
+  const revisions = await reread();
+  const mine = revisions.find((revision) => sameId(revision._id, next._id));
+  // Gone: a writer built on mine and removed it as its parent. Newest, or built on: mine is in the chain.
+  if (mine === undefined || mine.v === headOf(revisions)?.v) return true;
+  if (revisions.some((revision) => sameId(revision.parent, next._id))) return true;
+  await collection.deleteOne({ _id: next._id } as Filter<T>);
+  return false;
 }

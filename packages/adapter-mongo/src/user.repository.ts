@@ -1,33 +1,81 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
-import { type NewUser, type User, type UserRepository } from '@hortus/core';
-import { type CollectionSpec, MONGO_DB, MongoRepository, toObjectId } from './support.js';
+import { type Collection, type Db, type Document, ObjectId } from 'mongodb';
+import {
+  emailKey,
+  type ImportedUser,
+  type NewUser,
+  type PasswordResetChange,
+  type User,
+  type UserCredentials,
+  type UserRepository,
+} from '@hortus/core';
+import {
+  type CollectionSpec,
+  isDuplicateKeyError,
+  MONGO_DB,
+  MongoRepository,
+  toDate,
+  toObjectId,
+} from './support.js';
 
-/** Records written before Hortus may hold more (a password hash); the mapper reads only these. */
+/**
+ * `password` is the bcrypt hash, under the name the original service gave it, so its users log in with
+ * the password they had. `emailKey` is the e-mail in lower case: the unique key e-mails are matched by.
+ */
 interface UserDocument {
   _id: ObjectId;
   firstName: string;
   lastName: string;
   email: string;
+  emailKey: string;
   group: string;
+  password?: string;
+  sessionVersion?: number;
+  resetToken?: { digest: string; expiresAt: Date };
 }
+
+/** Records of the original service have no emailKey: it is filled in before the unique index is made. */
+async function addEmailKeys(collection: Collection<Document>): Promise<void> {
+  const missing = collection.find({ emailKey: { $exists: false } }, { projection: { email: 1 } });
+  for await (const document of missing) {
+    const email: unknown = document['email'];
+    if (typeof email !== 'string') continue;
+    await collection.updateOne({ _id: document._id }, { $set: { emailKey: emailKey(email) } });
+  }
+}
+
+/** A reset token that has been used, by its digest: the unique `_id` lets exactly one use through. */
+interface UsedResetDocument {
+  _id: string;
+  expiresAt: Date;
+}
+
+export const usedResetCollection: CollectionSpec = { name: 'usedresettokens', indexes: [] };
 
 export const userCollection: CollectionSpec = {
   name: 'users',
-  indexes: [{ key: { email: 1 }, name: 'email_unique', unique: true }],
+  prepare: addEmailKeys,
+  indexes: [
+    { key: { email: 1 }, name: 'email_unique', unique: true },
+    { key: { emailKey: 1 }, name: 'emailKey_unique', unique: true },
+  ],
 };
 
 /** Never fetch more than the public fields (FerretDB v1 has no projection on findAndModify). */
 const publicFields = { firstName: 1, lastName: 1, email: 1, group: 1 } as const;
+const credentialFields = { password: 1, sessionVersion: 1, resetToken: 1 } as const;
 
 const userMapper = {
-  toDocument(user: NewUser): UserDocument {
+  toDocument(user: NewUser, passwordHash?: string): UserDocument {
     return {
       _id: new ObjectId(),
       firstName: user.firstName,
       lastName: user.lastName,
       email: user.email,
+      emailKey: emailKey(user.email),
       group: user.group,
+      sessionVersion: 0,
+      ...(passwordHash === undefined ? {} : { password: passwordHash }),
     };
   },
   toEntity(document: UserDocument): User {
@@ -39,16 +87,44 @@ const userMapper = {
       group: String(document.group ?? ''),
     };
   },
+  toCredentials(document: Partial<UserDocument>): UserCredentials {
+    const reset = document.resetToken;
+    return {
+      sessionVersion: typeof document.sessionVersion === 'number' ? document.sessionVersion : 0,
+      ...(typeof document.password === 'string' ? { passwordHash: document.password } : {}),
+      ...(reset !== undefined && typeof reset.digest === 'string'
+        ? { reset: { tokenDigest: reset.digest, expiresAt: toDate(reset.expiresAt) } }
+        : {}),
+    };
+  },
 };
 
 @injectable()
 export class MongoUserRepository extends MongoRepository<UserDocument> implements UserRepository {
+  private readonly usedResets: Collection<UsedResetDocument>;
+
   constructor(@inject(MONGO_DB) db: Db) {
     super(db, userCollection, 'user', 'Another user has that e-mail');
+    this.usedResets = db.collection<UsedResetDocument>(usedResetCollection.name);
   }
 
-  async create(user: NewUser): Promise<User> {
-    const document = userMapper.toDocument(user);
+  async create(user: NewUser, credentials?: { readonly passwordHash: string }): Promise<User> {
+    const document = userMapper.toDocument(user, credentials?.passwordHash);
+    await this.run(() => this.collection.insertOne(document));
+    return userMapper.toEntity(document);
+  }
+
+  /** Keeps the original's ObjectId when it is free, so ids clients and chart records hold stay valid. */
+  async createImported(user: ImportedUser): Promise<User> {
+    const { id, passwordHash, ...fields } = user;
+    const wanted = id === undefined ? undefined : toObjectId(id);
+    const free =
+      wanted !== undefined &&
+      (await this.run(() => this.collection.findOne({ _id: wanted }, { projection: { _id: 1 } }))) === null;
+    const document: UserDocument = {
+      ...userMapper.toDocument(fields, passwordHash),
+      ...(free ? { _id: wanted } : {}),
+    };
     await this.run(() => this.collection.insertOne(document));
     return userMapper.toEntity(document);
   }
@@ -60,12 +136,110 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
     return document === null ? undefined : userMapper.toEntity(document);
   }
 
+  async findByEmail(email: string): Promise<User | undefined> {
+    const document = await this.run(() =>
+      this.collection.findOne({ emailKey: emailKey(email) }, { projection: publicFields }),
+    );
+    return document === null ? undefined : userMapper.toEntity(document);
+  }
+
   async changeEmail(id: string, email: string): Promise<User | undefined> {
     const _id = toObjectId(id);
     if (_id === undefined) return undefined;
     const document = await this.run(() =>
-      this.collection.findOneAndUpdate({ _id }, { $set: { email } }, { returnDocument: 'after' }),
+      this.collection.findOneAndUpdate(
+        { _id },
+        { $set: { email, emailKey: emailKey(email) } },
+        { returnDocument: 'after' },
+      ),
     );
     return document === null ? undefined : userMapper.toEntity(document);
+  }
+
+  async findCredentials(id: string): Promise<UserCredentials | undefined> {
+    const _id = toObjectId(id);
+    if (_id === undefined) return undefined;
+    const document = await this.run(() => this.collection.findOne({ _id }, { projection: credentialFields }));
+    return document === null ? undefined : userMapper.toCredentials(document);
+  }
+
+  async setPassword(
+    id: string,
+    passwordHash: string,
+    options: { readonly endSessions: boolean; readonly ifHashIs?: string },
+  ): Promise<number | undefined> {
+    const _id = toObjectId(id);
+    if (_id === undefined) return undefined;
+    const filter = options.ifHashIs === undefined ? { _id } : { _id, password: options.ifHashIs };
+    return this.versionAfter(filter, {
+      $set: { password: passwordHash },
+      ...(options.endSessions ? { $inc: { sessionVersion: 1 } } : {}),
+    });
+  }
+
+  async endSessions(id: string): Promise<number | undefined> {
+    const _id = toObjectId(id);
+    if (_id === undefined) return undefined;
+    return this.versionAfter({ _id }, { $inc: { sessionVersion: 1 } });
+  }
+
+  async setResetToken(id: string, tokenDigest: string, expiresAt: Date): Promise<boolean> {
+    const _id = toObjectId(id);
+    if (_id === undefined) return false;
+    const result = await this.run(() =>
+      this.collection.updateOne({ _id }, { $set: { resetToken: { digest: tokenDigest, expiresAt } } }),
+    );
+    return result.matchedCount === 1;
+  }
+
+  /**
+   * Single use rests on a unique key, not on the isolation of an update (FerretDB v1 applies a conditional
+   * update as an unisolated read-modify-write, so two uses could both match): the token must be pending,
+   * then a marker `{_id: digest}` is inserted, and of concurrent uses exactly one insert succeeds.
+   */
+  async resetPassword(id: string, change: PasswordResetChange): Promise<number | undefined> {
+    const _id = toObjectId(id);
+    if (_id === undefined) return undefined;
+    const pending = {
+      _id,
+      'resetToken.digest': change.tokenDigest,
+      'resetToken.expiresAt': { $gt: change.now },
+    };
+    const user = await this.run(() => this.collection.findOne(pending, { projection: { resetToken: 1 } }));
+    const expiresAt = user?.resetToken?.expiresAt;
+    if (expiresAt === undefined) return undefined;
+    const claimed = await this.run(async () => {
+      try {
+        await this.usedResets.insertOne({ _id: change.tokenDigest, expiresAt: toDate(expiresAt) });
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    });
+    if (!claimed) return undefined;
+    const version = await this.versionAfter(pending, {
+      $set: { password: change.passwordHash },
+      $unset: { resetToken: '' },
+      $inc: { sessionVersion: 1 },
+    });
+    // A marker is needed only while its token could still be pending: drop those past their expiry.
+    await this.run(() => this.usedResets.deleteMany({ expiresAt: { $lte: change.now } }));
+    return version;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const _id = toObjectId(id);
+    if (_id === undefined) return false;
+    const result = await this.run(() => this.collection.deleteOne({ _id }));
+    return result.deletedCount === 1;
+  }
+
+  /** Applies the update to the one matching user; answers its session version after, or undefined. */
+  private async versionAfter(filter: Document, update: Document): Promise<number | undefined> {
+    const document = await this.run(() =>
+      this.collection.findOneAndUpdate(filter, update, { returnDocument: 'after' }),
+    );
+    return document === null ? undefined : userMapper.toCredentials(document).sessionVersion;
   }
 }

@@ -14,8 +14,6 @@ export function serverSuite(title: string): string {
 export interface TestDatabase {
   readonly store: MongoStore;
   readonly repositories: MongoRepositories;
-  /** The server is FerretDB, which lacks parts of MongoDB. */
-  readonly ferretDb: boolean;
   /** Empties every collection, keeping the indexes. */
   clear(): Promise<void>;
 }
@@ -32,12 +30,13 @@ export function useTestDatabase(): () => TestDatabase {
     const store = MongoStore.fromSettings({
       uri: mongoUri,
       dbName: `hortus_test_${randomBytes(6).toString('hex')}`,
+      // The contract suites test what is stored, not outages. FerretDB serialises writes, so their twenty
+      // concurrent adds took 4.8 s on a loaded test machine: past the 2 s production deadline.
+      operationTimeoutMS: 30_000,
     });
     await store.start();
-    const ferretDb = await store.isFerretDb();
     database = {
       store,
-      ferretDb,
       repositories: store.repositories(),
       clear: async () => {
         await Promise.all(collections.map(({ name }) => store.db.collection(name).deleteMany({})));

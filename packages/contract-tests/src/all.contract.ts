@@ -9,6 +9,7 @@ import { notificationRepositoryContract } from './notification.contract.js';
 import { readingAggregateContract } from './reading-aggregate.contract.js';
 import { readingRepositoryContract } from './reading.contract.js';
 import { revisionContract } from './revision.contract.js';
+import { serverSecretRepositoryContract } from './server-secret.contract.js';
 import { type StoreFactory } from './store.js';
 import { userRepositoryContract } from './user.contract.js';
 
@@ -26,4 +27,5 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   engineStateRepositoryContract(name, createStore);
   automationLogRepositoryContract(name, createStore);
   accessKeyRepositoryContract(name, createStore);
+  serverSecretRepositoryContract(name, createStore);
 }

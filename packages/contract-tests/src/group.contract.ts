@@ -90,6 +90,15 @@ export function groupRepositoryContract(name: string, createStore: StoreFactory<
       }
     });
 
+    it('when settings nest arrays in arrays and use keys with dots, dollars and percents, then they come back unchanged', async () => {
+      await repository().create(group('greenhouse-a'));
+      const settings = [[1, [2, []]], { 'a.b': { $gt: [['x']] }, '%A': [3], '%25': null }];
+
+      await repository().replaceSettings('greenhouse-a', settings);
+
+      expect((await repository().findByName('greenhouse-a'))?.settings).to.deep.equal(settings);
+    });
+
     it('when no group has the name, then replaceSettings answers undefined and creates nothing', async () => {
       expect(await repository().replaceSettings('greenhouse-a', [])).to.equal(undefined);
       expect(await repository().list()).to.deep.equal([]);
@@ -109,6 +118,39 @@ export function groupRepositoryContract(name: string, createStore: StoreFactory<
       expect(withoutId((await repository().findByName('greenhouse-a')) as Group)).to.deep.equal(
         group('greenhouse-a'),
       );
+    });
+
+    it('when an employee is added, then it is appended to the list and the revision changes', async () => {
+      await repository().create(group('greenhouse-a'));
+      const before = await repository().revision('greenhouse-a');
+
+      const updated = await repository().addEmployee('greenhouse-a', 'EveGrower');
+
+      expect(updated?.employee).to.deep.equal(['ana', 'ben', 'EveGrower']);
+      expect((await repository().findByName('greenhouse-a'))?.employee).to.deep.equal([
+        'ana',
+        'ben',
+        'EveGrower',
+      ]);
+      expect(await repository().revision('greenhouse-a')).to.not.equal(before);
+    });
+
+    it('when employees are added concurrently, then every one is kept', async () => {
+      await repository().create({ ...group('greenhouse-a'), employee: [] });
+
+      await Promise.all(['a', 'b', 'c', 'd'].map((name) => repository().addEmployee('greenhouse-a', name)));
+
+      expect([...((await repository().findByName('greenhouse-a'))?.employee ?? [])].sort()).to.deep.equal([
+        'a',
+        'b',
+        'c',
+        'd',
+      ]);
+    });
+
+    it('when no group has the name, then addEmployee answers undefined and creates nothing', async () => {
+      expect(await repository().addEmployee('nowhere', 'EveGrower')).to.equal(undefined);
+      expect(await repository().findByName('nowhere')).to.equal(undefined);
     });
   });
 }

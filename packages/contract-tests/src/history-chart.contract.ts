@@ -65,6 +65,17 @@ export function historyChartRepositoryContract(
         expect(await repository().findByUser(USER)).to.deep.equal(record);
       });
 
+      it('when chart data nests arrays in arrays, then it is handed back unchanged', async () => {
+        const chartData = {
+          labels: [['06:00', '07:00'], []],
+          datasets: [{ checked_lux: true, points: [[1, 2]] }],
+        };
+
+        await repository().appendChart(USER, chart('a', 'id-a', chartData));
+
+        expect((await repository().findByUser(USER))?.charts[0]?.chartData).to.deep.include(chartData);
+      });
+
       it('when more charts are appended, then they follow in order in the same record, duplicate names included', async () => {
         const first = await repository().appendChart(USER, chart('a'));
         await repository().appendChart(USER, chart('b'));

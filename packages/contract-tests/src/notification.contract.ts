@@ -150,5 +150,56 @@ export function notificationRepositoryContract(
         expect(await repository().ignoreAt(GROUP, [at(0)])).to.equal(1);
       });
     });
+
+    describe('countOpen', () => {
+      it('when some notifications of the group are ignored, then it counts only the open ones of that group', async () => {
+        await repository().create(notification(0));
+        await repository().create(notification(MINUTE));
+        await repository().create(notification(2 * MINUTE));
+        await repository().create(notification(0, 'other group', 'greenhouse-b'));
+
+        await repository().ignoreAt(GROUP, [at(MINUTE)]);
+
+        expect(await repository().countOpen(GROUP)).to.equal(2);
+        expect(await repository().countOpen('greenhouse-b')).to.equal(1);
+        expect(await repository().countOpen('no-such-group')).to.equal(0);
+      });
+    });
+
+    describe('addMissing', () => {
+      it('when notifications are imported, then they keep their ignore state and only the open ones are listed', async () => {
+        const added = await repository().addMissing([
+          { ...notification(0, 'open one'), ignore: 'false', topic: 'esp/air/temperature', value: 31 },
+          { ...notification(MINUTE, 'ignored one'), ignore: 'true' },
+        ]);
+
+        expect(added).to.equal(2);
+        const open = await repository().listOpen(GROUP);
+        expect(open.map((n) => n.message)).to.deep.equal(['open one']);
+        expect(open[0]).to.include({ ignore: 'false', topic: 'esp/air/temperature', value: 31 });
+        expect(await repository().ignoreAt(GROUP, [at(MINUTE)])).to.equal(1);
+      });
+
+      it('when a (group, time, message) is stored or repeated in the list, then it is stored once', async () => {
+        await repository().create(notification(0, 'stored before'));
+
+        const added = await repository().addMissing([
+          { ...notification(0, 'stored before'), ignore: 'false' },
+          { ...notification(0, 'same time, other message'), ignore: 'false' },
+          { ...notification(0, 'same time, other message'), ignore: 'true' },
+          { ...notification(0, 'stored before', 'greenhouse-b'), ignore: 'false' },
+        ]);
+
+        expect(added).to.equal(2);
+        expect((await repository().listOpen(GROUP)).map((n) => n.message).sort()).to.deep.equal([
+          'same time, other message',
+          'stored before',
+        ]);
+        expect(await repository().listOpen('greenhouse-b')).to.have.lengthOf(1);
+        expect(
+          await repository().addMissing([{ ...notification(0, 'stored before'), ignore: 'false' }]),
+        ).to.equal(0);
+      });
+    });
   });
 }

@@ -32,8 +32,8 @@ function summarise(readings: readonly NewReading[], range: ReadingRange, bucketM
     .sort(([a], [b]) => b - a)
     .map(([start, values]) => ({
       time: new Date(start),
-      min: Math.min(...values),
-      max: Math.max(...values),
+      min: values.reduce((least, value) => Math.min(least, value)),
+      max: values.reduce((most, value) => Math.max(most, value)),
       avg: values.reduce((sum, value) => sum + value, 0) / values.length,
       count: values.length,
     }));
@@ -172,6 +172,43 @@ export function readingAggregateContract(name: string, createStore: StoreFactory
           );
         }
       }
+    });
+
+    it('when readings are deleted with edges inside minutes and hours, then every bucket size answers as if they had never been stored', async () => {
+      const readings = Array.from({ length: 480 }, (_, i) =>
+        reading(i * 450 * SECOND - 5 * HOUR, (i % 37) / 2),
+      );
+      const other = reading(3 * HOUR, 99, 'esp/air/humidity');
+      await repository().add([...readings, other]);
+      const from = at(-2 * HOUR + 7 * MINUTE + 30 * SECOND);
+      const to = at(20 * HOUR + 52 * MINUTE + 30 * SECOND);
+
+      const deleted = await repository().deleteRange({ group: GROUP, topic: TOPIC, from, to });
+
+      const kept = readings.filter(({ time }) => time < from || time > to);
+      expect(deleted).to.equal(readings.length - kept.length);
+      for (const query of [range, { ...range, startDate: at(-3 * HOUR), endDate: at(30 * HOUR) }]) {
+        for (const bucketMs of [15 * SECOND, 5 * MINUTE, HOUR, DAY]) {
+          const found = await repository().aggregate(query, bucketMs);
+          expect(plain(found), `bucket ${bucketMs} ms`).to.deep.equal(
+            plain(summarise(kept, query, bucketMs)),
+          );
+        }
+      }
+      const humidity = { group: GROUP, topic: 'esp/air/humidity' };
+      expect(plain(await repository().aggregate(humidity, HOUR))).to.deep.equal(
+        plain(summarise([other], humidity, HOUR)),
+      );
+    });
+
+    it('when every reading of a series is deleted, then its aggregates are empty, and new readings count afresh', async () => {
+      await repository().add([reading(0, 1), reading(MINUTE, 2), reading(HOUR, 3)]);
+
+      await repository().deleteRange({ group: GROUP, from: at(-DAY), to: at(DAY) });
+
+      expect(await repository().aggregate(range, HOUR)).to.deep.equal([]);
+      await repository().add([reading(MINUTE, 7)]);
+      expect(plain(await repository().aggregate(range, HOUR))).to.deep.equal([[at(0).getTime(), 7, 7, 7, 1]]);
     });
   });
 }

@@ -374,5 +374,99 @@ export function readingRepositoryContract(name: string, createStore: StoreFactor
         expect(await repository().oldest({ group: 'no-such-group', topic: TOPIC })).to.equal(undefined);
       });
     });
+
+    describe('deleteRange', () => {
+      it('when a topic and a time span are given, then exactly the readings of that topic within the inclusive span are removed and counted', async () => {
+        await repository().add([
+          reading(0, 1),
+          reading(MINUTE, 2),
+          reading(2 * MINUTE, 3),
+          reading(3 * MINUTE, 4),
+          reading(MINUTE, 50, 'esp/air/humidity'),
+          reading(MINUTE, 9, TOPIC, 'greenhouse-b'),
+        ]);
+
+        const deleted = await repository().deleteRange({
+          group: GROUP,
+          topic: TOPIC,
+          from: at(MINUTE),
+          to: at(2 * MINUTE),
+        });
+
+        expect(deleted).to.equal(2);
+        const left = await repository().newestFirst({ group: GROUP, topic: TOPIC }, 10);
+        expect(samples(left)).to.deep.equal([
+          [at(3 * MINUTE).getTime(), 4],
+          [at(0).getTime(), 1],
+        ]);
+        expect(await repository().latest(GROUP, 'esp/air/humidity')).to.include({ value: 50 });
+        expect(await repository().latest('greenhouse-b', TOPIC)).to.include({ value: 9 });
+      });
+
+      it('when no topic is given, then every topic of the group loses its readings in the span; a topic left empty is gone', async () => {
+        await repository().add([
+          reading(0, 1),
+          reading(10 * MINUTE, 2),
+          reading(MINUTE, 50, 'esp/air/humidity'),
+        ]);
+
+        const deleted = await repository().deleteRange({ group: GROUP, from: at(0), to: at(5 * MINUTE) });
+
+        expect(deleted).to.equal(2);
+        const latest = await repository().latestOfEveryTopic(GROUP);
+        expect(latest.map((found) => [found.topic, found.value])).to.deep.equal([[TOPIC, 2]]);
+      });
+
+      it('when a future reading hid the real ones, then after it is deleted latest answers the real newest again', async () => {
+        const future = new Date(Date.UTC(2099, 0, 1));
+        await repository().add([reading(0, 21), { group: GROUP, topic: TOPIC, value: 99, time: future }]);
+
+        await repository().deleteRange({ group: GROUP, topic: TOPIC, from: future, to: future });
+
+        expect(await repository().latest(GROUP, TOPIC)).to.include({ value: 21 });
+      });
+
+      it('when readings are removed, then the group revision changes; when nothing matched, it answers 0', async () => {
+        await repository().add([reading(0, 1)]);
+        const before = await repository().revision(GROUP);
+
+        expect(await repository().deleteRange({ group: GROUP, from: at(0), to: at(0) })).to.equal(1);
+        expect(await repository().revision(GROUP)).to.not.equal(before);
+        expect(
+          await repository().deleteRange({
+            group: 'no-such-group',
+            topic: TOPIC,
+            from: at(0),
+            to: at(MINUTE),
+          }),
+        ).to.equal(0);
+      });
+    });
+
+    describe('countTopics and knownTopics', () => {
+      it('when a group holds readings of several topics, then it counts them and names those asked for that it holds', async () => {
+        await repository().add([
+          reading(0, 1),
+          reading(MINUTE, 2),
+          reading(0, 50, 'esp/air/humidity'),
+          reading(0, 7, 'esp/air/pressure', 'greenhouse-b'),
+        ]);
+
+        expect(await repository().countTopics(GROUP)).to.equal(2);
+        expect(await repository().countTopics('no-such-group')).to.equal(0);
+        const known = await repository().knownTopics(GROUP, ['esp/air/humidity', 'esp/air/pressure', TOPIC]);
+        expect([...known].sort()).to.deep.equal(['esp/air/humidity', TOPIC]);
+        expect(await repository().knownTopics(GROUP, [])).to.deep.equal([]);
+      });
+
+      it('when every reading of a topic is deleted, then the topic is no longer counted nor known', async () => {
+        await repository().add([reading(0, 1), reading(0, 50, 'esp/air/humidity')]);
+
+        await repository().deleteRange({ group: GROUP, topic: 'esp/air/humidity', from: at(0), to: at(0) });
+
+        expect(await repository().countTopics(GROUP)).to.equal(1);
+        expect(await repository().knownTopics(GROUP, ['esp/air/humidity'])).to.deep.equal([]);
+      });
+    });
   });
 }

@@ -57,3 +57,54 @@ export async function isListening(port: number): Promise<boolean> {
     socket.once('timeout', () => answer(false));
   });
 }
+
+export interface DeliveredMail {
+  /** The envelope's sender and recipients. */
+  readonly from: string;
+  readonly to: readonly string[];
+  /** The message as received (headers and body). */
+  readonly data: string;
+  /** The text body, with quoted-printable soft line breaks and `=3D` undone. */
+  readonly body: string;
+}
+
+export interface SmtpTestServer {
+  /** `smtp://127.0.0.1:<port>`, for SMTP_URL. */
+  readonly url: string;
+  readonly delivered: DeliveredMail[];
+  close(): Promise<void>;
+}
+
+/** A real SMTP server on 127.0.0.1 (the smtp-server package) that keeps every message it is given. */
+export async function startSmtpTestServer(): Promise<SmtpTestServer> {
+  const { SMTPServer } = await import('smtp-server');
+  const delivered: DeliveredMail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        const data = Buffer.concat(chunks).toString('utf8');
+        const text = data.slice(data.indexOf('\r\n\r\n') + 4);
+        delivered.push({
+          from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
+          to: session.envelope.rcptTo.map((recipient) => recipient.address),
+          data,
+          body: text.replace(/=\r\n/gu, '').replace(/=3D/gu, '='),
+        });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    delivered,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

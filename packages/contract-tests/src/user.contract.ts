@@ -1,4 +1,9 @@
 import { ConflictError, type NewUser, type UserRepository } from '@hortus/core';
+
+const HASH_A = '$2b$12$abcdefghijklmnopqrstuu1234567890123456789012345678901';
+const HASH_B = '$2b$12$bbcdefghijklmnopqrstuu1234567890123456789012345678902';
+const HOUR = 3_600_000;
+const now = new Date('2025-06-15T12:00:00.000Z');
 import { expect, expectPlainEntity, freshStorePerTest, type StoreFactory } from './store.js';
 
 function user(email: string): NewUser {
@@ -115,6 +120,198 @@ export function userRepositoryContract(name: string, createStore: StoreFactory<'
       (created as { email: string }).email = 'hacked@example.com';
 
       expect((await repository().findById(created.id))?.email).to.equal('ana@example.com');
+    });
+
+    it('when e-mails differ only in case, then they are one address: a conflict, and findByEmail finds it', async () => {
+      const ana = await repository().create(user('Ana@Example.com'));
+
+      await expect(repository().create(user('ana@example.COM'))).to.be.rejectedWith(ConflictError);
+      expect(await repository().findByEmail('ANA@example.com')).to.deep.equal(ana);
+      expect(ana.email).to.equal('Ana@Example.com');
+      expect(await repository().findByEmail('nobody@example.com')).to.equal(undefined);
+    });
+
+    it('when another user has the e-mail in another case, then changing to it is a conflict', async () => {
+      const ana = await repository().create(user('ana@example.com'));
+      await repository().create(user('ben@example.com'));
+
+      await expect(repository().changeEmail(ana.id, 'BEN@example.com')).to.be.rejectedWith(ConflictError);
+      const changed = await repository().changeEmail(ana.id, 'Ana.New@Example.com');
+      expect(await repository().findByEmail('ana.new@example.com')).to.deep.equal(changed);
+      expect(await repository().findByEmail('ana@example.com')).to.equal(undefined);
+    });
+
+    it('when a user is created with a password hash, then only findCredentials answers it, at session version 0', async () => {
+      const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
+      const plain = await repository().create(user('ben@example.com'));
+
+      expect(await repository().findCredentials(ana.id)).to.deep.equal({
+        passwordHash: HASH_A,
+        sessionVersion: 0,
+      });
+      expect(await repository().findCredentials(plain.id)).to.deep.equal({ sessionVersion: 0 });
+      for (const answer of [
+        ana,
+        await repository().findById(ana.id),
+        await repository().findByEmail(ana.email),
+      ]) {
+        expect(JSON.stringify(answer)).to.not.include('$2b$');
+      }
+      for (const id of unknownIds) expect(await repository().findCredentials(id)).to.equal(undefined);
+    });
+
+    it('when a password is set, then the hash changes, and the session version rises only when sessions end', async () => {
+      const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
+
+      expect(await repository().setPassword(ana.id, HASH_B, { endSessions: false })).to.equal(0);
+      expect(await repository().findCredentials(ana.id)).to.deep.equal({
+        passwordHash: HASH_B,
+        sessionVersion: 0,
+      });
+      expect(await repository().setPassword(ana.id, HASH_A, { endSessions: true })).to.equal(1);
+      expect(await repository().findCredentials(ana.id)).to.deep.equal({
+        passwordHash: HASH_A,
+        sessionVersion: 1,
+      });
+      expect(
+        await repository().setPassword('0123456789abcdef01234567', HASH_A, { endSessions: true }),
+      ).to.equal(undefined);
+    });
+
+    it('when a rehash finds another hash than expected, then nothing changes', async () => {
+      const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
+
+      expect(
+        await repository().setPassword(ana.id, HASH_B, { endSessions: false, ifHashIs: HASH_B }),
+      ).to.equal(undefined);
+      expect((await repository().findCredentials(ana.id))?.passwordHash).to.equal(HASH_A);
+      expect(
+        await repository().setPassword(ana.id, HASH_B, { endSessions: false, ifHashIs: HASH_A }),
+      ).to.equal(0);
+      expect((await repository().findCredentials(ana.id))?.passwordHash).to.equal(HASH_B);
+    });
+
+    it('when sessions end, then the version rises by one each time', async () => {
+      const ana = await repository().create(user('ana@example.com'));
+
+      expect(await repository().endSessions(ana.id)).to.equal(1);
+      expect(await repository().endSessions(ana.id)).to.equal(2);
+      expect((await repository().findCredentials(ana.id))?.sessionVersion).to.equal(2);
+      expect(await repository().endSessions('0123456789abcdef01234567')).to.equal(undefined);
+    });
+
+    it('when a reset token is set, then a newer one replaces it and only the newest resets, once', async () => {
+      const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
+      const expiresAt = new Date(now.getTime() + HOUR);
+      expect(await repository().setResetToken(ana.id, 'digest-1', expiresAt)).to.equal(true);
+      expect(await repository().setResetToken(ana.id, 'digest-2', expiresAt)).to.equal(true);
+      expect((await repository().findCredentials(ana.id))?.reset).to.deep.equal({
+        tokenDigest: 'digest-2',
+        expiresAt,
+      });
+
+      expect(
+        await repository().resetPassword(ana.id, { tokenDigest: 'digest-1', now, passwordHash: HASH_B }),
+      ).to.equal(undefined);
+      expect(
+        await repository().resetPassword(ana.id, { tokenDigest: 'digest-2', now, passwordHash: HASH_B }),
+      ).to.equal(1);
+      expect(await repository().findCredentials(ana.id)).to.deep.equal({
+        passwordHash: HASH_B,
+        sessionVersion: 1,
+      });
+      expect(
+        await repository().resetPassword(ana.id, { tokenDigest: 'digest-2', now, passwordHash: HASH_A }),
+      ).to.equal(undefined);
+      expect(await repository().setResetToken('0123456789abcdef01234567', 'digest-3', expiresAt)).to.equal(
+        false,
+      );
+    });
+
+    it('when a reset token has expired, then it resets nothing', async () => {
+      const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
+      await repository().setResetToken(ana.id, 'digest-1', new Date(now.getTime() + HOUR));
+
+      const late = new Date(now.getTime() + HOUR);
+      expect(
+        await repository().resetPassword(ana.id, {
+          tokenDigest: 'digest-1',
+          now: late,
+          passwordHash: HASH_B,
+        }),
+      ).to.equal(undefined);
+      expect(await repository().findCredentials(ana.id)).to.deep.include({
+        passwordHash: HASH_A,
+        sessionVersion: 0,
+      });
+    });
+
+    it('when two resets use one token concurrently, then exactly one succeeds', async () => {
+      const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
+      await repository().setResetToken(ana.id, 'digest-1', new Date(now.getTime() + HOUR));
+
+      const outcomes = await Promise.all([
+        repository().resetPassword(ana.id, { tokenDigest: 'digest-1', now, passwordHash: HASH_B }),
+        repository().resetPassword(ana.id, { tokenDigest: 'digest-1', now, passwordHash: HASH_B }),
+      ]);
+
+      expect(outcomes.filter((outcome) => outcome !== undefined)).to.deep.equal([1]);
+    });
+
+    it('when a user is deleted, then they and their e-mail are gone and the e-mail is free again', async () => {
+      const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
+
+      expect(await repository().delete(ana.id)).to.equal(true);
+      expect(await repository().findById(ana.id)).to.equal(undefined);
+      expect(await repository().findCredentials(ana.id)).to.equal(undefined);
+      expect(await repository().findByEmail('ana@example.com')).to.equal(undefined);
+      expect(await repository().delete(ana.id)).to.equal(false);
+      await repository().create(user('ana@example.com'));
+    });
+
+    describe('createImported', () => {
+      const keptId = '65a1f0c2e4b0a1b2c3d4e5f6';
+
+      it('when an imported user has an id of the store form, then it keeps that id, answers only the public fields, and its hash is the credential at session version 0', async () => {
+        const imported = await repository().createImported({
+          ...user('ana@example.com'),
+          id: keptId,
+          passwordHash: HASH_A,
+        });
+
+        expectPlainEntity(imported);
+        expect(imported).to.deep.equal({ id: keptId, ...user('ana@example.com') });
+        expect(await repository().findById(keptId)).to.deep.equal(imported);
+        expect(await repository().findByEmail('ANA@example.com')).to.deep.equal(imported);
+        expect(await repository().findCredentials(keptId)).to.deep.equal({
+          passwordHash: HASH_A,
+          sessionVersion: 0,
+        });
+        expect(JSON.stringify(await repository().findByEmail('ana@example.com'))).to.not.include('$2b$');
+      });
+
+      it('when the id is taken or not of the store form, then a new id is issued', async () => {
+        await repository().createImported({ ...user('ana@example.com'), id: keptId });
+
+        const again = await repository().createImported({ ...user('ben@example.com'), id: keptId });
+        const foreign = await repository().createImported({ ...user('cy@example.com'), id: 'user-7' });
+
+        expect(again.id).to.not.equal(keptId);
+        expect(foreign.id).to.not.equal('user-7');
+        expect(await repository().findById(again.id)).to.deep.equal(again);
+        expect(await repository().findById(foreign.id)).to.deep.equal(foreign);
+        expect(await repository().findCredentials(foreign.id)).to.deep.equal({ sessionVersion: 0 });
+      });
+
+      it('when another user has the e-mail in any case, then importing is a conflict and the id stays free', async () => {
+        await repository().create(user('ana@example.com'));
+
+        await expect(
+          repository().createImported({ ...user('ANA@Example.com'), id: keptId, passwordHash: HASH_A }),
+        ).to.be.rejectedWith(ConflictError);
+        expect(await repository().findById(keptId)).to.equal(undefined);
+        expect(await repository().findCredentials(keptId)).to.equal(undefined);
+      });
     });
   });
 }

@@ -1,12 +1,15 @@
 import Mocha from 'mocha';
 import {
   type NewReading,
+  type ImportedUser,
   type NewUser,
   type Reading,
   type ReadingBucket,
   type ReadingRange,
   type ReadingRepository,
+  type ReadingSelection,
   type User,
+  type UserCredentials,
   type UserRepository,
 } from '@hortus/core';
 import {
@@ -108,6 +111,26 @@ class NaiveReadingRepository implements ReadingRepository {
     return String(this.nextId);
   }
 
+  async countTopics(group: string): Promise<number> {
+    return new Set(this.stored.filter((r) => r.group === group).map((r) => r.topic)).size;
+  }
+
+  async knownTopics(group: string, topics: readonly string[]): Promise<string[]> {
+    return topics.filter((topic) => this.stored.some((r) => r.group === group && r.topic === topic));
+  }
+
+  async deleteRange(selection: ReadingSelection): Promise<number> {
+    const doomed = this.stored.filter(
+      (r) =>
+        r.group === selection.group &&
+        (selection.topic === undefined || r.topic === selection.topic) &&
+        r.time >= selection.from &&
+        r.time <= selection.to,
+    );
+    for (const reading of doomed) this.stored.splice(this.stored.indexOf(reading), 1);
+    return doomed.length;
+  }
+
   private matching(range: ReadingRange): Reading[] {
     return this.stored.filter(
       (r) =>
@@ -142,6 +165,38 @@ class CarelessUserRepository implements UserRepository {
     if (user === undefined) return undefined;
     (user as { email: string }).email = email;
     return user;
+  }
+
+  async findByEmail(email: string): Promise<User | undefined> {
+    return [...this.byId.values()].find((user) => user.email === email);
+  }
+
+  async createImported(user: ImportedUser): Promise<User> {
+    return this.create(user);
+  }
+
+  async findCredentials(id: string): Promise<UserCredentials | undefined> {
+    return (await this.findById(id)) === undefined ? undefined : { sessionVersion: 0 };
+  }
+
+  async setPassword(): Promise<number | undefined> {
+    return undefined;
+  }
+
+  async endSessions(): Promise<number | undefined> {
+    return undefined;
+  }
+
+  async setResetToken(): Promise<boolean> {
+    return false;
+  }
+
+  async resetPassword(): Promise<number | undefined> {
+    return undefined;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.byId.delete(id);
   }
 }
 
@@ -190,6 +245,7 @@ describe('contract suites (self-test)', () => {
       'when another user has the e-mail, then creating is a conflict',
       'when an id is unknown or malformed, then findById answers undefined',
       'when the caller mutates an answer, then the stored user is unchanged',
+      'when an imported user has an id of the store form, then it keeps that id, answers only the public fields, and its hash is the credential at session version 0',
     ]);
     expect(outcome.passed).to.include(
       'when the e-mail is changed, then the user keeps every other field and the old e-mail is free again',

@@ -1,0 +1,36 @@
+import { inject, injectable } from 'inversify';
+import { type Db } from 'mongodb';
+import { type ServerSecretRepository } from '@hortus/core';
+import { type CollectionSpec, isDuplicateKeyError, MONGO_DB, MongoRepository } from './support.js';
+
+interface ServerSecretDocument {
+  _id: string;
+  value: string;
+}
+
+export const serverSecretCollection: CollectionSpec = { name: 'serversecrets', indexes: [] };
+
+@injectable()
+export class MongoServerSecretRepository
+  extends MongoRepository<ServerSecretDocument>
+  implements ServerSecretRepository
+{
+  constructor(@inject(MONGO_DB) db: Db) {
+    super(db, serverSecretCollection, 'user', 'The secret exists already');
+  }
+
+  async findOrCreate(name: string, candidate: string): Promise<string> {
+    const existing = await this.run(() => this.collection.findOne({ _id: name }));
+    if (existing !== null) return existing.value;
+    try {
+      await this.collection.insertOne({ _id: name, value: candidate });
+      return candidate;
+    } catch (error) {
+      // Another server stored one first: every server must use that one.
+      if (!isDuplicateKeyError(error)) return this.run(() => Promise.reject(error));
+    }
+    const stored = await this.run(() => this.collection.findOne({ _id: name }));
+    if (stored === null) throw new Error(`The server secret ${name} vanished while it was stored`);
+    return stored.value;
+  }
+}

@@ -1,0 +1,142 @@
+import { inject, injectable } from 'inversify';
+import {
+  type Action,
+  type ActionRepository,
+  type AutomationSet,
+  type NewAction,
+  type SensorAutomation,
+  type TimeAutomation,
+} from '@hortus/core';
+import { SqliteRevisions } from './revisions.js';
+import { fromJson, newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
+
+interface ActionRow {
+  id: string;
+  grp: string;
+  object: string;
+  value: string;
+  automations: string;
+}
+
+function records(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value)
+    ? value.filter((item): item is Record<string, unknown> => typeof item === 'object' && item !== null)
+    : [];
+}
+
+/** Known fields only, in a fixed order, so what is stored is exactly the domain's shape. */
+function toAutomations(value: unknown): AutomationSet[] {
+  return records(value).map((set) => ({
+    timeAutomations: records(set['timeAutomations']).map((rule): TimeAutomation => ({
+      action: rule['action'] as TimeAutomation['action'],
+      time: String(rule['time']),
+      frequency: rule['frequency'] as TimeAutomation['frequency'],
+    })),
+    sensorAutomations: records(set['sensorAutomations']).map((rule): SensorAutomation => ({
+      action: rule['action'] as SensorAutomation['action'],
+      sensor: String(rule['sensor']),
+      condition: rule['condition'] as SensorAutomation['condition'],
+      value: String(rule['value']),
+    })),
+  }));
+}
+
+const actionMapper = {
+  toRow(action: NewAction): ActionRow {
+    return {
+      id: newId(),
+      grp: action.group,
+      object: action.object,
+      value: action.value,
+      automations: JSON.stringify(toAutomations(action.automations)),
+    };
+  },
+  toEntity(row: ActionRow): Action {
+    return {
+      id: row.id,
+      group: row.grp,
+      object: row.object,
+      value: String(row.value),
+      automations: toAutomations(fromJson(row.automations)),
+    };
+  },
+};
+
+const columns = 'id, grp, object, value, automations';
+
+@injectable()
+export class SqliteActionRepository extends SqliteRepository implements ActionRepository {
+  private readonly revisions: SqliteRevisions;
+
+  constructor(@inject(SQLITE_CONNECTION) connection: SqliteConnection) {
+    super(connection, 'action', 'The group already has an action of that object name');
+    this.revisions = new SqliteRevisions(connection, 'actions');
+  }
+
+  async create(action: NewAction): Promise<Action> {
+    const row = actionMapper.toRow(action);
+    this.run(() =>
+      this.connection.write(() => {
+        this.connection
+          .prepare(`INSERT INTO actions (${columns}) VALUES (@id, @grp, @object, @value, @automations)`)
+          .run(row);
+        this.revisions.bump([row.grp]);
+      }),
+    );
+    return actionMapper.toEntity(row);
+  }
+
+  async revision(group: string): Promise<string> {
+    return this.run(() => this.revisions.current(group));
+  }
+
+  async find(group: string, object: string): Promise<Action | undefined> {
+    const row = this.run(
+      () =>
+        this.connection
+          .prepare(`SELECT ${columns} FROM actions WHERE grp = ? AND object = ?`)
+          .get(group, object) as ActionRow | undefined,
+    );
+    return row === undefined ? undefined : actionMapper.toEntity(row);
+  }
+
+  async listByGroup(group: string): Promise<Action[]> {
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(`SELECT ${columns} FROM actions WHERE grp = ? ORDER BY object`)
+          .all(group) as ActionRow[],
+    );
+    return rows.map(actionMapper.toEntity);
+  }
+
+  async setValue(group: string, object: string, value: string): Promise<Action | undefined> {
+    return this.update(group, object, 'value', value);
+  }
+
+  async setAutomations(
+    group: string,
+    object: string,
+    automations: readonly AutomationSet[],
+  ): Promise<Action | undefined> {
+    return this.update(group, object, 'automations', JSON.stringify(toAutomations(automations)));
+  }
+
+  private update(
+    group: string,
+    object: string,
+    column: 'value' | 'automations',
+    text: string,
+  ): Action | undefined {
+    const row = this.run(() =>
+      this.connection.write(() => {
+        const updated = this.connection
+          .prepare(`UPDATE actions SET ${column} = ? WHERE grp = ? AND object = ? RETURNING ${columns}`)
+          .get(text, group, object) as ActionRow | undefined;
+        if (updated !== undefined) this.revisions.bump([group]);
+        return updated;
+      }),
+    );
+    return row === undefined ? undefined : actionMapper.toEntity(row);
+  }
+}

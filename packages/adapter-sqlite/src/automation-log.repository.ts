@@ -1,0 +1,99 @@
+import { inject, injectable } from 'inversify';
+import {
+  type AutomationEvent,
+  type AutomationLogRepository,
+  type AutomationTrigger,
+  type NewAutomationEvent,
+} from '@hortus/core';
+import { fromJson, newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
+
+interface AutomationEventRow {
+  id: string;
+  grp: string;
+  object: string;
+  value: string;
+  previous_value: string;
+  at: number;
+  trigger: string;
+  rule: string;
+  /** JSON `{ topic, value, time }` with time in milliseconds. */
+  reading: string | null;
+}
+
+const automationEventMapper = {
+  toRow(event: NewAutomationEvent): AutomationEventRow {
+    return {
+      id: newId(),
+      grp: event.group,
+      object: event.object,
+      value: event.value,
+      previous_value: event.previousValue,
+      at: event.at.getTime(),
+      trigger: event.trigger,
+      rule: event.rule,
+      reading:
+        event.reading === undefined
+          ? null
+          : JSON.stringify({
+              topic: event.reading.topic,
+              value: event.reading.value,
+              time: event.reading.time.getTime(),
+            }),
+    };
+  },
+  toEntity(row: AutomationEventRow): AutomationEvent {
+    const reading = fromJson(row.reading) as { topic: string; value: number; time: number } | undefined;
+    return {
+      id: row.id,
+      group: row.grp,
+      object: row.object,
+      value: row.value,
+      previousValue: row.previous_value,
+      at: new Date(row.at),
+      trigger: row.trigger as AutomationTrigger,
+      rule: row.rule,
+      ...(reading === undefined || reading === null
+        ? {}
+        : {
+            reading: {
+              topic: String(reading.topic),
+              value: Number(reading.value),
+              time: new Date(reading.time),
+            },
+          }),
+    };
+  },
+};
+
+const columns = 'id, grp, object, value, previous_value, at, trigger, rule, reading';
+
+@injectable()
+export class SqliteAutomationLogRepository extends SqliteRepository implements AutomationLogRepository {
+  constructor(@inject(SQLITE_CONNECTION) connection: SqliteConnection) {
+    super(connection, 'action', 'That automation event is already stored');
+  }
+
+  async record(event: NewAutomationEvent): Promise<AutomationEvent> {
+    const row = automationEventMapper.toRow(event);
+    this.run(() =>
+      this.connection
+        .prepare(
+          `INSERT INTO automation_events (${columns})
+           VALUES (@id, @grp, @object, @value, @previous_value, @at, @trigger, @rule, @reading)`,
+        )
+        .run(row),
+    );
+    return automationEventMapper.toEntity(row);
+  }
+
+  async listByGroup(group: string, limit: number): Promise<AutomationEvent[]> {
+    if (!(limit > 0)) return [];
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(`SELECT ${columns} FROM automation_events WHERE grp = ? ORDER BY seq DESC LIMIT ?`)
+          .all(group, Math.floor(limit)) as AutomationEventRow[],
+    );
+    return rows.map(automationEventMapper.toEntity);
+  }
+}

@@ -1,0 +1,14 @@
+export * from './access-key.repository.js';
+export * from './action.repository.js';
+export * from './automation-log.repository.js';
+export * from './device.repository.js';
+export * from './engine-state.repository.js';
+export * from './group.repository.js';
+export * from './history-chart.repository.js';
+export * from './notification.repository.js';
+export * from './reading.repository.js';
+export * from './server-secret.repository.js';
+export * from './user.repository.js';
+export * from './sqlite-store.js';
+export { migrations, SCHEMA_VERSION } from './schema.js';
+export { isUnavailableError, SQLITE_CONNECTION, SqliteConnection, toDomainError } from './support.js';

@@ -1,0 +1,289 @@
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { ContainerModule } from 'inversify';
+import {
+  ACCESS_KEY_REPOSITORY,
+  type AccessKeyRepository,
+  ACTION_REPOSITORY,
+  type ActionRepository,
+  AUTOMATION_LOG_REPOSITORY,
+  type AutomationLogRepository,
+  DEVICE_REPOSITORY,
+  type DeviceRepository,
+  ENGINE_STATE_REPOSITORY,
+  type EngineStateRepository,
+  GROUP_REPOSITORY,
+  type GroupRepository,
+  HISTORY_CHART_REPOSITORY,
+  type HistoryChartRepository,
+  InvalidInputError,
+  NOTIFICATION_REPOSITORY,
+  type NotificationRepository,
+  READING_REPOSITORY,
+  type ReadingRepository,
+  type Env,
+  type Repositories,
+  SERVER_SECRET_REPOSITORY,
+  type ServerSecretRepository,
+  STORE_LIFECYCLE,
+  type StoreLifecycle,
+  StoreUnavailableError,
+  USER_REPOSITORY,
+  type UserRepository,
+} from '@hortus/core';
+import { SqliteAccessKeyRepository } from './access-key.repository.js';
+import { SqliteActionRepository } from './action.repository.js';
+import { SqliteAutomationLogRepository } from './automation-log.repository.js';
+import { SqliteDeviceRepository } from './device.repository.js';
+import { SqliteEngineStateRepository } from './engine-state.repository.js';
+import { SqliteGroupRepository } from './group.repository.js';
+import { SqliteHistoryChartRepository } from './history-chart.repository.js';
+import { SqliteNotificationRepository } from './notification.repository.js';
+import { SqliteReadingRepository } from './reading.repository.js';
+import { checkSchema, migrate, SchemaProblem } from './schema.js';
+import { SqliteServerSecretRepository } from './server-secret.repository.js';
+import { isUnavailableError, SQLITE_CONNECTION, SqliteConnection } from './support.js';
+import { SqliteUserRepository } from './user.repository.js';
+
+export const DEFAULT_DATA_DIR = './data';
+export const DATA_FILE_NAME = 'hortus.db';
+/** How long a write waits for another process's write (the CLI beside the server) before answering 503. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * `full` (the default) syncs the write-ahead log at every commit, so an acknowledged write survives a power
+ * cut too; `normal` syncs only at checkpoints: still safe when the process crashes, faster on slow cards,
+ * but a power cut may take the last commits back.
+ */
+export type SqliteSynchronous = 'full' | 'normal';
+
+export interface SqliteStoreSettings {
+  /** The database file; its directory is created when missing. */
+  readonly file: string;
+  readonly busyTimeoutMs?: number;
+  readonly synchronous?: SqliteSynchronous;
+}
+
+/** Reads HORTUS_DATA_DIR (default ./data), HORTUS_SQLITE_BUSY_TIMEOUT_MS and HORTUS_SQLITE_SYNCHRONOUS. */
+export function sqliteSettingsFromEnv(env: Env): SqliteStoreSettings {
+  const dataDir = env['HORTUS_DATA_DIR']?.trim() || DEFAULT_DATA_DIR;
+  const timeout = env['HORTUS_SQLITE_BUSY_TIMEOUT_MS']?.trim();
+  const synchronous = env['HORTUS_SQLITE_SYNCHRONOUS']?.trim().toLowerCase();
+  if (timeout !== undefined && timeout !== '' && !/^\d{1,7}$/u.test(timeout)) {
+    throw InvalidInputError.forField(
+      'HORTUS_SQLITE_BUSY_TIMEOUT_MS',
+      'must be a whole number of milliseconds',
+    );
+  }
+  if (synchronous !== undefined && synchronous !== '' && synchronous !== 'full' && synchronous !== 'normal') {
+    throw InvalidInputError.forField('HORTUS_SQLITE_SYNCHRONOUS', 'must be "full" or "normal"');
+  }
+  return {
+    file: dataFileIn(dataDir),
+    ...(timeout === undefined || timeout === '' ? {} : { busyTimeoutMs: Number(timeout) }),
+    ...(synchronous === undefined || synchronous === '' ? {} : { synchronous }),
+  };
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/gu, ' ').trim();
+}
+
+function reason(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return oneLine(typeof code === 'string' ? `${message} (${code})` : message);
+}
+
+/** A start problem the operator must fix (exit code 2 in the CLI), as one line naming the file. */
+function unusable(file: string, problem: string): InvalidInputError {
+  return new InvalidInputError(oneLine(`Cannot use the data file ${file}: ${problem}`), [
+    { field: 'HORTUS_DATA_DIR', problem: oneLine(problem) },
+  ]);
+}
+
+function bindRepositories(connection: SqliteConnection, lifecycle: StoreLifecycle): ContainerModule {
+  return new ContainerModule(({ bind }) => {
+    bind<SqliteConnection>(SQLITE_CONNECTION).toConstantValue(connection);
+    bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
+    bind<ReadingRepository>(READING_REPOSITORY).to(SqliteReadingRepository).inSingletonScope();
+    bind<ActionRepository>(ACTION_REPOSITORY).to(SqliteActionRepository).inSingletonScope();
+    bind<DeviceRepository>(DEVICE_REPOSITORY).to(SqliteDeviceRepository).inSingletonScope();
+    bind<NotificationRepository>(NOTIFICATION_REPOSITORY).to(SqliteNotificationRepository).inSingletonScope();
+    bind<HistoryChartRepository>(HISTORY_CHART_REPOSITORY)
+      .to(SqliteHistoryChartRepository)
+      .inSingletonScope();
+    bind<GroupRepository>(GROUP_REPOSITORY).to(SqliteGroupRepository).inSingletonScope();
+    bind<UserRepository>(USER_REPOSITORY).to(SqliteUserRepository).inSingletonScope();
+    bind<EngineStateRepository>(ENGINE_STATE_REPOSITORY).to(SqliteEngineStateRepository).inSingletonScope();
+    bind<AutomationLogRepository>(AUTOMATION_LOG_REPOSITORY)
+      .to(SqliteAutomationLogRepository)
+      .inSingletonScope();
+    bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(SqliteAccessKeyRepository).inSingletonScope();
+    bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY)
+      .to(SqliteServerSecretRepository)
+      .inSingletonScope();
+  });
+}
+
+/** Every repository of one store, for callers that work without a container (tests, tools). */
+export type SqliteRepositories = Repositories;
+
+/**
+ * Lifecycle of the embedded store: open the file and migrate its schema at start, report health, back up
+ * online, close at shutdown. Several processes may open one file at once (WAL mode): readers never wait,
+ * a writer waits up to the busy timeout for another, then the request fails with StoreUnavailableError.
+ */
+export class SqliteStore implements StoreLifecycle {
+  readonly connection = new SqliteConnection();
+
+  constructor(readonly settings: SqliteStoreSettings) {}
+
+  static fromSettings(settings: SqliteStoreSettings): SqliteStore {
+    return new SqliteStore(settings);
+  }
+
+  /** A started store. */
+  static async open(settings: SqliteStoreSettings): Promise<SqliteStore> {
+    const store = new SqliteStore(settings);
+    await store.start();
+    return store;
+  }
+
+  get file(): string {
+    return this.settings.file;
+  }
+
+  /** The open handle, for tools and tests (pragma checks, EXPLAIN); StoreUnavailableError when closed. */
+  get database(): Database.Database {
+    return this.connection.database;
+  }
+
+  /**
+   * Creates the data directory when missing, opens the file (creating it when missing), turns on WAL and
+   * runs the forward migrations. Rejects with InvalidInputError, leaving every file as it was, when the
+   * directory is not writable, the file is not a SQLite database or not a Hortus one, or its schema is
+   * newer than this code; with StoreUnavailableError when another process holds the lock too long.
+   */
+  async start(): Promise<void> {
+    if (this.connection.isOpen) return;
+    const file = this.settings.file;
+    const inMemory = file === ':memory:';
+    if (!inMemory) {
+      try {
+        mkdirSync(dirname(file), { recursive: true });
+      } catch (error) {
+        throw unusable(file, `its directory cannot be created: ${reason(error)}`);
+      }
+    }
+    let handle: Database.Database;
+    try {
+      handle = new Database(file, { timeout: this.settings.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    } catch (error) {
+      throw unusable(file, `it cannot be opened: ${reason(error)}`);
+    }
+    try {
+      // Reading the schema first proves the file is a Hortus SQLite database before anything is written.
+      checkSchema(handle);
+      if (!inMemory) handle.pragma('journal_mode = WAL');
+      handle.pragma(`synchronous = ${this.settings.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+      migrate(handle);
+    } catch (error) {
+      handle.close();
+      throw this.startError(error);
+    }
+    this.connection.attach(handle);
+  }
+
+  private startError(error: unknown): Error {
+    const file = this.settings.file;
+    const code = (error as { code?: unknown } | undefined)?.code;
+    if (error instanceof SchemaProblem) return unusable(file, `it ${error.message}`);
+    if (code === 'SQLITE_NOTADB') return unusable(file, 'it is not a SQLite database');
+    if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
+      return new StoreUnavailableError(
+        `The data file ${file} stayed locked by another process; try again shortly`,
+        { cause: error },
+      );
+    }
+    if (
+      typeof code === 'string' &&
+      (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN'))
+    ) {
+      return unusable(file, `it is not writable: ${reason(error)}`);
+    }
+    if (isUnavailableError(error)) return unusable(file, reason(error));
+    return error instanceof Error ? error : new Error(String(error));
+  }
+
+  /** True when the file answers a query. */
+  async ping(): Promise<boolean> {
+    try {
+      this.connection.prepare('SELECT 1').get();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Copies the database to `targetFile` with SQLite's online backup while writes go on; the copy is one
+   * consistent state. Refuses to overwrite an existing file. The copy's revision counters get new epochs, so
+   * restoring it never makes a client's old entity tag match different data.
+   */
+  async backup(targetFile: string): Promise<{ readonly totalPages: number }> {
+    const target = resolve(targetFile);
+    if (existsSync(target)) {
+      throw InvalidInputError.forField('file', `${target} exists already; choose a new file name`);
+    }
+    let metadata: Database.BackupMetadata;
+    try {
+      metadata = await this.database.backup(target);
+      const copy = new Database(target);
+      try {
+        copy.exec('UPDATE revisions SET epoch = lower(hex(randomblob(6)))');
+      } finally {
+        copy.close();
+      }
+    } catch (error) {
+      // A half-written copy is worse than none; it is ours to remove, as the name was free.
+      rmSync(target, { force: true });
+      for (const suffix of ['-wal', '-shm', '-journal']) rmSync(target + suffix, { force: true });
+      if (isUnavailableError(error)) throw new StoreUnavailableError(undefined, { cause: error });
+      throw error;
+    }
+    return { totalPages: metadata.totalPages };
+  }
+
+  /** Every repository port and this store's lifecycle: what the composition root loads to choose SQLite. */
+  module(): ContainerModule {
+    return bindRepositories(this.connection, this);
+  }
+
+  repositories(): SqliteRepositories {
+    return {
+      readings: new SqliteReadingRepository(this.connection),
+      actions: new SqliteActionRepository(this.connection),
+      devices: new SqliteDeviceRepository(this.connection),
+      notifications: new SqliteNotificationRepository(this.connection),
+      historyCharts: new SqliteHistoryChartRepository(this.connection),
+      groups: new SqliteGroupRepository(this.connection),
+      users: new SqliteUserRepository(this.connection),
+      engineState: new SqliteEngineStateRepository(this.connection),
+      automationLog: new SqliteAutomationLogRepository(this.connection),
+      accessKeys: new SqliteAccessKeyRepository(this.connection),
+      serverSecrets: new SqliteServerSecretRepository(this.connection),
+    };
+  }
+
+  /** Closes the file (the last process to close it folds the write-ahead log back in). Safe to repeat. */
+  async close(): Promise<void> {
+    this.connection.detach()?.close();
+  }
+}
+
+/** The file a data directory holds. */
+export function dataFileIn(dataDir: string): string {
+  return join(resolve(dataDir), DATA_FILE_NAME);
+}

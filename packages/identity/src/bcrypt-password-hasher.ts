@@ -1,0 +1,131 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { type PasswordHasher } from '@hortus/core';
+import { type BcryptJob, type BcryptResult } from './bcrypt-worker.js';
+
+/** New hashes: cost 12 (about 4096 × 2^12 rounds), four times the original's cost 10. */
+export const DEFAULT_BCRYPT_COST = 12;
+export const MIN_BCRYPT_COST = 12;
+export const MAX_BCRYPT_COST = 15;
+
+/** $2a$, $2b$ and $2y$ are one algorithm (the letters mark fixed implementation bugs of other libraries). */
+const bcryptHashPattern = /^\$2[aby]\$(\d{2})\$[./A-Za-z0-9]{53}$/u;
+
+export interface BcryptOptions {
+  /** The cost of new hashes; stored hashes of a lower cost are replaced at the next log-in. */
+  readonly cost?: number;
+  /** Threads hashing in parallel; by default one core fewer than the machine has (at least 1, at most 4), so a burst of log-ins leaves a core to the requests. */
+  readonly threads?: number;
+}
+
+type Pending = { resolve(value: string | boolean): void; reject(error: Error): void };
+
+/** One worker thread and the jobs it has been given but not answered. */
+class BcryptThread {
+  readonly pending = new Map<number, Pending>();
+  private worker: Worker;
+  private closed = false;
+
+  constructor() {
+    this.worker = this.spawn();
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(new URL('./bcrypt-worker.js', import.meta.url));
+    worker.unref();
+    worker.on('message', (result: BcryptResult) => {
+      const waiting = this.pending.get(result.id);
+      this.pending.delete(result.id);
+      if (this.pending.size === 0) worker.unref();
+      if (result.ok) waiting?.resolve(result.value);
+      else waiting?.reject(new Error(result.error));
+    });
+    // A crashed thread fails its jobs and is replaced, so one bad job cannot stop log-ins for good.
+    worker.on('error', (error) => this.fail(error));
+    worker.on('exit', (code) => {
+      if (!this.closed && this.worker === worker && code !== 0)
+        this.fail(new Error(`bcrypt thread exited with ${code}`));
+    });
+    return worker;
+  }
+
+  private fail(error: Error): void {
+    if (this.closed) return;
+    for (const waiting of this.pending.values()) waiting.reject(error);
+    this.pending.clear();
+    void this.worker.terminate();
+    this.worker = this.spawn();
+  }
+
+  run(job: BcryptJob): Promise<string | boolean> {
+    return new Promise((resolve, reject) => {
+      this.pending.set(job.id, { resolve, reject });
+      // Busy threads keep the process alive until they answer; idle ones never do.
+      this.worker.ref();
+      this.worker.postMessage(job);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const waiting of this.pending.values()) waiting.reject(new Error('The password hasher was closed'));
+    this.pending.clear();
+    await this.worker.terminate();
+  }
+}
+
+/**
+ * bcrypt with bcryptjs (pure JavaScript: nothing to compile, no prebuilt binary to download) on worker
+ * threads. bcryptjs's own async API computes on the main thread in slices of up to 100 ms, which would
+ * stall every other request for that long; on workers the event loop never waits for a hash.
+ */
+export class BcryptPasswordHasher implements PasswordHasher {
+  readonly cost: number;
+  readonly dummyHash: string;
+  private readonly threadCount: number;
+  /** Started at the first hash, so commands that never hash start no threads. */
+  private threads: BcryptThread[] | undefined;
+  private nextId = 0;
+
+  constructor(options: BcryptOptions = {}) {
+    this.cost = options.cost ?? DEFAULT_BCRYPT_COST;
+    if (!Number.isInteger(this.cost) || this.cost < 4 || this.cost > 31) {
+      throw new RangeError(`bcrypt cost must be a whole number from 4 to 31, got ${this.cost}`);
+    }
+    this.threadCount = options.threads ?? Math.min(4, Math.max(1, availableParallelism() - 1));
+    // Verifying costs the same whatever the hash holds: this one spends a real log-in's time and matches nothing.
+    this.dummyHash = `$2b$${String(this.cost).padStart(2, '0')}$${'O'.repeat(22)}${'x'.repeat(31)}`;
+  }
+
+  hash(password: string): Promise<string> {
+    return this.run({ op: 'hash', password, cost: this.cost }) as Promise<string>;
+  }
+
+  async verify(password: string, hash: string): Promise<boolean> {
+    if (!bcryptHashPattern.test(hash)) return false;
+    return (await this.run({ op: 'verify', password, hash })) === true;
+  }
+
+  needsRehash(hash: string): boolean {
+    const cost = bcryptHashPattern.exec(hash)?.[1];
+    return cost === undefined || Number(cost) < this.cost;
+  }
+
+  /** Ends the threads (they never keep the process alive, so this is for tests and tidy shutdowns). */
+  async close(): Promise<void> {
+    const threads = this.threads ?? [];
+    this.threads = undefined;
+    await Promise.all(threads.map((thread) => thread.close()));
+  }
+
+  private run(
+    job: { op: 'hash'; password: string; cost: number } | { op: 'verify'; password: string; hash: string },
+  ): Promise<string | boolean> {
+    this.threads ??= Array.from({ length: this.threadCount }, () => new BcryptThread());
+    const thread = this.threads.reduce((least, candidate) =>
+      candidate.pending.size < least.pending.size ? candidate : least,
+    );
+    this.nextId += 1;
+    return thread.run({ ...job, id: this.nextId } as BcryptJob);
+  }
+}

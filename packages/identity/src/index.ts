@@ -1,0 +1,4 @@
+export * from './bcrypt-password-hasher.js';
+export * from './jwt-token-service.js';
+export * from './one-time-tokens.js';
+export * from './identity.module.js';

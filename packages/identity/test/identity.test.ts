@@ -1,0 +1,243 @@
+import 'reflect-metadata';
+import * as chai from 'chai';
+import chaiAsPromised from 'chai-as-promised';
+import { createMemoryStore } from '@hortus/adapter-memory';
+import { type Clock, ConfigError, type ServerSecretRepository } from '@hortus/core';
+import { SignJWT } from 'jose';
+import {
+  BcryptPasswordHasher,
+  identitySettingsFromEnv,
+  JwtTokenService,
+  NodeOneTimeTokens,
+  SESSION_TTL_SECONDS,
+} from '@hortus/identity';
+
+chai.use(chaiAsPromised);
+const { expect } = chai;
+
+class FakeClock implements Clock {
+  constructor(private current: number) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}
+
+/** Hashes written by other bcrypt implementations at cost 10, as databases of the original hold them. */
+const legacyHashes = [
+  // jBCrypt's test vector ($2a$, cost 10).
+  { password: 'abc', hash: '$2a$10$WvvTPHKwdBJ3uk0Z37EMR.hLA2W6N9AEBhEgrAOljy2Ae5MtaSIUi' },
+  {
+    password: 'abcdefghijklmnopqrstuvwxyz',
+    hash: '$2a$10$fVH8e28OQRj9tqiDXs1e1uxpsjN0c7II7YPKXua2NAKYvM6iQk7dq',
+  },
+  // The same computation labelled $2b$ (OpenBSD's label since 2014; it differs only past 255 bytes).
+  { password: 'abc', hash: '$2b$10$WvvTPHKwdBJ3uk0Z37EMR.hLA2W6N9AEBhEgrAOljy2Ae5MtaSIUi' },
+  // PHP's password_hash example ($2y$, cost 10).
+  { password: 'rasmuslerdorf', hash: '$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a' },
+];
+
+describe('BcryptPasswordHasher', () => {
+  const hasher = new BcryptPasswordHasher();
+  after(() => hasher.close());
+
+  it('when hashes of other implementations ($2a$, $2b$, $2y$ at cost 10) are verified, then the right password matches and a wrong one does not', async () => {
+    for (const { password, hash } of legacyHashes) {
+      expect(await hasher.verify(password, hash), hash).to.equal(true);
+      expect(await hasher.verify(`${password}x`, hash), hash).to.equal(false);
+    }
+  });
+
+  it('when a password is hashed, then the hash is $2b$ at cost 12, verifies, and needs no rehash; cost-10 hashes do', async () => {
+    const hash = await hasher.hash('Secret#Garden1');
+
+    expect(hash).to.match(/^\$2b\$12\$[./A-Za-z0-9]{53}$/u);
+    expect(await hasher.verify('Secret#Garden1', hash)).to.equal(true);
+    expect(hasher.needsRehash(hash)).to.equal(false);
+    for (const { hash: legacy } of legacyHashes) expect(hasher.needsRehash(legacy)).to.equal(true);
+  });
+
+  it('when the stored text is not a bcrypt hash, then nothing matches and nothing throws', async () => {
+    for (const text of ['', 'plain-password', '$2x$10$abc', '$2b$10$short', '$argon2id$v=19$m=65536']) {
+      expect(await hasher.verify('plain-password', text), text).to.equal(false);
+    }
+  });
+
+  it('when the dummy hash is verified, then it matches nothing, at the cost of a real hash', async () => {
+    expect(hasher.dummyHash).to.match(/^\$2b\$12\$/u);
+    expect(await hasher.verify('', hasher.dummyHash)).to.equal(false);
+    expect(await hasher.verify('Secret#Garden1', hasher.dummyHash)).to.equal(false);
+  });
+
+  it('when four passwords are hashed at once, then the event loop keeps ticking (hashing runs on worker threads)', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => (ticks += 1), 5);
+    const started = performance.now();
+    await Promise.all(['a', 'b', 'c', 'd'].map((password) => hasher.hash(`${password}Secret#1`)));
+    const elapsed = performance.now() - started;
+    clearInterval(timer);
+
+    // On the main thread bcryptjs computes in slices of up to 100 ms: about one tick per slice.
+    expect(ticks).to.be.greaterThan((elapsed / 5) * 0.4);
+  });
+
+  it('when the cost is out of range, then the hasher is not made', () => {
+    expect(() => new BcryptPasswordHasher({ cost: 3 })).to.throw(RangeError);
+    expect(() => new BcryptPasswordHasher({ cost: 12.5 })).to.throw(RangeError);
+  });
+});
+
+describe('JwtTokenService', () => {
+  const start = Date.UTC(2025, 5, 15, 12);
+  const session = { userId: '0123456789abcdef01234567', group: 'greenhouse-a', sessionVersion: 3 };
+
+  function service(
+    clock = new FakeClock(start),
+    secrets: ServerSecretRepository = createMemoryStore().serverSecrets,
+    secret?: string,
+  ): JwtTokenService {
+    return new JwtTokenService(secret === undefined ? {} : { secret }, secrets, clock);
+  }
+
+  it('when a session token is issued, then it verifies to the same claims and carries sub, group and a 7-day expiry', async () => {
+    const tokens = service();
+    const token = await tokens.issueSession(session);
+
+    expect(await tokens.verifySession(token)).to.deep.equal(session);
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as Record<
+      string,
+      unknown
+    >;
+    expect(payload).to.include({ sub: session.userId, group: 'greenhouse-a', sv: 3 });
+    expect(Number(payload['exp']) - Number(payload['iat'])).to.equal(SESSION_TTL_SECONDS);
+    expect(JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString())).to.include({
+      alg: 'HS256',
+    });
+  });
+
+  it('when seven days have passed, then the token is no longer valid', async () => {
+    const clock = new FakeClock(start);
+    const tokens = service(clock);
+    const token = await tokens.issueSession(session);
+
+    clock.advance(SESSION_TTL_SECONDS * 1000 - 1000);
+    expect(await tokens.verifySession(token)).to.deep.equal(session);
+    clock.advance(2000);
+    expect(await tokens.verifySession(token)).to.equal(undefined);
+  });
+
+  it('when a token is forged, tampered with, unsigned or malformed, then it does not verify', async () => {
+    const tokens = service();
+    const token = await tokens.issueSession(session);
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const otherPayload = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), group: 'other' }),
+    ).toString('base64url');
+    const forged = await new SignJWT({ group: 'greenhouse-a', sv: 3 })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(session.userId)
+      .setIssuer('hortus')
+      .setAudience('hortus-session')
+      .setIssuedAt()
+      .setExpirationTime('7d')
+      .sign(new TextEncoder().encode('a-secret-that-is-not-the-servers-one-at-all'));
+    const unsigned = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${payload}.`;
+
+    for (const bad of [
+      forged,
+      `${header}.${otherPayload}.${signature}`,
+      unsigned,
+      'not.a.token',
+      '',
+      'hk_123',
+    ]) {
+      expect(await tokens.verifySession(bad), bad).to.equal(undefined);
+    }
+  });
+
+  it('when an invitation is used as a session or a session as an invitation, then neither verifies', async () => {
+    const tokens = service();
+    const invitation = await tokens.issueInvitation({ email: 'eve@example.org', group: 'greenhouse-a' });
+    const token = await tokens.issueSession(session);
+
+    expect(await tokens.verifyInvitation(invitation)).to.deep.equal({
+      email: 'eve@example.org',
+      group: 'greenhouse-a',
+    });
+    expect(await tokens.verifySession(invitation)).to.equal(undefined);
+    expect(await tokens.verifyInvitation(token)).to.equal(undefined);
+  });
+
+  it('without AUTH_SECRET, when the server restarts on the same store, then its tokens stay valid; on another store they do not', async () => {
+    const store = createMemoryStore().serverSecrets;
+    const token = await service(undefined, store).issueSession(session);
+
+    expect(await service(undefined, store).verifySession(token)).to.deep.equal(session);
+    expect(await service(undefined, createMemoryStore().serverSecrets).verifySession(token)).to.equal(
+      undefined,
+    );
+  });
+
+  it('with AUTH_SECRET, when another server has the same secret, then it accepts the token whatever its store', async () => {
+    const secret = 'x'.repeat(40);
+    const token = await service(undefined, undefined, secret).issueSession(session);
+
+    expect(await service(undefined, undefined, secret).verifySession(token)).to.deep.equal(session);
+    expect(await service().verifySession(token)).to.equal(undefined);
+  });
+});
+
+describe('NodeOneTimeTokens', () => {
+  it('when a token is made, then it is 32 random bytes in hex and its digest is stable but not the token', () => {
+    const tokens = new NodeOneTimeTokens();
+    const token = tokens.generate();
+
+    expect(token).to.match(/^[0-9a-f]{64}$/u);
+    expect(tokens.generate()).to.not.equal(token);
+    expect(tokens.digest(token)).to.equal(tokens.digest(token)).and.not.equal(token);
+  });
+});
+
+describe('identitySettingsFromEnv', () => {
+  it('when nothing is set, then the web client is on localhost:3000, sign-up needs invitations under AUTH and cost is 12', () => {
+    const settings = identitySettingsFromEnv({});
+
+    expect(settings.accounts).to.include({ appUrl: 'http://localhost:3000', signup: 'invite' });
+    expect(settings.tokens).to.deep.equal({});
+    expect(settings.bcryptCost).to.equal(12);
+  });
+
+  it('when values are set, then they are taken (a trailing slash of APP_URL dropped)', () => {
+    const settings = identitySettingsFromEnv({
+      APP_URL: 'https://garden.example.org/',
+      SIGNUP: 'OPEN',
+      AUTH_SECRET: 's'.repeat(32),
+      BCRYPT_COST: '13',
+    });
+
+    expect(settings.accounts).to.include({ appUrl: 'https://garden.example.org', signup: 'open' });
+    expect(settings.tokens).to.deep.equal({ secret: 's'.repeat(32) });
+    expect(settings.bcryptCost).to.equal(13);
+  });
+
+  it('when values are bad, then every problem is reported at once', () => {
+    const error = (() => {
+      try {
+        identitySettingsFromEnv({
+          APP_URL: 'garden',
+          SIGNUP: 'maybe',
+          AUTH_SECRET: 'short',
+          BCRYPT_COST: '10',
+        });
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    })();
+
+    expect(error).to.be.an.instanceOf(ConfigError);
+    expect((error as ConfigError).problems).to.have.lengthOf(4);
+  });
+});

@@ -1,0 +1,110 @@
+import { ConfigError, type Env, MAILER, type Mailer, type MailMessage } from '@hortus/core';
+import { ContainerModule } from 'inversify';
+import nodemailer, { type Transporter } from 'nodemailer';
+
+/** Where the mailers report; the server's JSON logger fits it. */
+export interface MailLogger {
+  info(event: string, fields?: Record<string, unknown>): void;
+  warn(event: string, fields?: Record<string, unknown>): void;
+  error(event: string, fields?: Record<string, unknown>): void;
+}
+
+export interface MailSettings {
+  /** `smtp://user:pass@host:587` or `smtps://...`; without it mail goes to the log. */
+  readonly smtpUrl?: string;
+  /** The sender, e.g. `Hortus <hortus@example.org>`. */
+  readonly from: string;
+}
+
+export const DEFAULT_MAIL_FROM = 'Hortus <hortus@localhost>';
+
+/** The URL without its password, for logs and errors. */
+export function redactSmtpUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'an unparsable SMTP_URL';
+  }
+}
+
+/** Reads SMTP_URL and MAIL_FROM. */
+export function mailSettingsFromEnv(env: Env): MailSettings {
+  const problems: string[] = [];
+  const smtpUrl = env['SMTP_URL']?.trim() || undefined;
+  if (smtpUrl !== undefined && !/^smtps?:\/\/[^\s/]+\/?(\?\S*)?$/u.test(smtpUrl)) {
+    problems.push(
+      `SMTP_URL must look like smtp://user:password@host:587 or smtps://..., got "${redactSmtpUrl(smtpUrl)}"`,
+    );
+  }
+  const from = env['MAIL_FROM']?.trim() || DEFAULT_MAIL_FROM;
+  if (!/^[^\r\n]*<?[^\s@<>]+@[^\s@<>]+>?$/u.test(from)) {
+    problems.push(`MAIL_FROM must be an address such as "Hortus <hortus@example.org>", got "${from}"`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...(smtpUrl === undefined ? {} : { smtpUrl }), from };
+}
+
+/** Mail through an SMTP server with nodemailer; failures are logged (without the message's text) and rejected. */
+export class SmtpMailer implements Mailer {
+  private readonly transport: Transporter;
+
+  constructor(
+    private readonly settings: MailSettings & { readonly smtpUrl: string },
+    private readonly logger: MailLogger,
+  ) {
+    this.transport = nodemailer.createTransport(settings.smtpUrl);
+  }
+
+  async send(message: MailMessage): Promise<void> {
+    try {
+      await this.transport.sendMail({
+        from: this.settings.from,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+      });
+      this.logger.info('mail sent', { to: message.to, subject: message.subject });
+    } catch (error) {
+      // The text may hold a reset link: it never goes to the log from here.
+      this.logger.error('mail failed', {
+        to: message.to,
+        subject: message.subject,
+        server: redactSmtpUrl(this.settings.smtpUrl),
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+}
+
+/**
+ * Without SMTP the message is written to the log as a warning, so a self-hoster without mail can still
+ * read a reset link there. Anyone who reads the log can use the link: keep the log private.
+ */
+export class LogMailer implements Mailer {
+  constructor(private readonly logger: MailLogger) {}
+
+  async send(message: MailMessage): Promise<void> {
+    this.logger.warn('mail not sent: no SMTP_URL, so it is written here', {
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+    });
+  }
+}
+
+/** Binds the core's Mailer: SMTP when SMTP_URL is set, the log otherwise. */
+export function mailModule(settings: MailSettings, logger: MailLogger): ContainerModule {
+  const { smtpUrl } = settings;
+  const mailer =
+    smtpUrl === undefined ? new LogMailer(logger) : new SmtpMailer({ ...settings, smtpUrl }, logger);
+  return new ContainerModule(({ bind }) => {
+    bind<Mailer>(MAILER).toConstantValue(mailer);
+  });
+}

@@ -1,32 +1,24 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   ACCESS_KEY_MAX_LENGTH,
   ACCESS_KEY_PREFIX,
   type AccessKey,
-  type AccessKeySecrets,
   type AccessOperation,
   type AccessTarget,
+  ANONYMOUS,
   Authenticate,
+  type Caller,
   CLOCK,
   type Clock,
   decideAccess,
+  decideSessionAccess,
+  type SessionPrincipal,
+  VerifySession,
 } from '@hortus/core';
 import { inject, injectable } from 'inversify';
 import { type Context, type Middleware } from 'koa';
 import { type AuthMode } from './config.js';
 import { json, type RouteSpec, send } from './routing.js';
-
-/** Secrets from node:crypto: 256 random bits, and SHA-256 (enough for random keys; no slow hash needed). */
-export class NodeAccessKeySecrets implements AccessKeySecrets {
-  generate(): string {
-    return `${ACCESS_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-  }
-
-  hash(secret: string): string {
-    return createHash('sha256').update(secret, 'utf8').digest('hex');
-  }
-}
 
 export interface AccessSettings {
   readonly mode: AuthMode;
@@ -44,11 +36,29 @@ export function isOpenPath(path: string): boolean {
   return openPaths.has(normalised.toLowerCase());
 }
 
+/**
+ * The account routes check credentials themselves (log-in and reset need none, sign-up an admin key or an
+ * invitation, the profile its owner's token), so the access middleware lets them through without a 401.
+ */
+const accountPaths = new Set([
+  '/api/users',
+  '/api/auth',
+  '/api/password-reset',
+  '/api/password-reset/resetvalidate',
+]);
+
+export function isAccountPath(path: string): boolean {
+  const normalised = (path.length > 1 ? path.replace(/\/$/u, '') : path).toLowerCase();
+  return accountPaths.has(normalised) || normalised.startsWith('/api/apiuserdata/');
+}
+
 /** What the request carries once the access middleware has run. */
 export interface RequestAccess {
-  /** Whether this request needed a key (keys in use and not an open path). */
+  /** Whether keys are required right now (AUTH on, or auto with keys in use). */
   readonly required: boolean;
   readonly key?: AccessKey;
+  /** The session of a valid log-in token. */
+  readonly session?: SessionPrincipal;
 }
 
 const NOT_REQUIRED: RequestAccess = Object.freeze({ required: false });
@@ -56,6 +66,20 @@ const NOT_REQUIRED: RequestAccess = Object.freeze({ required: false });
 export function accessOf(ctx: Context): RequestAccess | undefined {
   return (ctx.state as { access?: RequestAccess }).access;
 }
+
+/** Who makes the request, for the use cases that decide by it (profile, e-mail change, sign-up). */
+export function callerOf(ctx: Context): Caller {
+  return (ctx.state as { caller?: Caller }).caller ?? ANONYMOUS;
+}
+
+/** A bearer credential as sent: an access key, a log-in token, or text that is neither (refused). */
+type Credential =
+  | { readonly kind: 'key'; readonly key: AccessKey }
+  | { readonly kind: 'session'; readonly session: SessionPrincipal }
+  | { readonly kind: 'invalid'; readonly looksLikeToken: boolean };
+
+/** A JWT's shape: three base64url parts. Anything else is taken for an access key. */
+const tokenShape = /^[\w-]+\.[\w-]+\.[\w-]*$/u;
 
 /** How one route is guarded, derived once from its declaration when the router is built. */
 export type AccessRule =
@@ -65,6 +89,12 @@ export type AccessRule =
       readonly operation: AccessOperation;
       readonly target: (ctx: Context) => AccessTarget;
     };
+
+/** Whether a schema declares the named property. */
+function declares(schema: unknown, name: string): boolean {
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return properties !== undefined && name in properties;
+}
 
 /** Routes that take no group but are no one user's data: any admin or client key may read them. */
 const serviceRoutes = new Set([
@@ -109,11 +139,22 @@ export function accessRuleOf(route: RouteSpec, fullPath: string): AccessRule {
   const { method } = route;
   const name = `${method.toUpperCase()} ${fullPath}`;
   if (method === 'get' && isOpenPath(fullPath)) return { open: true };
+  if (isAccountPath(fullPath)) return { open: true };
   if (name === ingestRoute) {
     return { operation: 'ingest', target: (ctx) => ({ groups: ingestGroups(ctx.request.body) }) };
   }
   const operation: AccessOperation = method !== 'get' || writingGets.has(name) ? 'write' : 'read';
   if (serviceRoutes.has(name)) return { operation, target: () => ({ scope: 'service' }) };
+  // One user's data (charts, e-mail): a log-in token reaches only its own user's.
+  if (declares(route.params, 'userId')) {
+    return {
+      operation,
+      target: (ctx) => ({
+        scope: 'user',
+        userId: (ctx as unknown as { params?: Record<string, unknown> }).params?.['userId'],
+      }),
+    };
+  }
   const queryFields = [...declaredFields(route.query), ...declaredFields(route.unvalidatedQuery)];
   const paramFields = declaredFields(route.params);
   const bodyFields = declaredFields(route.body);
@@ -142,6 +183,18 @@ function unauthorized(ctx: Context, message: string, invalid: boolean): void {
     invalid ? 'Bearer realm="hortus", error="invalid_token"' : 'Bearer realm="hortus"',
   );
   send(ctx, json({ message }, 401));
+}
+
+function callerFor(credential: Credential | undefined): Caller {
+  if (credential === undefined) return ANONYMOUS;
+  switch (credential.kind) {
+    case 'key':
+      return { kind: 'key', key: credential.key };
+    case 'session':
+      return { kind: 'user', userId: credential.session.userId, group: credential.session.group };
+    case 'invalid':
+      return { kind: 'anonymous', rejectedCredential: true };
+  }
 }
 
 export function forbidden(ctx: Context, message: string): void {
@@ -202,9 +255,11 @@ class ExpiringValue<V> {
 export class AccessControl {
   private readonly inUse: ExpiringValue<boolean>;
   private readonly keys = new Map<string, ExpiringValue<AccessKey | undefined>>();
+  private readonly sessions = new Map<string, ExpiringValue<SessionPrincipal | undefined>>();
 
   constructor(
     @inject(Authenticate) private readonly authenticate: Authenticate,
+    @inject(VerifySession) private readonly verifySession: VerifySession,
     @inject(ACCESS_SETTINGS) private readonly settings: AccessSettings,
     @inject(CLOCK) private readonly clock: Clock,
   ) {
@@ -223,14 +278,46 @@ export class AccessControl {
   async keyOf(secret: string): Promise<AccessKey | undefined> {
     // Text that cannot be a key is refused before it reaches the store or the cache.
     if (!secret.startsWith(ACCESS_KEY_PREFIX) || secret.length > ACCESS_KEY_MAX_LENGTH) return undefined;
-    let entry = this.keys.get(secret);
+    return this.cached(this.keys, secret, () => this.authenticate.execute(secret));
+  }
+
+  /**
+   * The session of a log-in token, or undefined. Reused for `cacheMs` like keys: a reset, a revocation or
+   * a deleted user ends a token within that time.
+   */
+  async sessionOf(token: string): Promise<SessionPrincipal | undefined> {
+    return this.cached(this.sessions, token, async () => {
+      const claims = await this.verifySession.execute(token);
+      return claims === undefined ? undefined : { userId: claims.userId, group: claims.group };
+    });
+  }
+
+  private cached<V>(
+    cache: Map<string, ExpiringValue<V>>,
+    secret: string,
+    load: () => Promise<V>,
+  ): Promise<V> {
+    let entry = cache.get(secret);
     if (entry === undefined) {
       // Oldest entry first in a Map: dropping it keeps the cache bounded whatever scanners send.
-      if (this.keys.size >= MAX_CACHED_KEYS) this.keys.delete(this.keys.keys().next().value ?? '');
-      entry = new ExpiringValue(() => this.authenticate.execute(secret), this.settings.cacheMs, this.now);
-      this.keys.set(secret, entry);
+      if (cache.size >= MAX_CACHED_KEYS) cache.delete(cache.keys().next().value ?? '');
+      entry = new ExpiringValue(load, this.settings.cacheMs, this.now);
+      cache.set(secret, entry);
     }
     return entry.get();
+  }
+
+  /** Resolves a bearer credential: text starting with the key prefix is a key, anything else a token. */
+  private async credentialOf(header: string): Promise<Credential> {
+    const secret = bearerPattern.exec(header)?.[1];
+    const looksLikeToken = secret !== undefined && tokenShape.test(secret);
+    if (secret === undefined) return { kind: 'invalid', looksLikeToken };
+    if (!looksLikeToken) {
+      const key = await this.keyOf(secret);
+      return key === undefined ? { kind: 'invalid', looksLikeToken } : { kind: 'key', key };
+    }
+    const session = await this.sessionOf(secret);
+    return session === undefined ? { kind: 'invalid', looksLikeToken } : { kind: 'session', session };
   }
 
   /** Whether requests need a key, when that is known without asking the store (mode, or a fresh answer). */
@@ -239,31 +326,40 @@ export class AccessControl {
     return this.inUse.fresh()?.value;
   }
 
-  /** Runs before routing: open paths pass, everything else needs a valid key while keys are required. */
+  /**
+   * Runs before routing: open paths pass; the account routes pass with whatever credential was sent; every
+   * other path needs a valid key or log-in token while keys are required. A credential sent while keys are
+   * not required still identifies the caller (the e-mail change and profile routes ask who it is).
+   */
   middleware(): Middleware {
     const checked: Middleware = async (ctx, next) => {
-      const state = ctx.state as { access?: RequestAccess };
-      if (isOpenPath(ctx.path) || !(await this.required())) {
+      const state = ctx.state as { access?: RequestAccess; caller?: Caller };
+      const account = isAccountPath(ctx.path);
+      if (isOpenPath(ctx.path) && !account) {
         state.access = NOT_REQUIRED;
         return next();
       }
-      const header = ctx.get('Authorization');
-      if (header === '') {
-        unauthorized(ctx, 'An access key is required: send the header Authorization: Bearer <key>', false);
-        return undefined;
+      const required = await this.required();
+      if (!account && !required && ctx.get('Authorization') === '') {
+        state.access = NOT_REQUIRED;
+        return next();
       }
-      const secret = bearerPattern.exec(header)?.[1];
-      const key = secret === undefined ? undefined : await this.keyOf(secret);
-      if (key === undefined) {
-        unauthorized(ctx, 'The access key is not valid', true);
-        return undefined;
+      // What a credential unlocks is its holder's alone: shared caches must neither keep it nor hand it to others.
+      ctx.vary('Authorization');
+      ctx.vary('Origin');
+      try {
+        await this.authenticated(ctx, next, required, account);
+      } finally {
+        const cacheControl = String(ctx.res.getHeader('Cache-Control') ?? '');
+        if (!/\bprivate\b/iu.test(cacheControl)) {
+          ctx.set('Cache-Control', cacheControl === '' ? 'private' : `private, ${cacheControl}`);
+        }
       }
-      state.access = { required: true, key };
-      return next();
+      return undefined;
     };
     return (ctx, next) => {
-      // No key needed, and known without waiting: the common case of a server without keys.
-      if (this.requiredNow() === false) {
+      // No key needed and none sent, known without waiting: the common case of a server without keys.
+      if (this.requiredNow() === false && ctx.get('Authorization') === '' && !isAccountPath(ctx.path)) {
         (ctx.state as { access?: RequestAccess }).access = NOT_REQUIRED;
         return next();
       }
@@ -271,11 +367,63 @@ export class AccessControl {
     };
   }
 
+  /**
+   * Notes the caller and what its credential unlocks. While keys are required, a path other than the account
+   * routes is 401 without a valid key or log-in token.
+   */
+  private async authenticated(
+    ctx: Context,
+    next: () => Promise<unknown>,
+    required: boolean,
+    account: boolean,
+  ): Promise<void> {
+    const state = ctx.state as { access?: RequestAccess; caller?: Caller };
+    const header = ctx.get('Authorization');
+    const credential = header === '' ? undefined : await this.credentialOf(header);
+    state.caller = callerFor(credential);
+    if (account || !required) {
+      state.access = {
+        required,
+        ...(credential?.kind === 'key' ? { key: credential.key } : {}),
+        ...(credential?.kind === 'session' ? { session: credential.session } : {}),
+      };
+      await next();
+      return;
+    }
+    if (credential === undefined) {
+      unauthorized(ctx, 'An access key is required: send the header Authorization: Bearer <key>', false);
+      return;
+    }
+    if (credential.kind === 'invalid') {
+      unauthorized(
+        ctx,
+        credential.looksLikeToken
+          ? 'The log-in token is not valid or has expired'
+          : 'The access key is not valid',
+        true,
+      );
+      return;
+    }
+    state.access =
+      credential.kind === 'key'
+        ? { required: true, key: credential.key }
+        : { required: true, session: credential.session };
+    await next();
+  }
+
   /** The guard of one route, run after its body is parsed: 403 when the key may not do what it asks. */
   guard(rule: AccessRule): Middleware {
     return async (ctx, next) => {
       const access = accessOf(ctx);
       if (rule.open === true || access?.required === false) return next();
+      if (access?.session !== undefined) {
+        const decision = decideSessionAccess(access.session, rule.operation, rule.target(ctx));
+        if (!decision.allowed) {
+          forbidden(ctx, decision.reason);
+          return undefined;
+        }
+        return next();
+      }
       // Keys are required but none was checked: the access middleware did not run, so refuse.
       if (access?.key === undefined) {
         unauthorized(ctx, 'An access key is required: send the header Authorization: Bearer <key>', false);

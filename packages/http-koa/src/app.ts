@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import Koa, { type Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { type AccessControl, accessOf, accessRuleOf } from './access.js';
-import { errorMiddleware, unmatched } from './errors.js';
-import { type Logger } from './logger.js';
+import { type TrustProxy } from './config.js';
+import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './errors.js';
+import { ClientFaultLog, type Logger } from './logger.js';
 import { type HttpMetrics, metricsMiddleware } from './metrics.js';
 import { operationsMiddleware } from './operations.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi.js';
@@ -14,6 +15,7 @@ import {
   type RouteSpec,
   type RouterSpec,
 } from './routing.js';
+import { accountRouters } from './routes/accounts.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -22,7 +24,15 @@ import { historyChartRoutes } from './routes/history-charts.js';
 import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { userRoutes } from './routes/users.js';
-import { RateLimiter, rateLimitMiddleware, securityHeadersMiddleware } from './security.js';
+import {
+  clientAddressMiddleware,
+  fetchMetadataMiddleware,
+  hostGuardMiddleware,
+  RateLimiter,
+  rateLimitMiddleware,
+  securityHeadersMiddleware,
+  writingHeadMiddleware,
+} from './security.js';
 
 export const apiRouters: readonly RouterSpec[] = [
   dataRoutes,
@@ -32,6 +42,7 @@ export const apiRouters: readonly RouterSpec[] = [
   historyChartRoutes,
   groupRoutes,
   userRoutes,
+  ...accountRouters,
 ];
 
 export const CORS_METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
@@ -51,8 +62,89 @@ export interface AppOptions {
   readonly ready?: () => Promise<boolean>;
   /** Requests per minute per client address; 0 or absent: no limit. */
   readonly rateLimitPerMinute?: number;
-  /** Take the client address from X-Forwarded-For (behind a reverse proxy). */
-  readonly trustProxy?: boolean;
+  /** How the client address is taken from X-Forwarded-For (behind reverse proxies); none by default. */
+  readonly trustProxy?: TrustProxy;
+  /** Host names requests may name (DNS rebinding); absent or `['*']`: any. */
+  readonly allowedHosts?: readonly string[];
+  /** How long a request body may take to arrive; 30 s when absent. */
+  readonly bodyTimeoutMs?: number;
+  /** Where warnings about what clients send go, rate-limited; by default a ClientFaultLog on `logger`. */
+  readonly clientFaults?: ClientFaultLog;
+}
+
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+/** JSON nested deeper than this is refused at the edge: no route's data comes near it. */
+export const MAX_JSON_DEPTH = 32;
+const supportedEncodings = new Set(['identity', 'gzip', 'deflate', 'br']);
+
+/** Whether a parsed JSON value nests objects and arrays deeper than `max` (iterative: no stack to overflow). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (typeof item.value !== 'object' || item.value === null) continue;
+    const depth = item.depth + 1;
+    if (depth > max) return true;
+    for (const child of Object.values(item.value)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth });
+    }
+  }
+  return false;
+}
+
+const noMore = (): Promise<void> => Promise.resolve();
+
+/**
+ * The JSON body parser with the edge's limits: a body arriving slower than `timeoutMs` is answered 408 and
+ * its connection closed (half-sent bodies must not pin memory), an unknown Content-Encoding is a 415 naming
+ * it, a body that does not decompress a 400, and JSON nested deeper than MAX_JSON_DEPTH a 400.
+ */
+function jsonBodyParser(limitBytes: number, timeoutMs: number): Middleware {
+  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: `${limitBytes}b`, strict: true });
+  return async (ctx, next) => {
+    const encoding = ctx.get('Content-Encoding').trim().toLowerCase() || 'identity';
+    if (!supportedEncodings.has(encoding)) {
+      throw new EdgeError(
+        415,
+        `Content-Encoding "${encoding.slice(0, 64)}" is not supported: send identity, gzip, deflate or br`,
+      );
+    }
+    // Content codings are case-insensitive; the decompressing library compares them as written.
+    ctx.req.headers['content-encoding'] = encoding;
+    const reading = parse(ctx, noMore);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new EdgeError(
+              408,
+              `Request body was not received within ${timeoutMs} ms`,
+              'request body timed out',
+            ),
+          ),
+        timeoutMs,
+      );
+    });
+    // The losing side of the race settles later; its outcome is already answered.
+    reading.catch(() => undefined);
+    try {
+      await Promise.race([reading, timedOut]);
+    } catch (error) {
+      const undecodable =
+        encoding !== 'identity' &&
+        !(error instanceof EdgeError) &&
+        (error as { status?: unknown }).status === undefined &&
+        !isClientStreamError(error);
+      if (!undecodable) throw error;
+      throw new EdgeError(400, `Request body could not be decompressed (${encoding})`, 'undecodable body');
+    } finally {
+      clearTimeout(timer);
+    }
+    if (nestedDeeperThan(ctx.request.body, MAX_JSON_DEPTH)) {
+      throw new EdgeError(400, `Request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
+    await next();
+  };
 }
 
 interface Description {
@@ -133,14 +225,19 @@ function cors(origins: readonly string[]): Middleware {
 /** Assembles the Koa application on the given use cases; it does not listen. */
 export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
   const app = new Koa();
-  app.proxy = options.trustProxy === true;
+  const trustProxy = options.trustProxy ?? { hops: 0 };
+  app.proxy = 'proxies' in trustProxy || trustProxy.hops > 0;
+  const clientFaults = options.clientFaults ?? new ClientFaultLog(options.logger);
   // Errors are answered and logged by errorMiddleware; Koa's own stderr printing would duplicate them.
   app.silent = true;
   app.on('error', (error: unknown) => {
-    options.logger.error('koa error', { error: error instanceof Error ? error.message : String(error) });
+    const message = error instanceof Error ? error.message : String(error);
+    // A client that hangs up while its answer is written is its own business.
+    if (isClientStreamError(error)) clientFaults.warn('client connection failed', { error: message });
+    else options.logger.error('koa error', { error: message });
   });
-  const jsonParser = (limitBytes: number): Middleware =>
-    bodyParser({ enableTypes: ['json'], jsonLimit: `${limitBytes}b`, strict: true });
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  const jsonParser = (limitBytes: number): Middleware => jsonBodyParser(limitBytes, bodyTimeoutMs);
   const ingestParser = jsonParser(options.ingestBodyLimitBytes);
   const bodyParsers: BodyParsers = {
     default: { parse: jsonParser(options.bodyLimitBytes), limitBytes: options.bodyLimitBytes },
@@ -168,10 +265,16 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
   app.use(requestLog(options.logger));
   if (options.metrics !== undefined) app.use(metricsMiddleware(options.metrics));
   app.use(securityHeadersMiddleware);
+  if (app.proxy) app.use(clientAddressMiddleware(trustProxy));
+  if (options.allowedHosts !== undefined && !options.allowedHosts.includes('*')) {
+    app.use(hostGuardMiddleware(options.allowedHosts));
+  }
   app.use(cors(options.corsOrigins));
   const perMinute = options.rateLimitPerMinute ?? 0;
   if (perMinute > 0) app.use(rateLimitMiddleware(new RateLimiter(perMinute)));
-  app.use(errorMiddleware(options.logger, options.bodyLimitBytes));
+  app.use(writingHeadMiddleware);
+  app.use(fetchMetadataMiddleware(options.corsOrigins));
+  app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults));
   const { access } = options;
   if (access !== undefined) app.use(access.middleware());
   app.use(

@@ -7,10 +7,16 @@ export const CODE_HOST_CONFIG = Symbol.for('hortus.http.CodeHostConfig');
 
 export const COMMITS_PER_PAGE = 10;
 export const COMMITS_BRANCH = 'main';
+/** Ten commits are a few tens of kilobytes; a body beyond this is refused before it is held in memory. */
+export const MAX_COMMITS_BODY_BYTES = 1024 * 1024;
+/** Redirects followed within the code host's own origin (a renamed repository); never to another origin. */
+const MAX_REDIRECTS = 3;
 
 /**
  * The core's CommitFeed over the GitHub REST API (or any host that speaks it): one GET, no retry (the core
- * falls back to its cached copy), at most five seconds.
+ * falls back to its cached copy). One deadline covers the whole exchange, headers and body, the body is
+ * read up to MAX_COMMITS_BODY_BYTES, and redirects are followed only within the API's origin: a slow,
+ * flooding or redirecting host costs at most the timeout and a megabyte.
  */
 @injectable()
 export class KyCommitFeed implements CommitFeed {
@@ -21,22 +27,76 @@ export class KyCommitFeed implements CommitFeed {
     if (repository === undefined)
       throw new Error('No code-host repository is configured (CODE_HOST_REPOSITORY)');
     const [owner = '', name = ''] = repository.split('/');
-    const url = `${apiUrl}/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/commits`;
-    const body = await ky
-      .get(url, {
-        searchParams: { sha: COMMITS_BRANCH, per_page: COMMITS_PER_PAGE },
+    const first = new URL(`${apiUrl}/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/commits`);
+    first.searchParams.set('sha', COMMITS_BRANCH);
+    first.searchParams.set('per_page', String(COMMITS_PER_PAGE));
+    const deadline = AbortSignal.timeout(Math.min(this.config.timeoutMs, MAX_CODE_HOST_TIMEOUT_MS));
+    let url = first;
+    for (let redirects = 0; ; redirects += 1) {
+      const response = await ky.get(url, {
         headers: {
           Accept: 'application/vnd.github+json',
           'User-Agent': 'hortus',
           ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
         },
-        timeout: Math.min(this.config.timeoutMs, MAX_CODE_HOST_TIMEOUT_MS),
+        signal: deadline,
+        timeout: false,
         retry: 0,
-      })
-      .json<unknown>();
-    // Anything but a list is not a commit page; refusing it keeps the last good copy in the cache.
-    if (!Array.isArray(body))
-      throw new Error('The code host answered something other than a list of commits');
-    return body;
+        redirect: 'manual',
+        throwHttpErrors: false,
+      });
+      if (response.status >= 300 && response.status < 400) {
+        await response.body?.cancel();
+        const location = response.headers.get('location');
+        const next = location === null ? undefined : new URL(location, url);
+        if (next === undefined || next.origin !== first.origin || redirects >= MAX_REDIRECTS) {
+          throw new Error(`The code host redirected to ${next?.origin ?? 'nowhere'}, which is not followed`);
+        }
+        url = next;
+        continue;
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new Error(`The code host answered ${response.status}`);
+      }
+      const body: unknown = JSON.parse(await readCapped(response, MAX_COMMITS_BODY_BYTES, deadline));
+      // Anything but a list is not a commit page; refusing it keeps the last good copy in the cache.
+      if (!Array.isArray(body))
+        throw new Error('The code host answered something other than a list of commits');
+      return body;
+    }
   }
+}
+
+/** The body as text, refused (and the download cancelled) once it passes `maxBytes` or the deadline. */
+async function readCapped(response: Response, maxBytes: number, deadline: AbortSignal): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? 0);
+  if (declared > maxBytes) {
+    await response.body?.cancel();
+    throw new Error(`The code host's answer is larger than ${maxBytes} bytes`);
+  }
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    const fail = (): void => reject(new Error('The code host did not send its answer in time'));
+    if (deadline.aborted) fail();
+    else deadline.addEventListener('abort', fail, { once: true });
+  });
+  // The reader rejects too when the deadline aborts the request; this race also covers a stalled stream.
+  aborted.catch(() => undefined);
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) throw new Error(`The code host's answer is larger than ${maxBytes} bytes`);
+      chunks.push(value);
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => undefined);
+    throw error;
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -22,15 +22,20 @@ function opaque(tag: string): string {
   return trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed;
 }
 
-/** RFC 9110 If-None-Match with weak comparison: true when the client holds the current representation. */
+/**
+ * RFC 9110 If-None-Match with weak comparison: true when the client holds the current representation. `*`
+ * is left to namesWildcard: it holds only when the resource exists, which a tag alone cannot tell.
+ */
 export function noneMatchFails(ifNoneMatch: string, tag: string): boolean {
   if (ifNoneMatch === '') return false;
   if (ifNoneMatch === tag) return true;
   const current = opaque(tag);
-  return ifNoneMatch.split(',').some((listed) => {
-    const candidate = listed.trim();
-    return candidate === '*' || opaque(candidate) === current;
-  });
+  return ifNoneMatch.split(',').some((listed) => opaque(listed.trim()) === current);
+}
+
+/** If-None-Match: `*` (any current representation): answered 304 once the route has found one. */
+export function namesWildcard(ifNoneMatch: string): boolean {
+  return ifNoneMatch !== '' && ifNoneMatch.split(',').some((listed) => listed.trim() === '*');
 }
 
 /** How many answers a router keeps: one per polled (route, group) is plenty. */

@@ -1,9 +1,6 @@
-import { mongoSettingsFromEnv, type MongoStoreSettings } from '@hortus/adapter-mongo';
-import { isValidTimeZone } from '@hortus/core';
-import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt';
-
-export const storeKinds = ['memory', 'mongodb'] as const;
-export type StoreKind = (typeof storeKinds)[number];
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import { ConfigError, type Env, envReader } from '@hortus/core';
 
 /** auto: access keys are required once the store holds one; on: always required; off: never. */
 export const authModes = ['auto', 'on', 'off'] as const;
@@ -18,106 +15,82 @@ export interface CodeHostConfig {
   readonly timeoutMs: number;
 }
 
-export interface HttpConfig {
+/**
+ * Which proxies are trusted to say who the client is. `hops`: that many proxies stand in front, each
+ * appending the address it saw to X-Forwarded-For, so the client is the entry `hops` from the right (0:
+ * the header is ignored). `proxies`: the addresses or CIDR ranges of the proxies; the client is the
+ * rightmost address of the chain (socket address, then X-Forwarded-For from right to left) that is not one
+ * of them. Entries left of it were written by the client and are never believed.
+ */
+export type TrustProxy = { readonly hops: number } | { readonly proxies: readonly string[] };
+
+/** What the HTTP transport needs to listen and to guard its routes. */
+export interface HttpSettings {
   readonly port: number;
   readonly host: string;
   /** Exact origins (scheme://host[:port]) allowed to call with credentials. */
   readonly corsOrigins: readonly string[];
-  readonly store: StoreKind;
-  readonly mongodbUri?: string;
-  /** Connection settings of the Mongo store (MONGODB_URI, MONGODB_DB, MONGODB_WRITE_CONCERN). */
-  readonly mongo?: MongoStoreSettings;
-  readonly timeZone: string;
   readonly codeHost: CodeHostConfig;
-  readonly commitsCacheMs: number;
   readonly bodyLimitBytes: number;
   /** Body limit of POST /api/data/readings, which carries batches of up to 5000 readings. */
   readonly ingestBodyLimitBytes: number;
-  /** Whether this server runs the automation engine (rules and alerts). */
-  readonly automations: boolean;
-  readonly automationTickMs: number;
-  /** The MQTT bridge's settings; unset when MQTT_URL is not configured (the bridge is off). */
-  readonly mqtt?: MqttConfig;
   /** Requests per minute one client (IP address) may make; 0 turns the limit off. */
   readonly rateLimitPerMinute: number;
-  /** Behind a reverse proxy: the client address is taken from X-Forwarded-For. */
-  readonly trustProxy: boolean;
+  /** Behind reverse proxies: how the client address is taken from X-Forwarded-For. */
+  readonly trustProxy: TrustProxy;
+  /**
+   * Host names (lower case; `*.example.org` for its subdomains) a request's Host may name, against DNS
+   * rebinding. IP addresses are always allowed. `['*']`: any host.
+   */
+  readonly allowedHosts: readonly string[];
+  /** How long a request body may take to arrive before the request is answered 408 and closed. */
+  readonly bodyTimeoutMs: number;
+  /** How long a client may take to send the request line and headers. */
+  readonly headersTimeoutMs: number;
+  /** Open connections at most; further ones are closed at once. */
+  readonly maxConnections: number;
   readonly auth: AuthMode;
   /** How long the answers to "are keys in use" and "whose key is this" are reused. */
   readonly authCacheMs: number;
 }
 
-/** Thrown by loadConfig with every problem found, so one start reports all of them. */
-export class ConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
-
 export const MAX_CODE_HOST_TIMEOUT_MS = 5000;
-export const MIN_COMMITS_CACHE_MS = 30_000;
-const DAY_MS = 86_400_000;
 
-export const configDefaults = {
+export const httpDefaults = {
   PORT: '8080',
   HOST: '0.0.0.0',
   CORS_ORIGINS: 'http://localhost:3000',
-  TIME_ZONE: 'UTC',
   CODE_HOST_API_URL: 'https://api.github.com',
   CODE_HOST_TIMEOUT_MS: String(MAX_CODE_HOST_TIMEOUT_MS),
-  COMMITS_CACHE_MS: '60000',
   BODY_LIMIT_BYTES: String(1024 * 1024),
   // A 5000-reading batch is about 0.55 MB with usual names and 2.1 MB pretty-printed with the longest
   // names allowed (group 100, topic 200 characters): 4 MiB leaves room for whitespace and extra fields.
   INGEST_BODY_LIMIT_BYTES: String(4 * 1024 * 1024),
-  AUTOMATIONS: 'on',
-  AUTOMATION_TICK_MS: '10000',
   // Ten requests a second per client: a polling web client makes about one, a burst of 600 passes.
   RATE_LIMIT_PER_MINUTE: '600',
   TRUST_PROXY: 'off',
+  // Filled in from this machine's names when unset: see defaultAllowedHosts.
+  ALLOWED_HOSTS: '',
+  BODY_TIMEOUT_MS: '30000',
+  HEADERS_TIMEOUT_MS: '10000',
+  MAX_CONNECTIONS: '1024',
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
 } as const;
 
 /**
- * Time rules are set to the minute and fire within a 5-minute grace: a tick longer than a minute would make
- * them late, so that is the ceiling. The floor only guards against a typo that would spin the store.
+ * Reads the HTTP transport's variables. Unset or empty variables take their default; every bad value is
+ * reported at once in a ConfigError.
  */
-export const MIN_AUTOMATION_TICK_MS = 10;
-export const MAX_AUTOMATION_TICK_MS = 60_000;
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-/**
- * Reads the configuration from environment variables. Unset or empty variables take their default;
- * every bad value is reported at once in a ConfigError.
- */
-export function loadConfig(env: Env = process.env): HttpConfig {
+export function httpSettingsFromEnv(env: Env): HttpSettings {
   const problems: string[] = [];
-  const read = (name: keyof typeof configDefaults): string => {
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? configDefaults[name] : value;
-  };
-  const optional = (name: string): string | undefined => {
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? undefined : value;
-  };
-  const integer = (name: keyof typeof configDefaults, min: number, max: number): number => {
-    const text = read(name);
-    const value = /^\d+$/u.test(text) ? Number(text) : Number.NaN;
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${text}"`);
-      return Number(configDefaults[name]);
-    }
-    return value;
-  };
+  const { read, optional, integer } = envReader(env, httpDefaults, problems);
 
   const port = integer('PORT', 0, 65535);
   const host = read('HOST');
   if (/\s/u.test(host)) problems.push(`HOST must be a host name or address, got "${host}"`);
 
-  const corsOrigins = (env['CORS_ORIGINS'] ?? configDefaults.CORS_ORIGINS)
+  const corsOrigins = (env['CORS_ORIGINS'] ?? httpDefaults.CORS_ORIGINS)
     .split(',')
     .map((origin) => origin.trim())
     .filter((origin) => origin !== '')
@@ -131,27 +104,6 @@ export function loadConfig(env: Env = process.env): HttpConfig {
       return normalised ?? origin;
     });
 
-  const mongodbUri = optional('MONGODB_URI');
-  const storeText = optional('STORE') ?? (mongodbUri === undefined ? 'memory' : 'mongodb');
-  const store = (storeKinds as readonly string[]).includes(storeText) ? (storeText as StoreKind) : 'memory';
-  if (store !== storeText)
-    problems.push(`STORE must be one of: ${storeKinds.join(', ')}, got "${storeText}"`);
-  if (store === 'mongodb' && mongodbUri === undefined) {
-    problems.push('MONGODB_URI is required when STORE is mongodb');
-  }
-  if (mongodbUri !== undefined && !/^mongodb(\+srv)?:\/\/\S+$/u.test(mongodbUri)) {
-    problems.push('MONGODB_URI must start with mongodb:// or mongodb+srv://');
-  }
-  let mongo: MongoStoreSettings | undefined;
-  try {
-    mongo = mongoSettingsFromEnv(env);
-  } catch (error) {
-    problems.push(error instanceof Error ? error.message : String(error));
-  }
-
-  const timeZone = read('TIME_ZONE');
-  if (!isValidTimeZone(timeZone)) problems.push(`TIME_ZONE must be an IANA time zone, got "${timeZone}"`);
-
   const apiUrl = read('CODE_HOST_API_URL').replace(/\/+$/u, '');
   if (!isHttpUrl(apiUrl)) problems.push(`CODE_HOST_API_URL must be an http(s) URL, got "${apiUrl}"`);
   const repository = optional('CODE_HOST_REPOSITORY');
@@ -160,24 +112,15 @@ export function loadConfig(env: Env = process.env): HttpConfig {
   }
   const token = optional('CODE_HOST_TOKEN');
   const timeoutMs = integer('CODE_HOST_TIMEOUT_MS', 1, MAX_CODE_HOST_TIMEOUT_MS);
-  const commitsCacheMs = integer('COMMITS_CACHE_MS', MIN_COMMITS_CACHE_MS, DAY_MS);
   const bodyLimitBytes = integer('BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024);
   const ingestBodyLimitBytes = integer('INGEST_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024);
 
-  const automationsText = read('AUTOMATIONS').toLowerCase();
-  if (automationsText !== 'on' && automationsText !== 'off') {
-    problems.push(`AUTOMATIONS must be on or off, got "${read('AUTOMATIONS')}"`);
-  }
-  const automationTickMs = integer('AUTOMATION_TICK_MS', MIN_AUTOMATION_TICK_MS, MAX_AUTOMATION_TICK_MS);
-
-  const mqtt = mqttConfigFromEnv(env);
-  if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
-
   const rateLimitPerMinute = integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000);
-  const trustProxyText = read('TRUST_PROXY').toLowerCase();
-  if (trustProxyText !== 'on' && trustProxyText !== 'off') {
-    problems.push(`TRUST_PROXY must be on or off, got "${read('TRUST_PROXY')}"`);
-  }
+  const trustProxy = parseTrustProxy(read('TRUST_PROXY'), problems);
+  const allowedHosts = parseAllowedHosts(optional('ALLOWED_HOSTS'), problems);
+  const bodyTimeoutMs = integer('BODY_TIMEOUT_MS', 100, 600_000);
+  const headersTimeoutMs = integer('HEADERS_TIMEOUT_MS', 100, 120_000);
+  const maxConnections = integer('MAX_CONNECTIONS', 1, 1_000_000);
   const authText = read('AUTH').toLowerCase();
   const auth = (authModes as readonly string[]).includes(authText) ? (authText as AuthMode) : 'auto';
   if (auth !== authText) problems.push(`AUTH must be one of: ${authModes.join(', ')}, got "${read('AUTH')}"`);
@@ -188,24 +131,20 @@ export function loadConfig(env: Env = process.env): HttpConfig {
     port,
     host,
     corsOrigins,
-    store,
-    ...(mongodbUri === undefined ? {} : { mongodbUri }),
-    ...(mongo === undefined ? {} : { mongo }),
-    timeZone,
     codeHost: {
       apiUrl,
       timeoutMs,
       ...(repository === undefined ? {} : { repository }),
       ...(token === undefined ? {} : { token }),
     },
-    commitsCacheMs,
     bodyLimitBytes,
     ingestBodyLimitBytes,
-    automations: automationsText !== 'off',
-    automationTickMs,
-    ...(mqtt === undefined ? {} : { mqtt }),
     rateLimitPerMinute,
-    trustProxy: trustProxyText === 'on',
+    trustProxy,
+    allowedHosts,
+    bodyTimeoutMs,
+    headersTimeoutMs,
+    maxConnections,
     auth,
     authCacheMs,
   };
@@ -226,4 +165,62 @@ export function toOrigin(text: string): string | undefined {
   const url = new URL(text);
   const originOnly = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
   return originOnly && !text.endsWith('#') && !text.endsWith('?') ? url.origin : undefined;
+}
+
+/**
+ * `off` (or 0), `on` (one proxy), a count of proxies, or a comma-separated list of proxy addresses and
+ * CIDR ranges (`10.0.0.0/8, ::1`).
+ */
+export function parseTrustProxy(text: string, problems: string[]): TrustProxy {
+  const lower = text.toLowerCase();
+  if (lower === 'off') return { hops: 0 };
+  if (lower === 'on') return { hops: 1 };
+  if (/^\d{1,2}$/u.test(lower)) return { hops: Number(lower) };
+  const proxies = lower
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const bad = proxies.filter((entry) => !isAddressOrRange(entry));
+  if (proxies.length === 0 || bad.length > 0) {
+    problems.push(
+      `TRUST_PROXY must be off, on, a number of proxies, or proxy addresses/CIDR ranges, got "${text}"`,
+    );
+    return { hops: 0 };
+  }
+  return { proxies };
+}
+
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/u.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+const hostNamePattern = /^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$/u;
+
+/** ALLOWED_HOSTS: `*`, or host names separated by commas; unset, this machine's names (defaultAllowedHosts). */
+export function parseAllowedHosts(text: string | undefined, problems: string[]): readonly string[] {
+  if (text === undefined) return defaultAllowedHosts();
+  if (text === '*') return ['*'];
+  const hosts = text
+    .toLowerCase()
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const bad = hosts.filter(
+    (host) => !hostNamePattern.test(host) && isIP(host.replace(/^\[|\]$/gu, '')) === 0,
+  );
+  if (hosts.length === 0 || bad.length > 0) {
+    problems.push(`ALLOWED_HOSTS must be * or host names separated by commas, got "${text}"`);
+  }
+  return hosts;
+}
+
+/** The names this machine answers to without configuration: localhost names and its own host name. */
+export function defaultAllowedHosts(): readonly string[] {
+  const name = hostname().toLowerCase();
+  const own = name === '' ? [] : [name, `${name.split('.')[0] ?? name}.local`];
+  return [...new Set(['localhost', '*.localhost', ...own])];
 }

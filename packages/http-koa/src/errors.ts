@@ -1,6 +1,12 @@
-import { type ErrorCode, isDomainError } from '@hortus/core';
+import {
+  type DomainError,
+  type ErrorCode,
+  isDomainError,
+  ThrottledError,
+  UnauthenticatedError,
+} from '@hortus/core';
 import { type Context, type Middleware } from 'koa';
-import { type Logger } from './logger.js';
+import { type ClientFaultLog, type Logger } from './logger.js';
 import { type ErrorStyle, errorPolicyOf, json, plainText, type Reply, send } from './routing.js';
 
 export const statusOfCode: Readonly<Record<ErrorCode, number>> = {
@@ -9,10 +15,27 @@ export const statusOfCode: Readonly<Record<ErrorCode, number>> = {
   INVALID_INPUT: 400,
   UNAVAILABLE: 503,
   UPSTREAM_FAILED: 500,
+  // The request is well-formed but conflicts with what the group already holds (its quota).
+  QUOTA_EXCEEDED: 409,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  THROTTLED: 429,
 };
 
 /** Outside any route (unknown path, wrong method, preflight) errors are JSON `{message}`. */
 const defaultStyle: ErrorStyle = { body: 'message', serverError: 'Internal Server Error' };
+
+/** What an error tells the client beside its body: when to retry, how to authenticate. */
+function setErrorHeaders(ctx: Context, error: DomainError): void {
+  if (error.code === 'UNAVAILABLE') ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+  if (error instanceof ThrottledError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+  if (error instanceof UnauthenticatedError) {
+    ctx.set(
+      'WWW-Authenticate',
+      error.invalidCredential ? 'Bearer realm="hortus", error="invalid_token"' : 'Bearer realm="hortus"',
+    );
+  }
+}
 
 /** How long a client should wait before retrying while the store is unreachable. */
 const RETRY_AFTER_SECONDS = 5;
@@ -28,6 +51,29 @@ function isHttpLibraryError(error: unknown): error is HttpLibraryError {
   return typeof status === 'number' && status >= 400 && status < 500;
 }
 
+/** A 4xx raised at the edge (body reading, encodings): its message is written for the client and kept. */
+export class EdgeError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly logged?: string,
+  ) {
+    super(message);
+    this.name = 'EdgeError';
+  }
+}
+
+const clientStreamErrorCodes = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/** A failure of the client's connection or framing (cut off, broken chunking), not of the server. */
+export function isClientStreamError(error: unknown): boolean {
+  // raw-body's name for a request stream that failed (bad framing) before it began reading it.
+  if ((error as { type?: unknown } | null)?.type === 'stream.not.readable') return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return clientStreamErrorCodes.has(code) || code.startsWith('HPE_');
+}
+
 export function errorBody(style: ErrorStyle, status: number, message: string): Reply {
   if (style.body === 'text') return plainText(message, status);
   return json(style.body === 'error' ? { error: message } : { message }, status);
@@ -37,7 +83,11 @@ export function errorBody(style: ErrorStyle, status: number, message: string): R
  * The one place errors become responses: domain errors by their code (with the route's SPEC exceptions),
  * library errors by their status, anything else as the route's 500 text. Never a stack in a body.
  */
-export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middleware {
+export function errorMiddleware(
+  logger: Logger,
+  bodyLimitBytes: number,
+  clientFaults: Pick<ClientFaultLog, 'warn'> = logger,
+): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -46,14 +96,23 @@ export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middlew
       const style = policy?.style ?? defaultStyle;
       if (isDomainError(error)) {
         const status = policy?.statusFor[error.code] ?? statusOfCode[error.code];
-        if (error.code === 'UNAVAILABLE') ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+        setErrorHeaders(ctx, error);
         // Domain 5xx are a store outage or a failing code host: expected weather, so a warning with its cause.
         if (status >= 500) logFailure(logger, ctx, error, 'warn');
         // An outage is JSON `{message}` on every route, so clients can tell "retry later" from a bug.
         if (error.code === 'UNAVAILABLE') send(ctx, json({ message: error.message }, status));
         else send(ctx, errorBody(style, status, status >= 500 ? style.serverError : error.message));
+      } else if (error instanceof EdgeError) {
+        if (error.logged !== undefined) clientFaults.warn(error.logged, faultFields(ctx, error));
+        if (error.status === 408) ctx.set('Connection', 'close');
+        send(ctx, errorBody(style, error.status, error.message));
+      } else if (isClientStreamError(error)) {
+        clientFaults.warn('malformed request', faultFields(ctx, error));
+        ctx.set('Connection', 'close');
+        send(ctx, errorBody(style, 400, 'Malformed request'));
       } else if (isHttpLibraryError(error)) {
         const limit = policy?.bodyLimitBytes ?? bodyLimitBytes;
+        if (error.status === 413) discardRestOfBody(ctx, limit * DISCARD_FACTOR);
         send(ctx, errorBody(style, error.status, libraryMessage(error, limit)));
       } else {
         logFailure(logger, ctx, error, 'error');
@@ -63,6 +122,30 @@ export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middlew
   };
 }
 
+/** How much of an oversized body is read and dropped, as a multiple of the limit, before the connection is cut. */
+const DISCARD_FACTOR = 8;
+
+/**
+ * A client still sending an oversized body would get a reset instead of the 413 if the socket closed under
+ * it (most clients write the whole body before they read). So the rest is read and dropped, up to a bound,
+ * and the connection closes once the answer is out; past the bound the socket is cut.
+ */
+function discardRestOfBody(ctx: Context, maxBytes: number): void {
+  const request = ctx.req;
+  ctx.set('Connection', 'close');
+  if (request.complete) return;
+  let discarded = 0;
+  const drop = (chunk: Buffer): void => {
+    discarded += chunk.length;
+    if (discarded > maxBytes) {
+      request.off('data', drop);
+      request.socket.destroy();
+    }
+  };
+  request.on('data', drop);
+  request.resume();
+}
+
 function libraryMessage(error: HttpLibraryError, bodyLimitBytes: number): string {
   if (error.status === 413) return `Request body is larger than ${bodyLimitBytes} bytes`;
   // co-body marks its JSON failures (syntax, a bare scalar, __proto__ keys) as 400 SyntaxErrors.
@@ -70,6 +153,17 @@ function libraryMessage(error: HttpLibraryError, bodyLimitBytes: number): string
   if (error.status === 400) return 'Bad request';
   if (error.status === 415) return 'Content-Type must be application/json';
   return error.message;
+}
+
+function faultFields(ctx: Context, error: unknown): Record<string, unknown> {
+  const code = (error as { code?: unknown } | null)?.code;
+  return {
+    requestId: (ctx.state as { requestId?: string }).requestId,
+    method: ctx.method,
+    path: ctx.path,
+    error: error instanceof Error ? error.message : String(error),
+    ...(typeof code === 'string' ? { code } : {}),
+  };
 }
 
 function logFailure(logger: Logger, ctx: Context, error: unknown, level: 'warn' | 'error'): void {

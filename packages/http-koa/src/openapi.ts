@@ -1,9 +1,22 @@
+import { isOpenPath } from './access.js';
 import { type JsonSchema, entitySchemas } from './schemas.js';
 import { type RouteSpec, type RouterSpec } from './routing.js';
 
 export const API_VERSION = '0.1.0';
 
 type Document = Record<string, unknown>;
+
+/** The name under which the document declares the `Authorization: Bearer` scheme. */
+export const BEARER_SCHEME = 'bearerAuth';
+
+const bearerScheme = {
+  type: 'http',
+  scheme: 'bearer',
+  description:
+    'An access key `hk_...` (created with `hortus keys create`), sent as `Authorization: Bearer hk_...`; ' +
+    'log-in tokens will be accepted the same way once they exist. With AUTH=auto a key is required once ' +
+    'the store holds one, with AUTH=on always, with AUTH=off never.',
+} as const;
 
 /** `/all/:userId` in @koa/router syntax is `/all/{userId}` in OpenAPI. */
 export function openApiPath(prefix: string, path: string): string {
@@ -26,7 +39,7 @@ function parameters(schema: JsonSchema | undefined, location: 'query' | 'path'):
   });
 }
 
-function operation(route: RouteSpec, tag: string): Document {
+function operation(route: RouteSpec, tag: string, path: string): Document {
   const responses: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries(route.responses)) {
     const mediaType = doc.text === true ? 'text/plain' : 'application/json';
@@ -41,6 +54,8 @@ function operation(route: RouteSpec, tag: string): Document {
     tags: [tag],
     summary: route.summary,
     ...(route.description === undefined ? {} : { description: route.description }),
+    // The liveness texts of the old service answer without a key, whatever AUTH says.
+    ...(route.method === 'get' && isOpenPath(path) ? { security: [] } : {}),
     parameters: [
       ...parameters(route.params, 'path'),
       ...parameters(route.query ?? route.unvalidatedQuery, 'query'),
@@ -58,7 +73,10 @@ export function buildOpenApiDocument(routers: readonly RouterSpec[]): Document {
   for (const router of routers) {
     for (const route of router.routes) {
       const path = openApiPath(router.prefix, route.path);
-      paths[path] = { ...paths[path], [route.method]: operation(route, router.tag) };
+      paths[path] = {
+        ...paths[path],
+        [route.method]: operation(route, router.tag, `${router.prefix}${route.path}`),
+      };
     }
   }
   return {
@@ -71,8 +89,10 @@ export function buildOpenApiDocument(routers: readonly RouterSpec[]): Document {
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     tags: routers.map((router) => ({ name: router.tag })),
+    // The empty alternative: while keys are not required (AUTH=off, or auto with no key yet) no header is needed.
+    security: [{ [BEARER_SCHEME]: [] }, {}],
     paths,
-    components: { schemas: entitySchemas },
+    components: { schemas: entitySchemas, securitySchemes: { [BEARER_SCHEME]: bearerScheme } },
   };
 }
 

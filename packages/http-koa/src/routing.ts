@@ -1,5 +1,12 @@
 import { Router } from '@koa/router';
 import {
+  ANONYMOUS,
+  type Caller,
+  GetProfile,
+  LogIn,
+  RequestPasswordReset,
+  ResetPassword,
+  SignUp,
   AddChart,
   AggregateReadings,
   ChangeChart,
@@ -29,7 +36,7 @@ import {
   UpdateGroupSettings,
 } from '@hortus/core';
 import { type Context, type Middleware } from 'koa';
-import { AnswerCache, type EntityTagOf, noneMatchFails } from './conditional.js';
+import { AnswerCache, type EntityTagOf, namesWildcard, noneMatchFails } from './conditional.js';
 import { type JsonSchema, validate, validatorFor } from './schemas.js';
 
 /** The use cases the HTTP transport calls; the composition root resolves each from the container. */
@@ -60,6 +67,11 @@ export const httpUseCaseClasses = {
   getGroup: GetGroup,
   updateGroupSettings: UpdateGroupSettings,
   changeUserEmail: ChangeUserEmail,
+  signUp: SignUp,
+  logIn: LogIn,
+  getProfile: GetProfile,
+  requestPasswordReset: RequestPasswordReset,
+  resetPassword: ResetPassword,
 } as const;
 
 export type HttpUseCases = {
@@ -90,6 +102,12 @@ export interface RouteInput {
   readonly params: Readonly<Record<string, string>>;
   /** The parsed JSON body as its schema allows: an object, or an array where the schema says so. */
   readonly body: Readonly<Record<string, unknown>>;
+  /** Who sends the request (a key, a log-in token, or no one), as the access middleware found. */
+  readonly caller: Caller;
+  /** Whether keys are required right now; false where no access control runs. */
+  readonly accessRequired: boolean;
+  /** The client's address (from X-Forwarded-For behind a trusted proxy). */
+  readonly clientAddress: string;
 }
 
 /** Request bodies are read under one of two limits: the usual one, or the larger one of reading batches. */
@@ -198,7 +216,15 @@ export function buildRouter(
       if (route.params !== undefined) validate(route.params, 'params', params);
       if (route.query !== undefined) validate(route.query, 'query', query);
       if (route.body !== undefined) validate(route.body, 'body', body);
-      const input: RouteInput = { query, params, body: body as Record<string, unknown> };
+      const state = ctx.state as { caller?: Caller; access?: { readonly required: boolean } };
+      const input: RouteInput = {
+        query,
+        params,
+        body: body as Record<string, unknown>,
+        caller: state.caller ?? ANONYMOUS,
+        accessRequired: state.access?.required === true,
+        clientAddress: ctx.ip,
+      };
       const tag = route.entityTag === undefined ? undefined : await route.entityTag(input, useCases);
       if (tag !== undefined && noneMatchFails(ctx.get('If-None-Match'), tag)) {
         ctx.set('ETag', tag);
@@ -213,6 +239,13 @@ export function buildRouter(
         ctx.body = cached;
       } else {
         send(ctx, reply);
+      }
+      if (tag !== undefined && ctx.status === 200 && namesWildcard(ctx.get('If-None-Match'))) {
+        // The route found what it names (a missing group is its 404), so `*` matches.
+        ctx.set('ETag', tag);
+        ctx.body = null;
+        ctx.status = 304;
+        return;
       }
       if (tag !== undefined && ctx.status === 200) {
         ctx.set('ETag', tag);

@@ -15,7 +15,9 @@ import {
   MAX_READINGS_PER_BATCH,
   MAX_RULES_PER_KIND,
   NAME_MAX_LENGTH,
+  PASSWORD_MAX_BYTES,
   switchStates,
+  TOKEN_MAX_LENGTH,
 } from '@hortus/core';
 
 /** A JSON Schema (draft 2020-12 subset) used both to validate requests and to describe them in OpenAPI. */
@@ -143,11 +145,11 @@ export const countText: JsonSchema = patterned(wholeNumberPattern, 'must be a wh
   description: `How many readings, newest first (1 to ${MAX_READINGS_LIMIT}); 1000 when omitted`,
 });
 
-/** ISO-8601 date or date-time; without an offset it is read as UTC. */
+/** RFC 3339 date-time with Z or an offset, or a date alone (the whole day, UTC); the core checks the calendar. */
 export const dateText = (description: string): JsonSchema =>
   patterned(
-    '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|z|[+-]\\d{2}(:?\\d{2})?)?)?$',
-    'must be an ISO-8601 date or date-time',
+    '^\\s*\\d{4}-\\d{2}-\\d{2}([Tt]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:\\d{2}))?\\s*$',
+    'must be an RFC 3339 date-time with Z or an offset (2025-06-15T10:00:00Z) or a date (2025-06-15)',
     { description },
   );
 
@@ -249,7 +251,7 @@ export const readingsBody: JsonSchema = {
   description:
     `One reading \`{group, topic, value, time?}\`, the compact form \`{group, time?, values: {<topic>: <number>}}\`, ` +
     `or an array of either holding at most ${MAX_READINGS_PER_BATCH} readings. \`value\` is a number or a ` +
-    'numeric string; `time` an ISO-8601 date-time (the time of arrival when omitted).',
+    'numeric string; `time` an RFC 3339 date-time with Z or an offset (the time of arrival when omitted).',
 };
 
 export const actionValue = text('New value, `on` or `off` for switches', ACTION_VALUE_MAX_LENGTH);
@@ -267,6 +269,63 @@ export const ignoreBody = object({
 export const emailBody = object(
   { newEmail: { type: 'string', format: 'email', maxLength: EMAIL_MAX_LENGTH, description: 'New e-mail' } },
   ['newEmail'],
+);
+
+// ---- accounts ----------------------------------------------------------------------------------------
+
+const personName = (description: string): JsonSchema => ({
+  type: 'string',
+  minLength: 1,
+  maxLength: NAME_MAX_LENGTH,
+  description,
+});
+const accountEmail: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: EMAIL_MAX_LENGTH,
+  description: 'E-mail',
+};
+// 72 bytes are at most 72 characters; the core counts the bytes (a character may take up to 4).
+const password: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: PASSWORD_MAX_BYTES,
+  description: 'Password',
+};
+
+export const signUpBody = object(
+  {
+    firstName: personName('First name'),
+    lastName: personName('Last name'),
+    email: accountEmail,
+    password,
+    group: {
+      type: 'string',
+      minLength: 1,
+      maxLength: NAME_MAX_LENGTH,
+      description: 'Name of an existing group',
+    },
+    invitation: {
+      type: 'string',
+      minLength: 1,
+      maxLength: TOKEN_MAX_LENGTH,
+      description: 'Invitation code from `hortus user invite` (needed while access keys are required)',
+    },
+  },
+  ['firstName', 'lastName', 'email', 'password', 'group'],
+);
+
+export const logInBody = object({ email: accountEmail, password }, ['email', 'password']);
+
+export const resetRequestBody = object({ email: accountEmail }, ['email']);
+
+export const resetValidateBody = object(
+  {
+    _id: { type: 'string', minLength: 1, maxLength: 128, description: 'User id from the reset link' },
+    token: { type: 'string', minLength: 1, maxLength: 128, description: 'Token from the reset link' },
+    password,
+  },
+  ['_id', 'token', 'password'],
 );
 
 // ---- response schemas (OpenAPI only) ---------------------------------------------------------------

@@ -424,7 +424,7 @@ describe('access keys over HTTP', () => {
       throw new Error(`no route ${method} ${path}`);
     };
 
-    it('then GETs that change data are writes, readings are ingest, and user data is outside groups', () => {
+    it("then GETs that change data are writes, readings are ingest, and user data is the user's own", () => {
       expect(ruleOf('get', '/api/data/latestdata')).to.equal('open');
       expect(ruleOf('post', '/api/data/readings')).to.equal('ingest groups');
       expect(ruleOf('get', '/api/data/tem')).to.equal('read groups');
@@ -433,17 +433,24 @@ describe('access keys over HTTP', () => {
       expect(ruleOf('post', '/api/actions/update')).to.equal('write groups');
       expect(ruleOf('post', '/api/notification/notifications/ignore')).to.equal('write groups');
       expect(ruleOf('get', '/api/notification/latestdata/github')).to.equal('read service');
-      expect(ruleOf('delete', '/api/historyChart/delete/:userId/:chartName')).to.equal('write all-groups');
-      expect(ruleOf('post', '/api/changeEmail/:userId')).to.equal('write all-groups');
+      expect(ruleOf('delete', '/api/historyChart/delete/:userId/:chartName')).to.equal('write user');
+      expect(ruleOf('post', '/api/changeEmail/:userId')).to.equal('write user');
     });
 
-    it('then no API route but the old liveness text is open', () => {
+    it('then no API route but the old liveness text and the account routes (which check credentials themselves) is open', () => {
       const open = apiRouters.flatMap((spec) =>
         spec.routes
           .filter((route) => accessRuleOf(route, `${spec.prefix}${route.path}`).open === true)
           .map((route) => `${spec.prefix}${route.path}`),
       );
-      expect(open).to.deep.equal(['/api/data/latestdata']);
+      expect(open).to.deep.equal([
+        '/api/data/latestdata',
+        '/api/users/',
+        '/api/auth/',
+        '/api/apiuserdata/:id',
+        '/api/password-reset/',
+        '/api/password-reset/resetvalidate',
+      ]);
     });
   });
 });

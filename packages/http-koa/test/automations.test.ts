@@ -1,5 +1,5 @@
 import { AutomationEngine } from '@hortus/core';
-import { IntervalScheduler, MqttBridgeKeeper, type StartableBridge } from '@hortus/http-koa';
+import { IntervalScheduler, MqttBridgeKeeper, type StartableBridge } from '@hortus/cli';
 import { CapturingLogger, eventually, expect, startTestServer, type TestServer } from './harness.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -227,19 +227,22 @@ describe('Automation engine in the server', () => {
       expect(notifications[0]?.message).to.equal(
         'Temperature (esp/air/temperature) is above its maximum of 30: 31',
       );
-      const ticks = api.logger.lines.filter((line) => line.event === 'automation tick');
-      expect(ticks.flatMap((line) => line['switched'] as unknown[])).to.deep.include({
-        group,
-        object: 'ventilator_1',
-        value: 'on',
-        previousValue: 'off',
-        trigger: 'sensor',
-        rule: 'temperature above 28 -> on',
-      });
-      expect(ticks.flatMap((line) => line['alerts'] as unknown[])).to.deep.include({
-        group,
-        topic: 'esp/air/temperature',
-        message: 'Temperature (esp/air/temperature) is above its maximum of 30: 31',
+      // The tick's log line is written when the whole tick is done, which may be after its writes are visible.
+      await eventually(() => {
+        const ticks = api.logger.lines.filter((line) => line.event === 'automation tick');
+        expect(ticks.flatMap((line) => line['switched'] as unknown[])).to.deep.include({
+          group,
+          object: 'ventilator_1',
+          value: 'on',
+          previousValue: 'off',
+          trigger: 'sensor',
+          rule: 'temperature above 28 -> on',
+        });
+        expect(ticks.flatMap((line) => line['alerts'] as unknown[])).to.deep.include({
+          group,
+          topic: 'esp/air/temperature',
+          message: 'Temperature (esp/air/temperature) is above its maximum of 30: 31',
+        });
       });
       expect(api.logger.lines.find((line) => line.event === 'automations started')).to.include({
         tickMs: 20,

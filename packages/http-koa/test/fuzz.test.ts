@@ -1,4 +1,5 @@
 import { Agent, request as httpRequest } from 'node:http';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import {
   ACTION_REPOSITORY,
   type ActionRepository,
@@ -17,8 +18,12 @@ import {
   type ReadingRepository,
   USER_REPOSITORY,
   type UserRepository,
+  CreateUser,
+  PASSWORD_HASHER,
+  type PasswordHasher,
 } from '@hortus/core';
 import { apiRouters, type RouteSpec } from '@hortus/http-koa';
+import { BcryptPasswordHasher } from '@hortus/identity';
 import fc from 'fast-check';
 import { expect, FakeCodeHost, startTestServer, type TestServer, testStore } from './harness.js';
 
@@ -33,7 +38,9 @@ import { expect, FakeCodeHost, startTestServer, type TestServer, testStore } fro
  * Requests per route. The Mongo pass runs few: there every request costs two snapshots of tens of queries.
  * HORTUS_FUZZ_RUNS runs more, HORTUS_FUZZ_SEED replays the seed a failure printed.
  */
-const RUNS_PER_ROUTE = Number(process.env['HORTUS_FUZZ_RUNS'] ?? (testStore === 'mongodb' ? 3 : 150));
+const RUNS_PER_ROUTE = Number(
+  process.env['HORTUS_FUZZ_RUNS'] ?? { memory: 150, sqlite: 20, mongodb: 3 }[testStore],
+);
 const seedText = process.env['HORTUS_FUZZ_SEED']?.trim();
 const SEED = seedText === undefined || seedText === '' ? undefined : Number(seedText);
 const ANSWER_BOUND_MS = testStore === 'mongodb' ? 3000 : 2000;
@@ -71,6 +78,7 @@ interface Pool {
 }
 
 const temperature = 'esp/air/temperature';
+const PASSWORD = 'Tomato#Bed42';
 const seededTime = '2025-06-15T10:00:00.000Z';
 
 /** A valid value for each query or path parameter name the routes use. */
@@ -89,6 +97,7 @@ function validParameter(name: string, pool: Pool): string {
     maxValue: '30.5',
     count: '5',
     userId: pool.userId,
+    id: pool.userId,
     chartName: pool.chartName,
     dataTyp: 'lux',
   };
@@ -125,6 +134,20 @@ function validBody(key: string, pool: Pool): unknown {
     'PUT /api/historyChart/change_max_count/:userId/:chartName': { max_count: 200 },
     'PUT /api/group/update': { settings: [{ tempMin: 15 }, { tempMax: 30 }] },
     'POST /api/changeEmail/:userId': { newEmail: 'ada@example.org' },
+    'POST /api/users/': {
+      firstName: 'Fuzz',
+      lastName: 'Er',
+      email: `${pool.group}-new@example.org`,
+      password: PASSWORD,
+      group: pool.group,
+    },
+    'POST /api/auth/': { email: `${pool.group}@example.org`, password: PASSWORD },
+    'POST /api/password-reset/': { email: `${pool.group}@example.org` },
+    'POST /api/password-reset/resetvalidate': {
+      _id: pool.userId,
+      token: 'ab'.repeat(32),
+      password: PASSWORD,
+    },
   };
   return bodies[key] ?? {};
 }
@@ -217,6 +240,11 @@ const badDate = fc.constantFrom(
   '2025-06-15 12:00',
   'Sun, 15 Jun 2025 12:00:00 GMT',
   '',
+  // What a lenient parser used to take: a day rolled into March, a bare number, the server's own zone.
+  '2025-02-30',
+  '1',
+  'March 7 2025',
+  '2025-06-15T12:00:00',
 );
 
 const badNumberText = fc.constantFrom(
@@ -257,7 +285,7 @@ const operatorObject = fc.constantFrom<unknown>(
   { toString: 'x', valueOf: 1 },
 );
 
-const deepValue = fc.constantFrom(30, 150, 1000).map((depth) => {
+const deepValue = fc.constantFrom(30, 33, 150, 1000, 2000).map((depth) => {
   let value: unknown = 'bottom';
   for (let level = 0; level < depth; level += 1) value = level % 2 === 0 ? [value] : { nested: value };
   return value;
@@ -351,8 +379,48 @@ type Mutation =
   | { readonly kind: 'body-replace'; readonly value: unknown }
   | { readonly kind: 'body-raw'; readonly text: string }
   | { readonly kind: 'content-type'; readonly value: string | undefined }
+  | { readonly kind: 'encoding'; readonly value: BodyEncoding }
   | { readonly kind: 'method'; readonly value: string }
   | { readonly kind: 'path'; readonly trick: number };
+
+/** How the body is sent: compressed right, compressed wrong, or under a coding the server does not know. */
+const bodyEncodings = [
+  'gzip',
+  'deflate',
+  'br',
+  'gzip-garbage',
+  'gzip-truncated',
+  'deflate-garbage',
+  'br-garbage',
+  'zstd',
+  'gzip, br',
+] as const;
+type BodyEncoding = (typeof bodyEncodings)[number];
+
+function encodeBody(text: string, encoding: BodyEncoding): { coding: string; bytes: Buffer } {
+  const garbage = Buffer.from('\x1f\x8b\x08 this is not what it claims to be');
+  switch (encoding) {
+    case 'gzip':
+      return { coding: 'gzip', bytes: gzipSync(text) };
+    case 'deflate':
+      return { coding: 'deflate', bytes: deflateSync(text) };
+    case 'br':
+      return { coding: 'br', bytes: brotliCompressSync(text) };
+    case 'gzip-garbage':
+      return { coding: 'gzip', bytes: garbage };
+    case 'gzip-truncated': {
+      const whole = gzipSync(text);
+      return { coding: 'gzip', bytes: whole.subarray(0, Math.max(1, whole.length - 9)) };
+    }
+    case 'deflate-garbage':
+      return { coding: 'deflate', bytes: garbage };
+    case 'br-garbage':
+      return { coding: 'br', bytes: garbage };
+    case 'zstd':
+    case 'gzip, br':
+      return { coding: encoding, bytes: Buffer.from(text) };
+  }
+}
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({
@@ -380,6 +448,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     value: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'),
   }),
   fc.record({ kind: fc.constant('path' as const), trick: fc.nat() }),
+  fc.record({ kind: fc.constant('encoding' as const), value: fc.constantFrom(...bodyEncodings) }),
 );
 
 /** Every place inside a JSON value, as key paths; the root is the empty path. */
@@ -454,6 +523,7 @@ function toWire(example: Example, mutations: readonly Mutation[]): WireRequest {
   let raw: string | undefined;
   let contentType: string | undefined = 'application/json';
   let trick: ((path: string) => string) | undefined;
+  let encoding: BodyEncoding | undefined;
   const queryKeys = Object.keys(query);
   const paramKeys = Object.keys(params);
   const pick = <T>(list: readonly T[], index: number): T | undefined =>
@@ -506,6 +576,9 @@ function toWire(example: Example, mutations: readonly Mutation[]): WireRequest {
       case 'path':
         trick = pick(pathTricks, change.trick);
         break;
+      case 'encoding':
+        encoding = change.value;
+        break;
     }
   }
 
@@ -522,11 +595,16 @@ function toWire(example: Example, mutations: readonly Mutation[]): WireRequest {
     ...Object.values(query).flatMap((value) => (typeof value === 'string' ? [value] : [...value])),
     ...stringsIn(body),
   ];
+  const encoded = text === undefined || encoding === undefined ? undefined : encodeBody(text, encoding);
+  const headers: Record<string, string> =
+    text === undefined || contentType === undefined ? {} : { 'content-type': contentType };
+  if (encoded !== undefined) headers['content-encoding'] = encoded.coding;
+  const wireBody = encoded?.bytes ?? text;
   return {
     method,
     path: search === '' ? path : `${path}?${search}`,
-    headers: text === undefined || contentType === undefined ? {} : { 'content-type': contentType },
-    ...(text === undefined ? {} : { body: text }),
+    headers,
+    ...(wireBody === undefined ? {} : { body: wireBody }),
     names,
   };
 }
@@ -605,24 +683,39 @@ async function snapshot(store: Store, names: ReadonlySet<string>): Promise<strin
   // All lookups at once: on MongoDB this is one round of queries instead of one per lookup.
   const perName = await Promise.all(
     [...names].map(async (name) => {
-      const [group, actions, devices, notifications, readings, log, user, charts] = await Promise.all([
-        store.groups.findByName(name),
-        store.actions.listByGroup(name),
-        store.devices.listByGroup(name),
-        store.notifications.listOpen(name),
-        store.readings.latestOfEveryTopic(name).then((latest) =>
-          Promise.all(
-            latest.map(async ({ topic }) => ({
-              topic,
-              count: (await store.readings.newestFirst({ group: name, topic }, MAX_READINGS_LIMIT)).length,
-            })),
+      const [group, actions, devices, notifications, readings, log, user, charts, account, credentials] =
+        await Promise.all([
+          store.groups.findByName(name),
+          store.actions.listByGroup(name),
+          store.devices.listByGroup(name),
+          store.notifications.listOpen(name),
+          store.readings.latestOfEveryTopic(name).then((latest) =>
+            Promise.all(
+              latest.map(async ({ topic }) => ({
+                topic,
+                count: (await store.readings.newestFirst({ group: name, topic }, MAX_READINGS_LIMIT)).length,
+              })),
+            ),
           ),
-        ),
-        store.log.listByGroup(name, 100),
-        store.users.findById(name),
-        store.charts.findByUser(name),
-      ]);
-      return { name, group, actions, devices, notifications, readings, log, user, charts };
+          store.log.listByGroup(name, 100),
+          store.users.findById(name),
+          store.charts.findByUser(name),
+          store.users.findByEmail(name),
+          store.users.findCredentials(name),
+        ]);
+      return {
+        name,
+        group,
+        actions,
+        devices,
+        notifications,
+        readings,
+        log,
+        user,
+        charts,
+        account,
+        credentials,
+      };
     }),
   );
   return JSON.stringify({ groups: await store.groups.list(), perName });
@@ -649,7 +742,12 @@ describe(`HTTP fuzzing: generated bad requests on every route (${testStore} stor
     host = new FakeCodeHost();
     const apiUrl = await host.start();
     host.answerJson(200, [{ sha: 'abc', commit: { message: 'm', author: { date: seededTime } } }]);
-    api = await startTestServer({ CODE_HOST_API_URL: apiUrl, CODE_HOST_REPOSITORY: 'o/r' });
+    // The lowest bcrypt cost: this suite is about input handling, and generated log-ins would spend minutes hashing.
+    api = await startTestServer({ CODE_HOST_API_URL: apiUrl, CODE_HOST_REPOSITORY: 'o/r' }, (container) =>
+      container
+        .rebind<PasswordHasher>(PASSWORD_HASHER)
+        .toConstantValue(new BcryptPasswordHasher({ cost: 4 })),
+    );
     const { container } = api;
     store = {
       readings: container.get(READING_REPOSITORY),
@@ -690,7 +788,13 @@ describe(`HTTP fuzzing: generated bad requests on every route (${testStore} stor
       { group, topic: temperature, value: 20, time: seededTime },
       { group, topic: 'esp/air/humidity', value: 60, time: seededTime },
     ]);
-    const userId = await api.seed.user(`${group}@example.org`);
+    const { id: userId } = await api.container.get(CreateUser).execute({
+      firstName: 'Fuzz',
+      lastName: 'Er',
+      email: `${group}@example.org`,
+      group,
+      password: PASSWORD,
+    });
     const chart = await api.call('POST', `/api/historyChart/update/${userId}`, {
       json: { chartId: 'c1', chartName: 'c1', chartData: { type: 'line', datasets: [{}] } },
     });

@@ -2,6 +2,9 @@ import 'reflect-metadata';
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import {
@@ -21,14 +24,8 @@ import {
   USER_REPOSITORY,
 } from '@hortus/core';
 import { MongoStore } from '@hortus/adapter-mongo';
-import {
-  createContainer,
-  type HttpConfig,
-  loadConfig,
-  type Logger,
-  type RunningServer,
-  startServer,
-} from '@hortus/http-koa';
+import { type AppConfig, createContainer, loadConfig, type RunningServer, startServer } from '@hortus/cli';
+import { type Logger } from '@hortus/http-koa';
 import { type Container } from 'inversify';
 
 chai.use(chaiAsPromised);
@@ -89,23 +86,29 @@ export interface TestServer {
 
 export const testNow = new Date('2025-06-15T12:30:00.000Z');
 
-export type TestStoreKind = 'memory' | 'mongodb';
+export type TestStoreKind = 'memory' | 'mongodb' | 'sqlite';
 
 /**
- * The store the HTTP suites run on. scripts/test.sh runs them twice: on memory, then with
- * HORTUS_TEST_STORE=mongodb against $MONGODB_URI, where every test server gets a database of its own
- * (dropped at close), so the same routes are proven on both adapters.
+ * The store the HTTP suites run on. scripts/test.sh runs them on memory, then with
+ * HORTUS_TEST_STORE=sqlite, where every test server gets a data directory of its own (removed at close),
+ * then with HORTUS_TEST_STORE=mongodb against $MONGODB_URI, where every test server gets a database of its
+ * own (dropped at close), so the same routes are proven on every adapter.
  */
-export const testStore: TestStoreKind =
-  process.env['HORTUS_TEST_STORE']?.trim() === 'mongodb' ? 'mongodb' : 'memory';
+export const testStore: TestStoreKind = ((): TestStoreKind => {
+  const named = process.env['HORTUS_TEST_STORE']?.trim();
+  return named === 'mongodb' || named === 'sqlite' ? named : 'memory';
+})();
 const testMongoUri = process.env['MONGODB_URI']?.trim() ?? '';
 if (testStore === 'mongodb' && testMongoUri === '') {
   throw new Error('HORTUS_TEST_STORE=mongodb needs MONGODB_URI (eval "$(bash scripts/ferretdb.sh start)")');
 }
 
-/** The environment that puts one test server on its store: nothing for memory, a fresh database for Mongo. */
+/** The environment that puts one test server on its store: a fresh data directory or database. */
 function storeEnv(store: TestStoreKind): Record<string, string> {
   if (store === 'memory') return { STORE: 'memory' };
+  if (store === 'sqlite') {
+    return { STORE: 'sqlite', HORTUS_DATA_DIR: mkdtempSync(join(tmpdir(), 'hortus-http-')) };
+  }
   return {
     STORE: 'mongodb',
     MONGODB_URI: testMongoUri,
@@ -113,7 +116,11 @@ function storeEnv(store: TestStoreKind): Record<string, string> {
   };
 }
 
-async function dropTestDatabase(config: HttpConfig): Promise<void> {
+async function dropTestDatabase(config: AppConfig): Promise<void> {
+  if (config.store === 'sqlite' && config.sqlite !== undefined) {
+    rmSync(dirname(config.sqlite.file), { recursive: true, force: true });
+    return;
+  }
   if (config.store !== 'mongodb' || config.mongo === undefined) return;
   const store = MongoStore.fromSettings(config.mongo);
   try {
@@ -172,7 +179,7 @@ export async function startTestServer(
   prepare?: (container: Container) => void,
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const loaded: HttpConfig = loadConfig({
+  const loaded: AppConfig = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     AUTOMATIONS: 'off',
@@ -181,7 +188,7 @@ export async function startTestServer(
     ...storeEnv(options.store ?? testStore),
     ...env,
   });
-  const config: HttpConfig =
+  const config: AppConfig =
     loaded.mqtt === undefined || options.mqttStartTimeoutMs === undefined
       ? loaded
       : { ...loaded, mqtt: { ...loaded.mqtt, startTimeoutMs: options.mqttStartTimeoutMs } };
@@ -269,7 +276,9 @@ export function failingStore(container: Container, error: () => Error): void {
     ...['add', 'latest', 'latestOfEveryTopic', 'newestFirst', 'oldest', 'create', 'find', 'listByGroup'],
     ...['setValue', 'setAutomations', 'listOpen', 'ignoreAt', 'findByUser', 'appendChart', 'updateChart'],
     ...['removeCharts', 'findByName', 'list', 'replaceSettings', 'findById', 'changeEmail'],
-    ...['aggregate', 'revision'],
+    ...['aggregate', 'revision', 'deleteRange', 'countTopics', 'knownTopics', 'countOpen'],
+    ...['findByEmail', 'findCredentials', 'setPassword', 'endSessions'],
+    ...['setResetToken', 'resetPassword', 'delete', 'addEmployee'],
   ];
   const broken = Object.fromEntries(methods.map((method) => [method, () => Promise.reject(error())]));
   for (const token of repositoryTokens) container.rebind(token).toConstantValue(broken);

@@ -36,7 +36,7 @@ describe('HTTP /api/data/All/* summarised into buckets', () => {
 
   it('when points is given with dates and value filters, then at most that many buckets of readings inside every bound', async () => {
     const reply = await api.get(
-      `/api/data/all/lux?groupId=${group}&points=2&startDate=2025-06-15T10:00:00&endDate=2025-06-15T11:59:59&maxValue=400`,
+      `/api/data/all/lux?groupId=${group}&points=2&startDate=2025-06-15T10:00:00Z&endDate=2025-06-15T11:59:59Z&maxValue=400`,
     );
 
     expect(reply.status).to.equal(200);

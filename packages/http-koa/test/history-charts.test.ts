@@ -1,3 +1,4 @@
+import { datasetFlags } from '@hortus/core';
 import { expect, startTestServer, testNow, type TestServer } from './harness.js';
 
 type Chart = {
@@ -31,6 +32,9 @@ describe('HTTP /api/historyChart', () => {
     return userId;
   }
   const notFound = { error: 'No history chart found.' };
+  /** What every chart holds unless the client set it (COMPAT "what a new chart must hold"). */
+  const defaults = { type: 'line', max_count: 100, data_interval: 1, update_interval: 15000, labels: [] };
+  const unchecked = Object.fromEntries(datasetFlags.map((flag) => [flag, false]));
 
   it('when a chart is added, then 200 with the record; update_interval is forced to 15000', async () => {
     const userId = api.unique('user');
@@ -44,7 +48,7 @@ describe('HTTP /api/historyChart', () => {
       {
         chartId: 'defaultId',
         chartName: 'Beds',
-        chartData: { type: 'scatter', update_interval: 15000 },
+        chartData: { ...defaults, type: 'scatter', datasets: [unchecked] },
         createdAt: testNow.toISOString(),
         updatedAt: testNow.toISOString(),
       },
@@ -56,7 +60,7 @@ describe('HTTP /api/historyChart', () => {
     expect((reply.json() as Record_).charts[0]).to.deep.include({
       chartId: 'defaultId',
       chartName: 'Default Name',
-      chartData: { update_interval: 15000 },
+      chartData: { ...defaults, datasets: [unchecked] },
     });
   });
 
@@ -84,11 +88,7 @@ describe('HTTP /api/historyChart', () => {
     const userId = await withChart();
     const reply = await api.get(`/api/historyChart/settings/${userId}/Greenhouse`);
     expect(reply.status).to.equal(200);
-    expect(reply.json()).to.deep.equal({
-      type: 'line',
-      update_interval: 15000,
-      datasets: [{ checked_lux: false }],
-    });
+    expect(reply.json()).to.deep.equal({ ...defaults, datasets: [unchecked] });
     for (const path of [`${userId}/Nope`, `${api.unique('nobody')}/Greenhouse`]) {
       const missing = await api.get(`/api/historyChart/settings/${path}`);
       expect(missing.status).to.equal(404);
@@ -110,7 +110,7 @@ describe('HTTP /api/historyChart', () => {
     });
     expect(reply.status).to.equal(200);
     const chart = (reply.json() as Record_).charts[0];
-    expect(chart?.chartData['datasets']).to.deep.equal([{ checked_lux: false, checked_moisture_1: true }]);
+    expect(chart?.chartData['datasets']).to.deep.equal([{ ...unchecked, checked_moisture_1: true }]);
     expect(chart?.updatedAt).to.not.equal(chart?.createdAt);
   });
 

@@ -1,5 +1,6 @@
 import { StoreUnavailableError } from '@hortus/core';
-import { apiRouters, loadConfig, startServer } from '@hortus/http-koa';
+import { loadConfig, startServer } from '@hortus/cli';
+import { apiRouters } from '@hortus/http-koa';
 import {
   CapturingLogger,
   expect,
@@ -162,6 +163,24 @@ describe('HTTP transport, across routes', () => {
       });
     });
 
+    it('when a client reads the document, then it declares the bearer scheme of access keys, optional while keys are off', async () => {
+      const document = (await api.get('/api/openapi.json')).json() as {
+        security: Record<string, string[]>[];
+        components: {
+          securitySchemes: Record<string, { type: string; scheme: string; description: string }>;
+        };
+        paths: Record<string, Record<string, { security?: unknown[] }>>;
+      };
+      const scheme = document.components.securitySchemes['bearerAuth'];
+      expect(scheme).to.include({ type: 'http', scheme: 'bearer' });
+      expect(scheme?.description).to.include('hk_').and.include('log-in tokens');
+      expect(document.security).to.deep.equal([{ bearerAuth: [] }, {}]);
+      // The old service's liveness texts never need a key; the data routes inherit the global requirement.
+      expect(document.paths['/']?.['get']?.security).to.deep.equal([]);
+      expect(document.paths['/api/data/latestdata']?.['get']?.security).to.deep.equal([]);
+      expect(document.paths['/api/actions/current_state']?.['get']).to.not.have.property('security');
+    });
+
     it('GET /api/docs is a self-contained HTML page listing the routes', async () => {
       const reply = await api.get('/api/docs');
       expect(reply.status).to.equal(200);
@@ -313,7 +332,7 @@ describe('HTTP transport, when the store is unreachable', () => {
 
 describe('HTTP server lifecycle', () => {
   it('when started with demo, then the demo greenhouse is served', async () => {
-    const running = await startServer(loadConfig({ PORT: '0', HOST: '127.0.0.1' }), {
+    const running = await startServer(loadConfig({ PORT: '0', HOST: '127.0.0.1', STORE: 'memory' }), {
       demo: true,
       logger: new CapturingLogger(),
     });
@@ -336,7 +355,9 @@ describe('HTTP server lifecycle', () => {
     try {
       const port = new URL(first.url).port;
       await expect(
-        startServer(loadConfig({ PORT: port, HOST: '127.0.0.1' }), { logger: new CapturingLogger() }),
+        startServer(loadConfig({ PORT: port, HOST: '127.0.0.1', STORE: 'memory' }), {
+          logger: new CapturingLogger(),
+        }),
       ).to.be.rejectedWith(/EADDRINUSE/u);
     } finally {
       await first.close();

@@ -93,7 +93,10 @@ describe('HTTP POST /api/data/readings', () => {
         { index: 3, reason: 'value must be a finite number', topic: 'esp/ground/moisture/1' },
         { index: 4, reason: 'group must be a string' },
         { index: 5, reason: 'topic must not contain MQTT wildcards or control characters' },
-        { index: 6, reason: 'time must be an ISO-8601 date-time' },
+        {
+          index: 6,
+          reason: 'time must be an RFC 3339 date-time with Z or an offset, such as 2025-06-15T10:00:00Z',
+        },
       ],
     });
     const latest = await latestOf(group);

@@ -1,12 +1,6 @@
-import { CreateAccessKey } from '@hortus/core';
-import {
-  ConfigError,
-  HttpMetrics,
-  loadConfig,
-  RateLimiter,
-  STORE_HANDLE,
-  type StoreHandle,
-} from '@hortus/http-koa';
+import { loadConfig } from '@hortus/cli';
+import { ConfigError, CreateAccessKey, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
+import { HttpMetrics, RateLimiter } from '@hortus/http-koa';
 import { eventually, expect, type Reply, startTestServer, type TestServer } from './harness.js';
 
 /** The value of one sample line of the exposition, or undefined when the series is absent. */
@@ -38,8 +32,12 @@ describe('operations: health, metrics, rate limit and security headers', () => {
 
     it('when the store does not answer, then /readyz is 503 JSON while /healthz stays ok', async () => {
       const api = await startTestServer({}, (container) => {
-        const store = container.get<StoreHandle>(STORE_HANDLE);
-        container.rebind<StoreHandle>(STORE_HANDLE).toConstantValue({ ...store, ping: async () => false });
+        const store = container.get<StoreLifecycle>(STORE_LIFECYCLE);
+        container.rebind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue({
+          start: () => store.start(),
+          close: () => store.close(),
+          ping: async () => false,
+        });
       });
       try {
         const ready = await api.get('/readyz');
@@ -234,12 +232,12 @@ describe('operations: health, metrics, rate limit and security headers', () => {
         auth: 'auto',
         authCacheMs: 5000,
         rateLimitPerMinute: 600,
-        trustProxy: false,
+        trustProxy: { hops: 0 },
       });
       expect(loadConfig({ AUTH: 'OFF', RATE_LIMIT_PER_MINUTE: '0', TRUST_PROXY: 'on' })).to.deep.include({
         auth: 'off',
         rateLimitPerMinute: 0,
-        trustProxy: true,
+        trustProxy: { hops: 1 },
       });
     });
 

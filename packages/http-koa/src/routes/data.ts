@@ -63,16 +63,6 @@ const notModified: ResponseDoc = {
 
 const present = (list: readonly Reading[]): unknown[] => list.map(withUnderscoreId);
 
-/** A date-time without an offset is read as UTC; a date alone as an end bound means the end of that day. */
-function instant(value: unknown, endOfDay: boolean): unknown {
-  if (typeof value !== 'string') return value;
-  const trimmed = value.trim();
-  if (/^\d{4}-\d{2}-\d{2}$/u.test(trimmed))
-    return endOfDay ? `${trimmed}T23:59:59.999Z` : `${trimmed}T00:00:00Z`;
-  const hasOffset = /(Z|z|[+-]\d{2}(:?\d{2})?)$/u.test(trimmed.slice(10));
-  return hasOffset ? trimmed : `${trimmed.replace(' ', 'T')}Z`;
-}
-
 function latestRoute(path: string, topic: string, sensor: string): RouteSpec {
   return {
     method: 'get',
@@ -108,8 +98,8 @@ function rangeRoute(path: string, topic: string, sensor: string): RouteSpec {
       const filters = {
         group: query['groupId'],
         topic,
-        startDate: instant(query['startDate'], false),
-        endDate: instant(query['endDate'], true),
+        startDate: query['startDate'],
+        endDate: query['endDate'],
         minValue: query['minValue'],
         maxValue: query['maxValue'],
         count: query['count'],

@@ -45,7 +45,10 @@ export const deviceRoutes: RouterSpec = {
       responses: {
         201: { description: "`{message: 'Device created successfully'}`" },
         400: { description: '`{message}` naming the invalid field' },
-        409: { description: '`{message}`: a device with that deviceId exists' },
+        409: {
+          description:
+            '`{message}`: a device with that deviceId exists, or the group holds MAX_DEVICES_PER_GROUP devices',
+        },
         500: failed,
       },
       handle: async ({ query }, { createDevice }) => {

@@ -1,0 +1,144 @@
+import { logInBody, object, resetRequestBody, resetValidateBody, signUpBody } from '../schemas.js';
+import { json, type RouterSpec, withUnderscoreId } from '../routing.js';
+
+/**
+ * The account routes the web client calls (COMPAT "Accounts"). They check credentials themselves, so the
+ * access middleware lets them through: log-in and reset need none, sign-up needs an admin key or an
+ * invitation while keys are required, and the profile always needs its owner's log-in token.
+ */
+const message = { body: 'message', serverError: 'Internal Server Error' } as const;
+
+export const signUpRoutes: RouterSpec = {
+  prefix: '/api/users',
+  tag: 'Accounts',
+  style: message,
+  routes: [
+    {
+      method: 'post',
+      path: '/',
+      summary: 'Sign up',
+      description:
+        "Creates a user with a bcrypt hash of the password and appends `firstName + lastName` to the group's " +
+        '`employee` list. While access keys are required it needs an admin key or an `invitation` from ' +
+        '`hortus user invite` (unless SIGNUP=open).',
+      body: signUpBody,
+      responses: {
+        201: { description: "`{message: 'User created successfully'}`" },
+        400: { description: "`{message}` naming the bad field, or `{message: 'Invalid group name'}`" },
+        403: { description: '`{message}`: an invitation or an admin key is needed' },
+        409: { description: "`{message: 'User with given email already exists!'}`" },
+      },
+      handle: async ({ body, caller, accessRequired }, { signUp }) => {
+        await signUp.execute(
+          {
+            firstName: body['firstName'],
+            lastName: body['lastName'],
+            email: body['email'],
+            password: body['password'],
+            group: body['group'],
+            invitation: body['invitation'],
+          },
+          { caller, accessRequired },
+        );
+        return json({ message: 'User created successfully' }, 201);
+      },
+    },
+  ],
+};
+
+export const logInRoutes: RouterSpec = {
+  prefix: '/api/auth',
+  tag: 'Accounts',
+  style: message,
+  routes: [
+    {
+      method: 'post',
+      path: '/',
+      summary: 'Log in',
+      description:
+        'Answers a log-in token (a JWT valid for 7 days) for `Authorization: Bearer`. Failed log-ins are ' +
+        'limited per e-mail and per client address: 429 with Retry-After after 10 in 15 minutes.',
+      body: logInBody,
+      responses: {
+        200: { description: "`{data: {token, userId, group}, message: 'Logged in successfully'}`" },
+        400: { description: '`{message}` naming the bad field' },
+        401: { description: "`{message: 'Invalid Email or Password'}`, for unknown e-mails too" },
+        429: { description: '`{message}`; Retry-After says when to try again' },
+      },
+      handle: async ({ body, clientAddress }, { logIn }) => {
+        const { token, userId, group } = await logIn.execute(
+          { email: body['email'], password: body['password'] },
+          clientAddress,
+        );
+        return json({ data: { token, userId, group }, message: 'Logged in successfully' });
+      },
+    },
+  ],
+};
+
+export const profileRoutes: RouterSpec = {
+  prefix: '/api/apiuserdata',
+  tag: 'Accounts',
+  style: message,
+  routes: [
+    {
+      method: 'get',
+      path: '/:id',
+      summary: "A user's own profile",
+      description: "Always needs the user's own log-in token, whether or not access keys are in use.",
+      params: object({ id: { type: 'string', description: 'User id' } }, ['id']),
+      responses: {
+        200: { description: '`{_id, firstName, lastName, email, group}` (never a password or hash)' },
+        401: { description: '`{message}`: no valid log-in token' },
+        403: { description: "`{message}`: another user's token" },
+      },
+      handle: async ({ params, caller }, { getProfile }) =>
+        json(withUnderscoreId(await getProfile.execute({ id: params['id'] }, caller))),
+    },
+  ],
+};
+
+export const passwordResetRoutes: RouterSpec = {
+  prefix: '/api/password-reset',
+  tag: 'Accounts',
+  style: message,
+  routes: [
+    {
+      method: 'post',
+      path: '/',
+      summary: 'Ask for a password reset link',
+      description:
+        'Mails `APP_URL/reset_password/<userId>/<token>` (valid 1 hour, once) when the e-mail has an account, ' +
+        'and answers the same 200 either way, so the route does not tell who has an account.',
+      body: resetRequestBody,
+      responses: {
+        200: { description: '`{message}`, the same whether or not the e-mail has an account' },
+        400: { description: '`{message}` naming the bad field' },
+      },
+      handle: async ({ body }, { requestPasswordReset }) =>
+        json({ message: await requestPasswordReset.execute({ email: body['email'] }) }),
+    },
+    {
+      method: 'post',
+      path: '/resetvalidate',
+      summary: 'Set a new password from a reset link',
+      description: "Sets the password and ends every older session of the user; the link's token is used up.",
+      body: resetValidateBody,
+      responses: {
+        200: { description: "`{message: 'Password reset successfully'}`" },
+        400: { description: "`{message: 'Invalid link or expired'}`, or `{message}` naming the bad field" },
+      },
+      handle: async ({ body }, { resetPassword }) => {
+        await resetPassword.execute({ _id: body['_id'], token: body['token'], password: body['password'] });
+        return json({ message: 'Password reset successfully' });
+      },
+    },
+  ],
+};
+
+export const accountRouters: readonly RouterSpec[] = [
+  signUpRoutes,
+  logInRoutes,
+  profileRoutes,
+  passwordResetRoutes,
+];

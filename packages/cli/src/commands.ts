@@ -6,6 +6,13 @@ import {
   CreateDevice,
   CreateGroup,
   CreateUser,
+  DeleteReadings,
+  type DeleteReadingsResult,
+  DeleteUser,
+  InviteUser,
+  RequestPasswordReset,
+  RevokeSessions,
+  SetPassword,
   type Device,
   GetAction,
   GetActionsOfGroup,
@@ -19,6 +26,7 @@ import {
   ListGroups,
   ListOpenNotifications,
   MAX_IGNORE_TIMES,
+  OPERATOR,
   ReplaceAutomations,
   SeedDemo,
   SetActionValue,
@@ -29,8 +37,8 @@ import {
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { UsageError } from './exit-codes.js';
-import { importReadings } from './import-readings.js';
-import { Output, fields, table } from './output.js';
+import { DEFAULT_MAX_LINE_BYTES, importReadings } from './import-readings.js';
+import { Output, fields, say, table } from './output.js';
 import { type RunIo } from './run.js';
 import { type UseCaseResolver, withUseCases } from './store.js';
 
@@ -72,6 +80,21 @@ async function jsonArgument(text: string, field: string): Promise<unknown> {
 
 const groupOption = (): Option => new Option('-g, --group <name>', 'name of the group').makeOptionMandatory();
 
+/**
+ * A password from stdin (`--password-stdin`): never from argv, where other users of the machine see it.
+ * One trailing line break (what `echo` and a typed line add) is not part of it.
+ */
+async function readPassword(io: RunIo): Promise<string> {
+  let text = '';
+  for await (const chunk of io.stdin ?? process.stdin) {
+    text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+    if (text.length > 4096) throw new UsageError('the password on stdin is too long');
+  }
+  const password = text.replace(/\r?\n$/u, '');
+  if (password === '') throw new UsageError('--password-stdin read an empty password');
+  return password;
+}
+
 // ---- How results look to people ----
 
 function showGroup(group: Group): string {
@@ -87,7 +110,7 @@ function showGroup(group: Group): string {
 function showUser(user: User): string {
   return fields([
     ['ID', user.id],
-    ['Name', `${user.firstName} ${user.lastName}`],
+    ['Name', `${user.firstName} ${user.lastName}`], // cell() escapes the joined name
     ['Email', user.email],
     ['Group', user.group],
   ]);
@@ -116,7 +139,7 @@ function showAction(action: Action): string {
 function showAutomations(action: Action): string {
   const timeRules = action.automations.flatMap((set) => set.timeAutomations);
   const sensorRules = action.automations.flatMap((set) => set.sensorAutomations);
-  const lines = [`${action.object} in group ${action.group} is ${action.value}.`];
+  const lines = [say`${action.object} in group ${action.group} is ${action.value}.`];
   if (timeRules.length === 0 && sensorRules.length === 0) lines.push('No automations.');
   if (timeRules.length > 0) {
     lines.push('', 'Time rules:');
@@ -137,6 +160,20 @@ function showAutomations(action: Action): string {
     );
   }
   return lines.join('\n');
+}
+
+function showDeleted(result: DeleteReadingsResult): string {
+  const of = result.topic === undefined ? 'every topic' : result.topic;
+  const noun = result.deleted === 1 ? 'reading' : 'readings';
+  return (
+    say`Deleted ${result.deleted} ${noun} of group ${result.group} (${of}) ` +
+    say`from ${result.from} to ${result.to}.`
+  );
+}
+
+/** A sensor name (temperature, lux, ...) stands for its topic; anything else is a topic as it is. */
+function sensorTopic(name: string): string {
+  return (sensorTopics as Record<string, string>)[name] ?? name;
 }
 
 function listOrNote<T>(
@@ -236,27 +273,112 @@ export function registerDataCommands(program: Command, io: RunIo): void {
 
   // user
   const user = withExamples(
-    program.command('user').description('create users and change their e-mail'),
+    program.command('user').description('create users, set passwords, reset links, sessions and invitations'),
     'hortus user change-email 000000000000000000000001 new@example.org',
   );
   withExamples(
     user
       .command('create')
-      .description('create a user')
+      .description('create a user (with --password-stdin they can log in; without, they set one by a reset)')
       .requiredOption('--first-name <text>', 'first name')
       .requiredOption('--last-name <text>', 'last name')
-      .requiredOption('--email <address>', 'e-mail address, unique among users')
+      .requiredOption('--email <address>', 'e-mail address, unique among users (ignoring case)')
       .addOption(groupOption())
+      .option('--password-stdin', 'read the password from stdin (never give it as an argument)')
       .action(
         async (
-          options: { firstName: string; lastName: string; email: string; group: string },
+          options: {
+            firstName: string;
+            lastName: string;
+            email: string;
+            group: string;
+            passwordStdin?: boolean;
+          },
           command: Command,
         ) => {
-          const created = await store(command, (useCase) => useCase(CreateUser).execute(options));
+          const { passwordStdin, ...fields } = options;
+          const password = passwordStdin === true ? await readPassword(io) : undefined;
+          const created = await store(command, (useCase) =>
+            useCase(CreateUser).execute({ ...fields, ...(password === undefined ? {} : { password }) }),
+          );
           outputFor(io, command).result(created, showUser);
         },
       ),
     'hortus user create --first-name Ada --last-name Grower --email ada@example.org --group greenhouse-1',
+    'printf \'%s\' "$PASSWORD" | hortus user create --first-name Ada --last-name Grower --email ada@example.org --group greenhouse-1 --password-stdin',
+  );
+  withExamples(
+    user
+      .command('set-password')
+      .description("set a user's password (read from stdin); every session of the user ends")
+      .argument('<email>', "the user's e-mail")
+      .requiredOption(
+        '--password-stdin',
+        'read the password from stdin (required: never give it as an argument)',
+      )
+      .action(async (email: string, _options: object, command: Command) => {
+        const password = await readPassword(io);
+        const updated = await store(command, (useCase) => useCase(SetPassword).execute({ email, password }));
+        outputFor(io, command).result(updated, showUser);
+      }),
+    'printf \'%s\' "$PASSWORD" | hortus user set-password ada@example.org --password-stdin',
+  );
+  withExamples(
+    user
+      .command('reset-link')
+      .description('print a fresh password reset link (valid 1 hour, once) for admins without mail')
+      .argument('<email>', "the user's e-mail")
+      .action(async (email: string, _options: object, command: Command) => {
+        const { user: found, link } = await store(command, (useCase) =>
+          useCase(RequestPasswordReset).linkFor({ email }),
+        );
+        outputFor(io, command).result({ userId: found.id, email: found.email, link }, () => link);
+      }),
+    'hortus user reset-link ada@example.org',
+  );
+  const sessions = user.command('sessions').description("end a user's log-in sessions");
+  withExamples(
+    sessions
+      .command('revoke')
+      .description(
+        'end every log-in token of the user issued so far (within AUTH_CACHE_MS on running servers)',
+      )
+      .argument('<email>', "the user's e-mail")
+      .action(async (email: string, _options: object, command: Command) => {
+        const revoked = await store(command, (useCase) => useCase(RevokeSessions).execute({ email }));
+        outputFor(io, command).result(revoked, showUser);
+      }),
+    'hortus user sessions revoke ada@example.org',
+  );
+  withExamples(
+    user
+      .command('invite')
+      .description('print a code that lets this e-mail sign up into the group while access keys are required')
+      .argument('<email>', 'the e-mail that may sign up')
+      .addOption(groupOption())
+      .action(async (email: string, options: { group: string }, command: Command) => {
+        const { invitation, code } = await store(command, (useCase) =>
+          useCase(InviteUser).execute({ email, group: options.group }),
+        );
+        outputFor(io, command).result(
+          { ...invitation, code },
+          () =>
+            `${code}\n\nValid for 7 days, for ${invitation.email} in group ${invitation.group}: send it as ` +
+            'the field "invitation" of POST /api/users.',
+        );
+      }),
+    'hortus user invite eve@example.org --group greenhouse-1',
+  );
+  withExamples(
+    user
+      .command('delete')
+      .description('delete a user; their log-in tokens stop working')
+      .argument('<email>', "the user's e-mail")
+      .action(async (email: string, _options: object, command: Command) => {
+        const deleted = await store(command, (useCase) => useCase(DeleteUser).execute({ email }));
+        outputFor(io, command).result(deleted, showUser);
+      }),
+    'hortus user delete ada@example.org',
   );
   withExamples(
     user
@@ -266,7 +388,7 @@ export function registerDataCommands(program: Command, io: RunIo): void {
       .argument('<newEmail>', 'the new e-mail address')
       .action(async (userId: string, newEmail: string, _options: object, command: Command) => {
         const updated = await store(command, (useCase) =>
-          useCase(ChangeUserEmail).execute({ userId, newEmail }),
+          useCase(ChangeUserEmail).execute({ userId, newEmail }, OPERATOR),
         );
         outputFor(io, command).result(updated, showUser);
       }),
@@ -301,7 +423,7 @@ export function registerDataCommands(program: Command, io: RunIo): void {
       .action(async (options: { group: string }, command: Command) => {
         const devices = await store(command, (useCase) => useCase(ListDevices).execute(options));
         outputFor(io, command).result(devices, (all) =>
-          listOrNote(all, `No devices in group ${options.group}.`, (rows) =>
+          listOrNote(all, say`No devices in group ${options.group}.`, (rows) =>
             table(
               ['DEVICE ID', 'TYPE', 'GROUP'],
               rows.map((d) => [d.deviceId, d.type, d.group]),
@@ -373,7 +495,7 @@ export function registerDataCommands(program: Command, io: RunIo): void {
         const rules = (a: Action, kind: 'timeAutomations' | 'sensorAutomations'): number =>
           a.automations.reduce((sum, set) => sum + set[kind].length, 0);
         outputFor(io, command).result(actions, (all) =>
-          listOrNote(all, `No actions in group ${options.group}.`, (rows) =>
+          listOrNote(all, say`No actions in group ${options.group}.`, (rows) =>
             table(
               ['OBJECT', 'VALUE', 'TIME RULES', 'SENSOR RULES'],
               rows.map((a) => [
@@ -422,7 +544,7 @@ export function registerDataCommands(program: Command, io: RunIo): void {
       .action(async (options: { group: string }, command: Command) => {
         const open = await store(command, (useCase) => useCase(ListOpenNotifications).execute(options));
         outputFor(io, command).result(open, (all) =>
-          listOrNote(all, `No open notifications in group ${options.group}.`, (rows) =>
+          listOrNote(all, say`No open notifications in group ${options.group}.`, (rows) =>
             table(
               ['TIME', 'MESSAGE', 'TOPIC', 'VALUE'],
               rows.map((n) => [n.time, n.message, n.topic, n.value]),
@@ -471,7 +593,7 @@ export function registerDataCommands(program: Command, io: RunIo): void {
           });
           outputFor(io, command).result(
             { group: options.group, ignored },
-            (r) => `Ignored ${r.ignored} notification${r.ignored === 1 ? '' : 's'} of group ${r.group}.`,
+            (r) => say`Ignored ${r.ignored} notification${r.ignored === 1 ? '' : 's'} of group ${r.group}.`,
           );
         },
       ),
@@ -482,7 +604,7 @@ export function registerDataCommands(program: Command, io: RunIo): void {
 
   // readings
   const readings = withExamples(
-    program.command('readings').description('import sensor readings and show the latest ones'),
+    program.command('readings').description('import, delete and show sensor readings'),
     'hortus readings latest --group greenhouse-1',
   );
   withExamples(
@@ -501,8 +623,17 @@ export function registerDataCommands(program: Command, io: RunIo): void {
           .default(1000)
           .argParser((text) => Number(text)),
       )
+      .addOption(
+        new Option('--max-line-bytes <n>', 'longer lines are rejected and listed, never read whole')
+          .default(DEFAULT_MAX_LINE_BYTES)
+          .argParser((text) => Number(text)),
+      )
       .action(
-        async (file: string, options: { format?: 'csv' | 'ndjson'; batchSize: number }, command: Command) => {
+        async (
+          file: string,
+          options: { format?: 'csv' | 'ndjson'; batchSize: number; maxLineBytes: number },
+          command: Command,
+        ) => {
           await importReadings(io, outputFor(io, command), file, options, (work) => store(command, work));
         },
       ),
@@ -511,22 +642,47 @@ export function registerDataCommands(program: Command, io: RunIo): void {
   );
   withExamples(
     readings
+      .command('delete')
+      .description(
+        'delete the readings of a group (of one topic, or of all) between two times, both included; ' +
+          'aggregated history and ETags follow',
+      )
+      .addOption(groupOption())
+      .option('--topic <topic>', `one topic, or a sensor name (${Object.keys(sensorTopics).join(', ')})`)
+      .requiredOption('--from <time>', 'first time to delete: RFC 3339 (2025-06-15T10:00:00Z) or a date')
+      .requiredOption('--to <time>', 'last time to delete: RFC 3339, or a date meaning the end of that day')
+      .action(
+        async (options: { group: string; topic?: string; from: string; to: string }, command: Command) => {
+          const topic = options.topic === undefined ? undefined : sensorTopic(options.topic);
+          const result = await store(command, (useCase) =>
+            useCase(DeleteReadings).execute({
+              group: options.group,
+              from: options.from,
+              to: options.to,
+              ...(topic === undefined ? {} : { topic }),
+            }),
+          );
+          outputFor(io, command).result(result, showDeleted);
+        },
+      ),
+    'hortus readings delete --group greenhouse-1 --topic temperature --from 2099-01-01 --to 2099-12-31',
+    'hortus readings delete --group greenhouse-1 --from 2025-06-15T10:00:00Z --to 2025-06-15T10:05:00Z --json',
+  );
+  withExamples(
+    readings
       .command('latest')
       .description('show the newest reading of every topic of a group, or of one topic')
       .addOption(groupOption())
       .option('--topic <topic>', `one topic, or a sensor name (${Object.keys(sensorTopics).join(', ')})`)
       .action(async (options: { group: string; topic?: string }, command: Command) => {
-        const topic =
-          options.topic === undefined
-            ? undefined
-            : ((sensorTopics as Record<string, string>)[options.topic] ?? options.topic);
+        const topic = options.topic === undefined ? undefined : sensorTopic(options.topic);
         const latest = await store(command, (useCase) =>
           topic === undefined
             ? useCase(GetLatestReadingsOfGroup).execute({ group: options.group })
             : useCase(GetLatestReading).execute({ group: options.group, topic }),
         );
         outputFor(io, command).result(latest, (all) =>
-          listOrNote(all, `No readings in group ${options.group}.`, (rows) =>
+          listOrNote(all, say`No readings in group ${options.group}.`, (rows) =>
             table(
               ['TOPIC', 'VALUE', 'TIME'],
               rows.map((r) => [r.topic, r.value, r.time]),
@@ -553,8 +709,10 @@ export function registerDataCommands(program: Command, io: RunIo): void {
         );
         outputFor(io, command).result(summary, (s) =>
           [
-            `Seeded group ${s.group}: ${s.readings} new readings.`,
-            s.created.length === 0 ? 'Everything else existed already.' : `Created: ${s.created.join(', ')}.`,
+            say`Seeded group ${s.group}: ${s.readings} new readings.`,
+            s.created.length === 0
+              ? 'Everything else existed already.'
+              : say`Created: ${s.created.join(', ')}.`,
           ].join('\n'),
         );
       }),

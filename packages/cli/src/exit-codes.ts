@@ -1,5 +1,4 @@
-import { type ErrorCode, isDomainError } from '@hortus/core';
-import { ConfigError } from '@hortus/http-koa';
+import { ConfigError, type ErrorCode, isDomainError } from '@hortus/core';
 import { CommanderError } from 'commander';
 
 /** Exit codes of every hortus command; scripts rely on them, so never renumber one. */
@@ -10,8 +9,12 @@ export const exitCodes = {
   usage: 2,
   notFound: 3,
   conflict: 4,
-  /** The store (or another service) cannot be reached; trying again later may succeed. */
+  /** The store (or another service) cannot be reached, or the command was interrupted; trying again later may succeed. */
   unavailable: 5,
+  /** A limit on stored data (topics, devices, charts, open notifications) is reached. */
+  quotaExceeded: 6,
+  /** Refused: a credential is missing or wrong, or the caller may not do this. */
+  refused: 7,
 } as const;
 export type ExitCode = (typeof exitCodes)[keyof typeof exitCodes];
 
@@ -21,6 +24,10 @@ const exitCodeOfDomainError: Record<ErrorCode, ExitCode> = {
   CONFLICT: exitCodes.conflict,
   UNAVAILABLE: exitCodes.unavailable,
   UPSTREAM_FAILED: exitCodes.unavailable,
+  QUOTA_EXCEEDED: exitCodes.quotaExceeded,
+  UNAUTHENTICATED: exitCodes.refused,
+  FORBIDDEN: exitCodes.refused,
+  THROTTLED: exitCodes.unavailable,
 };
 
 /** A mistake in how hortus was called or configured, found by the CLI itself rather than the core. */
@@ -28,10 +35,15 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** A long command stopped on request (Ctrl-C) before it was done; running it again resumes it. */
+export class Interrupted extends Error {
+  override readonly name = 'Interrupted';
+}
+
 export interface Failure {
   readonly exitCode: ExitCode;
   /** The core's error code, `USAGE` for CLI usage errors, `UNEXPECTED` otherwise. */
-  readonly code: ErrorCode | 'USAGE' | 'UNEXPECTED';
+  readonly code: ErrorCode | 'USAGE' | 'INTERRUPTED' | 'UNEXPECTED';
   readonly message: string;
   /** Commander has already printed its own message (or the help text). */
   readonly reported: boolean;
@@ -49,6 +61,9 @@ export function describeFailure(error: unknown): Failure {
   }
   if (error instanceof UsageError || error instanceof ConfigError) {
     return { exitCode: exitCodes.usage, code: 'USAGE', message: error.message, reported: false };
+  }
+  if (error instanceof Interrupted) {
+    return { exitCode: exitCodes.unavailable, code: 'INTERRUPTED', message: error.message, reported: false };
   }
   if (error instanceof CommanderError) {
     // Help and --version end parsing through this error too, with exit code 0.

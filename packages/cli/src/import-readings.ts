@@ -1,7 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { createInterface } from 'node:readline';
 import {
   expandReadingItems,
   InvalidInputError,
@@ -11,7 +10,7 @@ import {
   type RecordReadingsResult,
 } from '@hortus/core';
 import { UsageError } from './exit-codes.js';
-import { type Output, type TextSink, table } from './output.js';
+import { type Output, say, type TextSink, table } from './output.js';
 import { type RunIo } from './run.js';
 import { type UseCaseResolver } from './store.js';
 
@@ -20,6 +19,71 @@ export type ImportFormat = (typeof importFormats)[number];
 
 /** Rejections kept for the summary; a wholly broken file must not hold every line in memory. */
 export const MAX_LISTED_REJECTIONS = 1000;
+/** Longest line read by default: a compact line of a few hundred topics fits many times over. */
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
+export const MAX_MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/** One line of a file: its text, or only its length when it was longer than the limit. */
+export interface FileLine {
+  /** 1-based. */
+  readonly number: number;
+  /** Without the line break; undefined when the line was longer than the limit (its bytes were dropped). */
+  readonly text?: string;
+  readonly bytes: number;
+}
+
+/**
+ * Splits a byte stream into lines, holding at most `maxBytes` of one line: the bytes of a longer line are
+ * dropped as they arrive, so a file that is one 300 MB line costs a chunk of memory, not 300 MB (readline
+ * would build the whole line first). `peakHeldBytes` tells how much of a line was ever held.
+ */
+export class BoundedLines {
+  peakHeldBytes = 0;
+
+  constructor(
+    private readonly input: AsyncIterable<Buffer>,
+    private readonly maxBytes: number,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<FileLine> {
+    let parts: Buffer[] = [];
+    let held = 0;
+    let bytes = 0;
+    let number = 0;
+    const finish = (): FileLine => {
+      number += 1;
+      const line: FileLine =
+        bytes > this.maxBytes
+          ? { number, bytes }
+          : { number, bytes, text: Buffer.concat(parts, held).toString('utf8').replace(/\r$/u, '') };
+      parts = [];
+      held = 0;
+      bytes = 0;
+      return line;
+    };
+    for await (const chunk of this.input) {
+      let start = 0;
+      while (start <= chunk.length) {
+        const newline = chunk.indexOf(0x0a, start);
+        const end = newline === -1 ? chunk.length : newline;
+        bytes += end - start;
+        if (bytes <= this.maxBytes) {
+          // A copy, not a view: a view would keep the whole chunk alive.
+          if (end > start) parts.push(Buffer.from(chunk.subarray(start, end)));
+          held += end - start;
+          if (held > this.peakHeldBytes) this.peakHeldBytes = held;
+        } else if (held > 0) {
+          parts = [];
+          held = 0;
+        }
+        if (newline === -1) break;
+        yield finish();
+        start = newline + 1;
+      }
+    }
+    if (bytes > 0) yield finish();
+  }
+}
 
 export interface Rejection {
   /** 1-based line of the file. */
@@ -200,6 +264,8 @@ export class ImportProgress {
 export interface ImportOptions {
   readonly format?: ImportFormat;
   readonly batchSize: number;
+  /** Longer lines are rejected (and never held whole); DEFAULT_MAX_LINE_BYTES when not given. */
+  readonly maxLineBytes?: number;
 }
 
 /** Streams the file through RecordReadings in batches; the summary lists rejected lines by number. */
@@ -209,8 +275,9 @@ export async function readFileInBatches(
   record: (items: readonly unknown[]) => Promise<RecordReadingsResult>,
   progress: ImportProgress,
 ): Promise<ImportSummary> {
-  const stream = createReadStream(file, { encoding: 'utf8' });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  const stream = createReadStream(file);
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const lines = new BoundedLines(stream, maxLineBytes);
   let format = options.format ?? formatFromName(file);
   let columns: CsvColumn[] | undefined;
   const counts = { lines: 0, accepted: 0, stored: 0, rejected: 0 };
@@ -251,7 +318,10 @@ export async function readFileInBatches(
   const settle = (rejectedByStore: readonly Rejection[]): void => {
     const settled = [...pending, ...rejectedByStore].sort((a, b) => a.line - b.line);
     counts.rejected += settled.length;
-    rejections.push(...settled.slice(0, Math.max(0, MAX_LISTED_REJECTIONS - rejections.length)));
+    for (const rejection of settled) {
+      if (rejections.length >= MAX_LISTED_REJECTIONS) break;
+      rejections.push(rejection);
+    }
     pending = [];
     batch = [];
     origins = [];
@@ -259,9 +329,13 @@ export async function readFileInBatches(
   };
 
   try {
-    let lineNumber = 0;
-    for await (const raw of lines) {
-      lineNumber += 1;
+    for await (const { number: lineNumber, text: raw, bytes } of lines) {
+      if (raw === undefined) {
+        counts.lines += 1;
+        pending.push({ line: lineNumber, reason: `line is ${bytes} bytes, longer than ${maxLineBytes}` });
+        if (pending.length >= options.batchSize) await flush();
+        continue;
+      }
       const line = lineNumber === 1 ? raw.replace(/^\uFEFF/u, '') : raw;
       if (line.trim() === '') continue;
       format ??= line.trimStart().startsWith('{') ? 'ndjson' : 'csv';
@@ -284,7 +358,6 @@ export async function readFileInBatches(
     }
     await flush();
   } finally {
-    lines.close();
     stream.destroy();
   }
   report(true);
@@ -294,7 +367,7 @@ export async function readFileInBatches(
 function showSummary(summary: ImportSummary): string {
   const already = summary.accepted - summary.stored;
   const lines = [
-    `Imported ${summary.file} (${summary.format}): ${summary.lines} lines, ` +
+    say`Imported ${summary.file} (${summary.format}): ${summary.lines} lines, ` +
       `${summary.accepted} readings accepted (${summary.stored} new, ${already} already stored), ` +
       `${summary.rejected} rejected.`,
   ];
@@ -320,9 +393,12 @@ export async function importReadings(
   options: ImportOptions,
   openStore: (work: (useCase: UseCaseResolver) => Promise<ImportSummary>) => Promise<ImportSummary>,
 ): Promise<void> {
-  const { batchSize } = options;
+  const { batchSize, maxLineBytes = DEFAULT_MAX_LINE_BYTES } = options;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_READINGS_PER_BATCH) {
     throw new UsageError(`--batch-size must be a whole number from 1 to ${MAX_READINGS_PER_BATCH}`);
+  }
+  if (!Number.isInteger(maxLineBytes) || maxLineBytes < 1 || maxLineBytes > MAX_MAX_LINE_BYTES) {
+    throw new UsageError(`--max-line-bytes must be a whole number from 1 to ${MAX_MAX_LINE_BYTES}`);
   }
   let size: number;
   try {

@@ -2,3 +2,5 @@ export * from './run.js';
 export * from './exit-codes.js';
 export * from './output.js';
 export * from './import-readings.js';
+export * from './migrate.js';
+export * from './app/index.js';

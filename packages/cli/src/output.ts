@@ -18,18 +18,43 @@ export class Output {
   }
 }
 
-/** One cell as people read it: dates in ISO-8601, structured values as compact JSON. */
+// C0 controls (CR and LF forge rows, ESC starts terminal sequences), DEL, C1 controls (0x9B is a one-byte
+// CSI), line and paragraph separators, and the bidirectional overrides that reorder what a reader sees.
+const unprintable = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+const namedEscapes: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Text a client stored, made safe to print on a terminal: every control character becomes a visible
+ * escape (`\n`, `\u001b`), so stored values can neither run terminal sequences (set the title, clear the
+ * screen) nor start a line of their own. `--json` output needs none of this: JSON escapes them already.
+ */
+export function printable(text: string): string {
+  return text.replace(
+    unprintable,
+    (char) => namedEscapes[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** One cell as people read it: dates in ISO-8601, structured values as compact JSON, controls escaped. */
 export function cell(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (value instanceof Date) return value.toISOString();
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  if (typeof value === 'object') return printable(JSON.stringify(value));
+  return printable(String(value));
+}
+
+/** A template for sentences shown to people: every interpolated value goes through cell(). */
+export function say(strings: TemplateStringsArray, ...values: readonly unknown[]): string {
+  return strings.reduce((text, part, i) => text + (i === 0 ? '' : cell(values[i - 1])) + part, '');
 }
 
 /** Columns padded to their widest cell; the last column is not padded so lines carry no trailing blanks. */
 export function table(headers: readonly string[], rows: readonly (readonly unknown[])[]): string {
   const cells = [headers.map(cell), ...rows.map((row) => headers.map((_, i) => cell(row[i])))];
-  const widths = headers.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
+  // reduce, not Math.max(...): a spread of a long listing's rows as arguments overflows the stack.
+  const widths = headers.map((_, i) =>
+    cells.reduce((widest, row) => Math.max(widest, (row[i] ?? '').length), 0),
+  );
   return cells
     .map((row) =>
       row
@@ -42,6 +67,6 @@ export function table(headers: readonly string[], rows: readonly (readonly unkno
 
 /** Label/value pairs, values aligned, for showing one record. */
 export function fields(pairs: readonly (readonly [string, unknown])[]): string {
-  const width = Math.max(...pairs.map(([label]) => label.length)) + 1;
+  const width = pairs.reduce((widest, [label]) => Math.max(widest, label.length), 0) + 1;
   return pairs.map(([label, value]) => `${`${label}:`.padEnd(width)}  ${cell(value)}`.trimEnd()).join('\n');
 }

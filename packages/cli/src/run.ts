@@ -1,10 +1,12 @@
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import { type Container } from 'inversify';
+import { registerBackupCommand } from './backup.js';
 import { registerDataCommands, withExamples } from './commands.js';
-import { describeFailure, exitCodes } from './exit-codes.js';
+import { describeFailure, exitCodes, type Failure } from './exit-codes.js';
 import { registerKeyCommands } from './keys.js';
-import { type TextSink } from './output.js';
+import { registerMigrateCommand } from './migrate.js';
+import { printable, type TextSink } from './output.js';
 import { registerServeCommand } from './serve.js';
 
 /** Where `serve` hears SIGTERM and SIGINT: the process, or an emitter in tests. */
@@ -20,6 +22,8 @@ export interface RunIo {
   /** A container with the core and a store module loaded; the caller owns (and closes) it. */
   readonly container?: Container;
   readonly signals?: SignalSource;
+  /** Where `--password-stdin` reads from; the process's stdin by default. */
+  readonly stdin?: AsyncIterable<string | Buffer>;
 }
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -31,11 +35,15 @@ Exit codes:
   2  usage error, invalid input, missing configuration, or rejected lines in an import
   3  not found
   4  conflict (already exists)
-  5  store or upstream service unavailable (try again later)
+  5  store or upstream service unavailable, or interrupted (try again later; migrate resumes)
+  6  a quota is reached (topics, devices, charts or open notifications)
+  7  refused (a credential is missing or wrong, or not allowed)
 
 Environment:
-  MONGODB_URI  the MongoDB store every data command works on (mongodb://host:27017/hortus);
-               without it only \`hortus serve\` runs, on an in-memory store`;
+  HORTUS_DATA_DIR  where the SQLite store keeps its file hortus.db (default ./data), used when
+                   MONGODB_URI is unset; \`serve\` and the data commands may use it at the same time
+  MONGODB_URI      the MongoDB store (mongodb://host:27017/hortus) instead
+  STORE            sqlite, mongodb or memory (memory: only \`hortus serve\`, lost at exit)`;
 
 function createProgram(io: RunIo): Command {
   const program = new Command('hortus')
@@ -62,7 +70,18 @@ function createProgram(io: RunIo): Command {
   registerServeCommand(program, io);
   registerDataCommands(program, io);
   registerKeyCommands(program, io);
+  registerBackupCommand(program, io);
+  registerMigrateCommand(program, io);
   return program;
+}
+
+/**
+ * A domain error's message may quote stored text, so all of it is escaped; the CLI's own messages (usage,
+ * configuration) keep their line breaks and lose only other controls.
+ */
+function printableMessage(failure: Failure): string {
+  if (failure.code !== 'USAGE' && failure.code !== 'UNEXPECTED') return printable(failure.message);
+  return failure.message.split('\n').map(printable).join('\n');
 }
 
 /**
@@ -79,7 +98,7 @@ export async function run(argv: readonly string[], io: RunIo): Promise<number> {
       io.stderr.write(
         argv.includes('--json')
           ? `${JSON.stringify({ error: { code: failure.code, message: failure.message } })}\n`
-          : `hortus: ${failure.message}\n`,
+          : `hortus: ${printableMessage(failure)}\n`,
       );
     }
     return failure.exitCode;

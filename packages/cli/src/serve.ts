@@ -1,5 +1,7 @@
-import { createJsonLogger, loadConfig, type RunningServer, startServer } from '@hortus/http-koa';
+import { createJsonLogger } from '@hortus/http-koa';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type RunningServer, startServer } from './app/application.js';
+import { loadConfig } from './app/config.js';
 import { withExamples } from './commands.js';
 import { type RunIo, type SignalSource } from './run.js';
 
@@ -38,24 +40,25 @@ function shutdownRequest(signals: SignalSource): {
 }
 
 /**
- * `hortus serve`: the HTTP server on http-koa's composition root, so it reads the same environment as a
- * server started any other way (MONGODB_URI set: MongoDB; unset: an in-memory store that lives as long
- * as the process).
+ * `hortus serve`: the application from its composition root (src/app), so it reads the same environment as
+ * the data commands (MONGODB_URI set: MongoDB; unset: the SQLite file in HORTUS_DATA_DIR; --memory or
+ * STORE=memory: a throwaway store that lives as long as the process).
  */
 export function registerServeCommand(program: Command, io: RunIo): void {
   withExamples(
     program
       .command('serve')
       .description(
-        'start the HTTP server (store: MongoDB when MONGODB_URI is set, else in memory); ' +
-          'SIGTERM or SIGINT shut it down gracefully',
+        'start the HTTP server (store: MongoDB when MONGODB_URI is set, else the SQLite file in ' +
+          'HORTUS_DATA_DIR, default ./data); SIGTERM or SIGINT shut it down gracefully',
       )
-      .option('--demo', 'seed the demo greenhouse before listening')
+      .option('--demo', 'seed the demo greenhouse before listening (once: not when it exists already)')
+      .option('--memory', 'keep everything in memory, lost at exit (the same as STORE=memory)')
       .addOption(
         new Option('-p, --port <port>', 'port to listen on (default: PORT, else 8080)').argParser(parsePort),
       )
-      .action(async (options: { demo?: boolean; port?: number }) => {
-        const config = loadConfig(io.env);
+      .action(async (options: { demo?: boolean; memory?: boolean; port?: number }) => {
+        const config = loadConfig(options.memory === true ? { ...io.env, STORE: 'memory' } : io.env);
         const logger = createJsonLogger((line) => io.stdout.write(line));
         const shutdown = shutdownRequest(io.signals ?? process);
         let running: RunningServer;
@@ -73,6 +76,7 @@ export function registerServeCommand(program: Command, io: RunIo): void {
         await running.close();
       }),
     'hortus serve --demo --port 8080',
+    'HORTUS_DATA_DIR=/var/lib/hortus hortus serve',
     'MONGODB_URI=mongodb://localhost:27017/hortus hortus serve',
   );
 }

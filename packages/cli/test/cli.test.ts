@@ -77,24 +77,23 @@ describe('hortus CLI (in-process, memory store)', () => {
   });
 
   describe('without a persistent store', () => {
-    it('when a data command runs with MONGODB_URI unset, then it refuses, says how to configure one and exits 2', async () => {
-      const { code, stdout, stderr } = await hortus(undefined, [
-        'device',
-        'create',
-        'AA:01',
-        '-g',
-        'g',
-        '-t',
-        'box',
-      ]);
+    it('when STORE=memory, then a data command refuses, says how to configure a store and exits 2', async () => {
+      const { code, stdout, stderr } = await hortus(
+        undefined,
+        ['device', 'create', 'AA:01', '-g', 'g', '-t', 'box'],
+        { env: { STORE: 'memory' } },
+      );
       expect(code).to.equal(exitCodes.usage);
       expect(stdout).to.equal('');
       expect(stderr).to.contain('device create needs a persistent store');
+      expect(stderr).to.contain('HORTUS_DATA_DIR');
       expect(stderr).to.contain('MONGODB_URI=mongodb://');
     });
 
     it('when --json is given, then the refusal is a JSON error on stderr', async () => {
-      const { code, stderr } = await hortus(undefined, ['group', 'list', '--json']);
+      const { code, stderr } = await hortus(undefined, ['group', 'list', '--json'], {
+        env: { STORE: 'memory' },
+      });
       expect(code).to.equal(exitCodes.usage);
       expect(JSON.parse(stderr)).to.deep.include({
         error: { code: 'USAGE', message: JSON.parse(stderr).error.message },

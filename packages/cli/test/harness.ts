@@ -1,10 +1,16 @@
 import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { use } from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { memoryStoreModule } from '@hortus/adapter-memory';
 import { mongoSettingsFromEnv, MongoStore } from '@hortus/adapter-mongo';
 import { type Clock, createCoreModule, defaultCoreSettings } from '@hortus/core';
 import { type RunIo, run } from '@hortus/cli';
+import { createJsonLogger } from '@hortus/http-koa';
+import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
+import { mailModule } from '@hortus/mail';
 import { Container } from 'inversify';
 
 use(chaiAsPromised);
@@ -23,7 +29,16 @@ export class Capture {
 /** A container on a fresh memory store: the composition a test hands to `run`. */
 export function memoryContainer(clock?: Clock): Container {
   const container = new Container();
-  container.load(createCoreModule(defaultCoreSettings, clock), memoryStoreModule());
+  container.load(
+    createCoreModule(defaultCoreSettings, clock),
+    memoryStoreModule(),
+    identityModule(identitySettingsFromEnv({})),
+    // Commands never mail (reset-link prints the link); a mail would be a bug worth seeing on stderr.
+    mailModule(
+      { from: 'hortus@localhost' },
+      createJsonLogger((line) => process.stderr.write(line)),
+    ),
+  );
   return container;
 }
 
@@ -33,7 +48,20 @@ export interface Outcome {
   readonly stderr: string;
 }
 
-/** Runs `hortus <argv>` in-process against the container, as a test's one line of "when". */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'hortus-cli-test-'));
+process.once('exit', () => rmSync(scratchRoot, { recursive: true, force: true }));
+let scratchCount = 0;
+
+/** A fresh, empty data directory for the embedded store, removed when the test process exits. */
+export function scratchDataDir(): string {
+  scratchCount += 1;
+  return join(scratchRoot, `data-${scratchCount}`);
+}
+
+/**
+ * Runs `hortus <argv>` in-process against the container, as a test's one line of "when". Without a
+ * HORTUS_DATA_DIR in the environment it gets a fresh scratch one, so no test ever writes ./data.
+ */
 export async function hortus(
   container: Container | undefined,
   argv: readonly string[],
@@ -42,9 +70,9 @@ export async function hortus(
   const stdout = extra.stdout instanceof Capture ? extra.stdout : new Capture();
   const stderr = extra.stderr instanceof Capture ? extra.stderr : new Capture();
   const code = await run(argv, {
-    env: {},
     ...(container === undefined ? {} : { container }),
     ...extra,
+    env: { HORTUS_DATA_DIR: scratchDataDir(), ...extra.env },
     stdout,
     stderr,
   });

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { ACCESS_KEY_SECRETS, type AccessKeySecrets, Authenticate } from '@hortus/core';
 import { exitCodes } from '@hortus/cli';
-import { NodeAccessKeySecrets } from '@hortus/http-koa';
+import { NodeAccessKeySecrets } from '@hortus/cli';
 import { type Container } from 'inversify';
 import { Capture, dropTestDatabase, hortus, memoryContainer } from './harness.js';
 
@@ -115,8 +115,8 @@ describe('hortus keys', () => {
     expect((await hortus(container, ['keys', 'list'])).stdout).to.match(/^No access keys/u);
   });
 
-  it('when MONGODB_URI is unset, then keys commands refuse like every data command', async () => {
-    const { code, stderr } = await hortus(undefined, ['keys', 'list']);
+  it('when STORE=memory, then keys commands refuse like every data command', async () => {
+    const { code, stderr } = await hortus(undefined, ['keys', 'list'], { env: { STORE: 'memory' } });
 
     expect(code).to.equal(exitCodes.usage);
     expect(stderr).to.contain('keys list needs a persistent store');

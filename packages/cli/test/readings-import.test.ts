@@ -66,7 +66,10 @@ describe('hortus readings import (in-process, memory store)', () => {
     });
     expect(summary.rejections).to.deep.equal([
       { line: 1_000, reason: 'value must be a finite number' },
-      { line: 50_000, reason: 'time must be an ISO-8601 date-time' },
+      {
+        line: 50_000,
+        reason: 'time must be an RFC 3339 date-time with Z or an offset, such as 2025-06-15T10:00:00Z',
+      },
       { line: 77_777, reason: 'expected 4 fields, found 2' },
     ]);
     expect(code).to.equal(2);

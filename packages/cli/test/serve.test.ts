@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import { Capture, hortus } from './harness.js';
+import { Capture, hortus, scratchDataDir } from './harness.js';
 
 interface LogLine {
   readonly level: string;
@@ -27,11 +28,13 @@ async function listeningUrl(capture: Capture): Promise<string> {
 }
 
 describe('hortus serve (in-process)', () => {
-  it('when started with --demo and no MONGODB_URI, then it serves the demo from memory and shuts down gracefully on SIGTERM', async () => {
+  const dataDir = scratchDataDir();
+
+  it('when started with --demo and no MONGODB_URI, then it serves the demo from the SQLite file and shuts down gracefully on SIGTERM', async () => {
     const signals = new EventEmitter();
     const stdout = new Capture();
     const exited = hortus(undefined, ['serve', '--demo', '--port', '0'], {
-      env: { HOST: '127.0.0.1' },
+      env: { HOST: '127.0.0.1', HORTUS_DATA_DIR: dataDir },
       signals,
       stdout,
     });
@@ -51,10 +54,49 @@ describe('hortus serve (in-process)', () => {
     expect(signalAt).to.be.greaterThan(events.indexOf('listening'));
     expect(events.indexOf('shutting down')).to.be.greaterThan(signalAt);
     expect(events.at(-1)).to.equal('stopped');
-    expect(logLines(stdout).find((l) => l.event === 'listening')).to.include({ store: 'memory' });
+    expect(logLines(stdout).find((l) => l.event === 'listening')).to.include({ store: 'sqlite' });
     expect(logLines(stdout).find((l) => l.event === 'signal received')).to.include({ signal: 'SIGTERM' });
     expect(signals.listenerCount('SIGTERM') + signals.listenerCount('SIGINT')).to.equal(0);
     await expect(fetch(`${url}/api`)).to.be.rejected;
+  });
+
+  it('when restarted on the same data directory, then what was written is there and --demo seeds nothing again', async () => {
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const exited = hortus(undefined, ['serve', '--demo', '--port', '0'], {
+      env: { HOST: '127.0.0.1', HORTUS_DATA_DIR: dataDir },
+      signals,
+      stdout,
+    });
+    const url = await listeningUrl(stdout);
+    const devices = (await (await fetch(`${url}/api/devices?group=demo`)).json()) as { message: unknown[] };
+    const actions = (await (await fetch(`${url}/api/actions/current_state?group=demo`)).json()) as {
+      message: unknown[];
+    };
+    signals.emit('SIGTERM');
+    expect((await exited).code).to.equal(0);
+
+    expect(devices.message).to.have.length(2);
+    expect(actions.message).to.have.length(4);
+    const events = logLines(stdout).map((line) => line.event);
+    expect(events).to.include('demo already there');
+    expect(events).not.to.include('demo seeded');
+  });
+
+  it('when started with --memory, then the store is memory and nothing is written to the data directory', async () => {
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const emptyDir = scratchDataDir();
+    const exited = hortus(undefined, ['serve', '--memory', '--demo', '--port', '0'], {
+      env: { HOST: '127.0.0.1', HORTUS_DATA_DIR: emptyDir },
+      signals,
+      stdout,
+    });
+    await listeningUrl(stdout);
+    signals.emit('SIGTERM');
+    expect((await exited).code).to.equal(0);
+    expect(logLines(stdout).find((l) => l.event === 'listening')).to.include({ store: 'memory' });
+    expect(existsSync(emptyDir)).to.equal(false);
   });
 
   it('when SIGINT arrives, then it shuts down the same way', async () => {

@@ -1,0 +1,183 @@
+import {
+  AutomationEngine,
+  type DemoSummary,
+  isDomainError,
+  type ScheduledTask,
+  SeedDemo,
+  STORE_LIFECYCLE,
+  type StoreLifecycle,
+  type TickResult,
+} from '@hortus/core';
+import { HTTP_LOGGER, HttpServer, type Logger } from '@hortus/http-koa';
+import { MqttBridge, redactUrl } from '@hortus/mqtt';
+import { type Server } from 'node:http';
+import { type Container } from 'inversify';
+import { MQTT_RETRY_MS, MqttBridgeKeeper } from './background.js';
+import { type AppConfig } from './config.js';
+import { type ContainerOverrides, createContainer } from './container.js';
+
+export interface StartOptions extends ContainerOverrides {
+  /** Seed the demo greenhouse (core's SeedDemo) before listening. */
+  readonly demo?: boolean;
+  /**
+   * A container built by the caller (tests seed through it); by default createContainer(config). Build it
+   * with the same logger, so the scheduler and the MQTT bridge log where the server does.
+   */
+  readonly container?: Container;
+  /** How long close() lets in-flight requests finish before cutting connections. */
+  readonly shutdownGraceMs?: number;
+  /** Pause between two attempts to start the MQTT bridge while the broker is unreachable. */
+  readonly mqttRetryMs?: number;
+}
+
+export interface RunningServer {
+  /** Where the server listens, e.g. http://127.0.0.1:8080 */
+  readonly url: string;
+  readonly server: Server;
+  readonly demo?: DemoSummary;
+  /**
+   * Stops accepting, lets in-flight requests finish (up to the grace period) while the automation engine
+   * finishes its tick, stops the MQTT bridge (storing what it queued), then closes the store.
+   */
+  close(): Promise<void>;
+}
+
+/** What runs beside the HTTP server and must stop before the store closes. */
+interface BackgroundWork {
+  readonly engine?: ScheduledTask;
+  readonly mqtt?: MqttBridgeKeeper;
+}
+
+const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * Starts the application: the store, the demo when asked, the HTTP server, then the automation engine and
+ * the MQTT bridge. Its close() stops them in the reverse order.
+ */
+export async function startServer(config: AppConfig, options: StartOptions = {}): Promise<RunningServer> {
+  const container = options.container ?? createContainer(config, options);
+  const logger = options.logger ?? container.get<Logger>(HTTP_LOGGER);
+  const store = container.get<StoreLifecycle>(STORE_LIFECYCLE);
+  try {
+    await store.start();
+    const demo = options.demo === true ? await container.get(SeedDemo).execute() : undefined;
+    if (demo !== undefined) {
+      const event = demo.created.length === 0 ? 'demo already there' : 'demo seeded';
+      logger.info(event, { group: demo.group, readings: demo.readings });
+    }
+    const http = container.get(HttpServer);
+    const startBackground = prepareBackground(
+      config,
+      container,
+      logger,
+      options.mqttRetryMs ?? MQTT_RETRY_MS,
+    );
+    const url = await http.listen();
+    logger.info('listening', {
+      url,
+      store: config.store,
+      automations: config.automations,
+      mqtt: config.mqtt === undefined ? 'off' : redactUrl(config.mqtt.url),
+    });
+    const background = startBackground(http);
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> =>
+      (closing ??= shutDown(
+        http,
+        store,
+        background,
+        logger,
+        options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+      ));
+    return { url, server: http.server, close, ...(demo === undefined ? {} : { demo }) };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+/**
+ * Starts the automation engine (unless AUTOMATIONS=off) and, when MQTT_URL is set, the MQTT bridge. Both
+ * are resolved before the server listens, so a wiring mistake fails the start instead of a running server.
+ */
+function prepareBackground(
+  config: AppConfig,
+  container: Container,
+  logger: Logger,
+  mqttRetryMs: number,
+): (http: HttpServer) => BackgroundWork {
+  const engine = config.automations ? container.get(AutomationEngine) : undefined;
+  const bridge = config.mqtt === undefined ? undefined : container.get(MqttBridge);
+  return ({ metrics }) => {
+    if (bridge !== undefined) metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
+    const work: { engine?: ScheduledTask; mqtt?: MqttBridgeKeeper } = {};
+    if (engine !== undefined) {
+      work.engine = engine.start((result) => {
+        metrics.automationTick(result);
+        logTick(logger, result);
+      });
+      logger.info('automations started', { tickMs: config.automationTickMs });
+    }
+    if (bridge !== undefined) {
+      work.mqtt = new MqttBridgeKeeper(bridge, logger, mqttRetryMs);
+      work.mqtt.start();
+    }
+    return work;
+  };
+}
+
+/**
+ * Quiet ticks are not logged: one line every few seconds saying "nothing happened" is noise. A group that
+ * failed gets a line of its own: a warning for a domain error (the store is away), an error otherwise.
+ */
+function logTick(logger: Logger, { switched, alerts, withheld, failures }: TickResult): void {
+  if (withheld.length > 0) {
+    logger.warn('alerts withheld: open notification quota reached', {
+      alerts: withheld.map(({ group, topic, kind }) => ({ group, topic, kind })),
+    });
+  }
+  for (const { group, stage, error } of failures) {
+    const cause = error instanceof Error ? error : new Error(String(error));
+    logger[isDomainError(error) ? 'warn' : 'error']('automation group failed', {
+      group,
+      stage,
+      error: cause.message,
+      ...(isDomainError(error) ? { code: error.code } : { stack: cause.stack }),
+    });
+  }
+  if (switched.length === 0 && alerts.length === 0) return;
+  logger.info('automation tick', {
+    switched: switched.map(({ group, object, value, previousValue, trigger, rule }) => ({
+      group,
+      object,
+      value,
+      previousValue,
+      trigger,
+      rule,
+    })),
+    alerts: alerts.map(({ group, topic, message }) => ({
+      group,
+      ...(topic === undefined ? {} : { topic }),
+      message,
+    })),
+  });
+}
+
+async function shutDown(
+  http: HttpServer,
+  store: StoreLifecycle,
+  background: BackgroundWork,
+  logger: Logger,
+  graceMs: number,
+): Promise<void> {
+  logger.info('shutting down', { graceMs });
+  // The engine's tick in progress finishes while requests drain; both need the store.
+  await Promise.all([http.close(graceMs), background.engine?.stop()]);
+  if (background.engine !== undefined) logger.info('automations stopped');
+  // After the requests: a change they made is still published; what the bridge queued is stored.
+  await background.mqtt?.stop();
+  await store.close();
+  logger.info('stopped');
+  // The request log is written in batches: nothing it holds may be lost once close() has resolved.
+  logger.flush?.();
+}

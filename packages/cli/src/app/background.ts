@@ -1,0 +1,105 @@
+import { isDomainError, type ScheduledTask, type Scheduler } from '@hortus/core';
+import { type Logger } from '@hortus/http-koa';
+
+function failureFields(error: unknown): Record<string, unknown> {
+  const cause = error instanceof Error ? error : new Error(String(error));
+  return {
+    error: cause.message,
+    ...(isDomainError(error) ? { code: error.code } : {}),
+    ...(cause.stack === undefined ? {} : { stack: cause.stack }),
+  };
+}
+
+/**
+ * The core's Scheduler on real timers. A tick that comes while the previous run is still busy is skipped,
+ * so runs of one task never overlap; a failing run is logged and the next tick runs as usual. Timers are
+ * unref'd: background work never keeps the process alive.
+ */
+export class IntervalScheduler implements Scheduler {
+  constructor(private readonly logger: Logger) {}
+
+  every(intervalMs: number, task: () => Promise<void>): ScheduledTask {
+    let running: Promise<void> | undefined;
+    let stopped = false;
+    const run = (): void => {
+      if (stopped || running !== undefined) return;
+      running = (async () => {
+        try {
+          await task();
+        } catch (error) {
+          // A domain error (the store is away) is expected weather; anything else is a bug.
+          const level = isDomainError(error) ? 'warn' : 'error';
+          this.logger[level]('scheduled task failed', { intervalMs, ...failureFields(error) });
+        } finally {
+          running = undefined;
+        }
+      })();
+    };
+    const timer = setInterval(run, intervalMs);
+    timer.unref();
+    return {
+      stop: async () => {
+        stopped = true;
+        clearInterval(timer);
+        await running;
+      },
+    };
+  }
+}
+
+/** What the keeper needs of the MQTT bridge: start() rejects and leaves nothing running on failure. */
+export interface StartableBridge {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Pause between two start attempts while the broker cannot be reached. */
+export const MQTT_RETRY_MS = 10_000;
+
+/**
+ * Runs the MQTT bridge beside the HTTP server without ever holding the server up: the start happens in the
+ * background, and a start that fails (broker down or refusing) is retried every `retryMs` until it succeeds
+ * or the server closes. Once started, the bridge reconnects by itself.
+ */
+export class MqttBridgeKeeper {
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+
+  constructor(
+    private readonly bridge: StartableBridge,
+    private readonly logger: Logger,
+    private readonly retryMs = MQTT_RETRY_MS,
+  ) {}
+
+  start(): void {
+    if (this.stopped) return;
+    this.bridge.start().then(
+      () => {
+        if (this.failures > 0) this.logger.info('mqtt bridge started', { failedAttempts: this.failures });
+      },
+      (error: unknown) => {
+        // A start cut short by stop() is no failure worth a retry.
+        if (this.stopped) return;
+        this.failures += 1;
+        this.logger.warn('mqtt bridge not started, HTTP keeps serving', {
+          attempt: this.failures,
+          retryInMs: this.retryMs,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        this.retryTimer = setTimeout(() => this.start(), this.retryMs);
+        this.retryTimer.unref();
+      },
+    );
+  }
+
+  /**
+   * Stops retrying and stops the bridge, storing what it has queued. A start still waiting for the broker
+   * is cut off by the bridge's stop (it closes the connection), so this does not wait for its deadline.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    await this.bridge.stop();
+  }
+}

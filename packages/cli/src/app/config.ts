@@ -1,0 +1,121 @@
+import { mongoSettingsFromEnv, type MongoStoreSettings } from '@hortus/adapter-mongo';
+import { sqliteSettingsFromEnv, type SqliteStoreSettings } from '@hortus/adapter-sqlite';
+import {
+  collectProblems,
+  ConfigError,
+  type CoreLimits,
+  coreLimitsFromEnv,
+  type Env,
+  envReader,
+  isValidTimeZone,
+} from '@hortus/core';
+import { httpSettingsFromEnv, type HttpSettings } from '@hortus/http-koa';
+import { type IdentitySettings, identitySettingsFromEnv } from '@hortus/identity';
+import { type MailSettings, mailSettingsFromEnv } from '@hortus/mail';
+import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt';
+
+/** sqlite: one file on this machine (the default); mongodb: a database server; memory: gone at exit. */
+export const storeKinds = ['sqlite', 'memory', 'mongodb'] as const;
+export type StoreKind = (typeof storeKinds)[number];
+
+/** The whole application's configuration: the HTTP transport's settings, the store, the core and MQTT. */
+export interface AppConfig extends HttpSettings {
+  readonly store: StoreKind;
+  /** The embedded store's file and settings (HORTUS_DATA_DIR, ...); set whenever the store is sqlite. */
+  readonly sqlite?: SqliteStoreSettings;
+  readonly mongodbUri?: string;
+  /** Connection settings of the Mongo store (MONGODB_URI, MONGODB_DB, MONGODB_WRITE_CONCERN). */
+  readonly mongo?: MongoStoreSettings;
+  readonly timeZone: string;
+  readonly commitsCacheMs: number;
+  /** Whether this server runs the automation engine (rules and alerts). */
+  readonly automations: boolean;
+  readonly automationTickMs: number;
+  /** Limits on stored data (MAX_CLOCK_SKEW_MS, MAX_TOPICS_PER_GROUP, ...), parsed by the core. */
+  readonly limits: CoreLimits;
+  /** The MQTT bridge's settings; unset when MQTT_URL is not configured (the bridge is off). */
+  readonly mqtt?: MqttConfig;
+  /** Accounts: passwords, log-in tokens, reset links, sign-up (AUTH_SECRET, APP_URL, SIGNUP, BCRYPT_COST). */
+  readonly identity: IdentitySettings;
+  /** Outgoing mail (SMTP_URL, MAIL_FROM); without SMTP_URL mail goes to the log. */
+  readonly mail: MailSettings;
+}
+
+export const MIN_COMMITS_CACHE_MS = 30_000;
+const DAY_MS = 86_400_000;
+
+export const appDefaults = {
+  TIME_ZONE: 'UTC',
+  COMMITS_CACHE_MS: '60000',
+  AUTOMATIONS: 'on',
+  AUTOMATION_TICK_MS: '10000',
+} as const;
+
+/**
+ * Time rules are set to the minute and fire within a 5-minute grace: a tick longer than a minute would make
+ * them late, so that is the ceiling. The floor only guards against a typo that would spin the store.
+ */
+export const MIN_AUTOMATION_TICK_MS = 10;
+export const MAX_AUTOMATION_TICK_MS = 60_000;
+
+/**
+ * Reads the configuration from environment variables: each package parses its own part, and every bad
+ * value of every part is reported at once in one ConfigError.
+ */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const problems: string[] = [];
+  const http = collectProblems(problems, () => httpSettingsFromEnv(env));
+  const { read, optional, integer, onOff } = envReader(env, appDefaults, problems);
+
+  const mongodbUri = optional('MONGODB_URI');
+  const storeText = optional('STORE')?.toLowerCase() ?? (mongodbUri === undefined ? 'sqlite' : 'mongodb');
+  const store = (storeKinds as readonly string[]).includes(storeText) ? (storeText as StoreKind) : 'sqlite';
+  if (store !== storeText)
+    problems.push(`STORE must be one of: ${storeKinds.join(', ')}, got "${storeText}"`);
+  if (store === 'mongodb' && mongodbUri === undefined) {
+    problems.push('MONGODB_URI is required when STORE is mongodb');
+  }
+  if (mongodbUri !== undefined && !/^mongodb(\+srv)?:\/\/\S+$/u.test(mongodbUri)) {
+    problems.push('MONGODB_URI must start with mongodb:// or mongodb+srv://');
+  }
+  const mongo = collectProblems(problems, () => mongoSettingsFromEnv(env));
+  const sqlite = store === 'sqlite' ? collectProblems(problems, () => sqliteSettingsFromEnv(env)) : undefined;
+
+  const timeZone = read('TIME_ZONE');
+  if (!isValidTimeZone(timeZone)) problems.push(`TIME_ZONE must be an IANA time zone, got "${timeZone}"`);
+  const commitsCacheMs = integer('COMMITS_CACHE_MS', MIN_COMMITS_CACHE_MS, DAY_MS);
+  const automations = onOff('AUTOMATIONS');
+  const automationTickMs = integer('AUTOMATION_TICK_MS', MIN_AUTOMATION_TICK_MS, MAX_AUTOMATION_TICK_MS);
+
+  const limits = collectProblems(problems, () => coreLimitsFromEnv(env));
+  const identity = collectProblems(problems, () => identitySettingsFromEnv(env));
+  const mail = collectProblems(problems, () => mailSettingsFromEnv(env));
+
+  const mqtt = mqttConfigFromEnv(env);
+  if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
+
+  if (
+    problems.length > 0 ||
+    http === undefined ||
+    limits === undefined ||
+    identity === undefined ||
+    mail === undefined
+  ) {
+    throw new ConfigError(problems);
+  }
+  return {
+    ...http,
+    store,
+    ...(sqlite === undefined ? {} : { sqlite }),
+    ...(mongodbUri === undefined ? {} : { mongodbUri }),
+    ...(mongo === undefined ? {} : { mongo }),
+    timeZone,
+    commitsCacheMs,
+    automations,
+    automationTickMs,
+    limits,
+    ...(mqtt === undefined ? {} : { mqtt }),
+    identity,
+    mail,
+  };
+}

@@ -1,0 +1,115 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { memoryStoreModule } from '@hortus/adapter-memory';
+import { MongoStore } from '@hortus/adapter-mongo';
+import { sqliteSettingsFromEnv, SqliteStore } from '@hortus/adapter-sqlite';
+import {
+  ACCESS_KEY_PREFIX,
+  ACCESS_KEY_SECRETS,
+  type AccessKeySecrets,
+  type Clock,
+  createCoreModule,
+  SCHEDULER,
+  type Scheduler,
+  SystemClock,
+} from '@hortus/core';
+import { createJsonLogger, HTTP_LOGGER, httpModule, type Logger } from '@hortus/http-koa';
+import { identityModule } from '@hortus/identity';
+import { mailModule } from '@hortus/mail';
+import { type MqttLogger, mqttModule } from '@hortus/mqtt';
+import { Container, ContainerModule } from 'inversify';
+import { IntervalScheduler } from './background.js';
+import { type AppConfig, type StoreKind } from './config.js';
+
+export interface ContainerOverrides {
+  /** The time source of the core; tests pass a fake one to move the commit cache's clock. */
+  readonly clock?: Clock;
+  /** Where the scheduler, the HTTP server and the MQTT bridge log; by default JSON lines on stdout. */
+  readonly logger?: Logger;
+}
+
+/** Secrets from node:crypto: 256 random bits, and SHA-256 (enough for random keys; no slow hash needed). */
+export class NodeAccessKeySecrets implements AccessKeySecrets {
+  generate(): string {
+    return `${ACCESS_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+  }
+
+  hash(secret: string): string {
+    return createHash('sha256').update(secret, 'utf8').digest('hex');
+  }
+}
+
+/**
+ * The one place that chooses the store: choosing a store means choosing its module. Every store module
+ * binds the repositories and the store's lifecycle (core's STORE_LIFECYCLE).
+ */
+export function storeModule(
+  config: Pick<AppConfig, 'store' | 'sqlite' | 'mongo' | 'mongodbUri'>,
+): ContainerModule {
+  const kind: StoreKind = config.store;
+  switch (kind) {
+    case 'sqlite':
+      return SqliteStore.fromSettings(config.sqlite ?? sqliteSettingsFromEnv({})).module();
+    case 'memory':
+      return memoryStoreModule();
+    case 'mongodb':
+      // loadConfig guarantees MONGODB_URI (and so these settings) whenever the store is mongodb.
+      return MongoStore.fromSettings(config.mongo ?? { uri: config.mongodbUri ?? '' }).module();
+  }
+}
+
+/** Where commands report what they do not print (a mail that could not go out): stderr, one JSON line each. */
+const stderrLogger = (): Logger => createJsonLogger((line) => process.stderr.write(line));
+
+/**
+ * The core on the chosen store, with the platform's access-key secrets, the account ports (bcrypt, tokens)
+ * and the mailer: what every command needs.
+ */
+export function coreOnStore(
+  config: AppConfig,
+  clock: Clock = new SystemClock(),
+  logger: Logger = stderrLogger(),
+): ContainerModule[] {
+  return [
+    createCoreModule(
+      {
+        timeZone: config.timeZone,
+        commitsCacheMs: config.commitsCacheMs,
+        automation: { tickMs: config.automationTickMs },
+        limits: config.limits,
+      },
+      clock,
+    ),
+    storeModule(config),
+    new ContainerModule(({ bind }) => {
+      bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
+    }),
+    identityModule(config.identity),
+    mailModule(config.mail, logger),
+  ];
+}
+
+/** The bridge's events (`{level, event, ...}`) as lines of the server's own log. */
+export function mqttLoggerFor(logger: Logger): MqttLogger {
+  return ({ level, event, ...fields }) => {
+    logger[level === 'warn' || level === 'error' ? level : 'info'](String(event), fields);
+  };
+}
+
+/**
+ * The application's composition root: core, one store, the HTTP transport, the scheduler the automation
+ * engine runs on, and the MQTT bridge when configured.
+ */
+export function createContainer(config: AppConfig, overrides: ContainerOverrides = {}): Container {
+  const logger = overrides.logger ?? createJsonLogger();
+  const container = new Container();
+  container.load(
+    ...coreOnStore(config, overrides.clock, logger),
+    httpModule(config),
+    new ContainerModule(({ bind }) => {
+      bind<Logger>(HTTP_LOGGER).toConstantValue(logger);
+      bind<Scheduler>(SCHEDULER).toConstantValue(new IntervalScheduler(logger));
+    }),
+  );
+  if (config.mqtt !== undefined) container.load(mqttModule(config.mqtt, mqttLoggerFor(logger)));
+  return container;
+}

@@ -1,0 +1,4 @@
+export * from './application.js';
+export * from './background.js';
+export * from './config.js';
+export * from './container.js';

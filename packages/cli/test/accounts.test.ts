@@ -1,0 +1,195 @@
+import { Readable } from 'node:stream';
+import { CreateGroup, LogIn, ResetPassword, SignUp, VerifySession } from '@hortus/core';
+import { expect } from 'chai';
+import { type Container } from 'inversify';
+import { hortus, memoryContainer } from './harness.js';
+
+const stdin = (text: string): Readable => Readable.from([text]);
+const PASSWORD = 'Tomato#Bed42';
+
+describe('hortus user: passwords, reset links, sessions and invitations', () => {
+  let container: Container;
+
+  beforeEach(async () => {
+    container = memoryContainer();
+    await container.get(CreateGroup).execute({ name: 'greenhouse-1' });
+  });
+
+  async function createWithPassword(email = 'ada@example.org'): Promise<string> {
+    const created = await hortus(
+      container,
+      [
+        '--json',
+        'user',
+        'create',
+        '--first-name',
+        'Ada',
+        '--last-name',
+        'Grower',
+        '--email',
+        email,
+        '--group',
+        'greenhouse-1',
+        '--password-stdin',
+      ],
+      { stdin: stdin(`${PASSWORD}\n`) },
+    );
+    expect(created.code, created.stderr).to.equal(0);
+    return (JSON.parse(created.stdout) as { id: string }).id;
+  }
+
+  const logIn = (email: string, password: string) =>
+    container.get(LogIn).execute({ email, password }, '127.0.0.1');
+
+  it('when a user is created with --password-stdin, then they log in with it (the line break is not part of it) and no hash is printed', async () => {
+    const id = await createWithPassword();
+
+    expect((await logIn('ADA@example.org', PASSWORD)).userId).to.equal(id);
+    const shown = await hortus(
+      container,
+      [
+        'user',
+        'create',
+        '--first-name',
+        'B',
+        '--last-name',
+        'C',
+        '--email',
+        'b@example.org',
+        '--group',
+        'greenhouse-1',
+        '--password-stdin',
+      ],
+      {
+        stdin: stdin(PASSWORD),
+      },
+    );
+    expect(shown.stdout).to.not.include('$2');
+  });
+
+  it('when a password would go in argv, then the command refuses (exit 2) and creates no one', async () => {
+    const outcome = await hortus(container, [
+      'user',
+      'create',
+      '--first-name',
+      'A',
+      '--last-name',
+      'G',
+      '--email',
+      'a@example.org',
+      '--group',
+      'greenhouse-1',
+      '--password',
+      PASSWORD,
+    ]);
+
+    expect(outcome.code).to.equal(2);
+    await expect(logIn('a@example.org', PASSWORD)).to.be.rejected;
+  });
+
+  it('when a weak password is given, then it is invalid input (exit 2)', async () => {
+    const outcome = await hortus(
+      container,
+      [
+        'user',
+        'create',
+        '--first-name',
+        'A',
+        '--last-name',
+        'G',
+        '--email',
+        'a@example.org',
+        '--group',
+        'greenhouse-1',
+        '--password-stdin',
+      ],
+      {
+        stdin: stdin('short'),
+      },
+    );
+
+    expect(outcome.code).to.equal(2);
+    expect(outcome.stderr).to.include('password');
+  });
+
+  it('when set-password runs, then the new password works, the old does not, and older tokens end', async () => {
+    await createWithPassword();
+    const { token } = await logIn('ada@example.org', PASSWORD);
+
+    const outcome = await hortus(container, ['user', 'set-password', 'ada@example.org', '--password-stdin'], {
+      stdin: stdin('Basil#Row77\n'),
+    });
+
+    expect(outcome.code, outcome.stderr).to.equal(0);
+    await expect(logIn('ada@example.org', PASSWORD)).to.be.rejected;
+    expect((await logIn('ada@example.org', 'Basil#Row77')).token).to.be.a('string');
+    expect(await container.get(VerifySession).execute(token)).to.equal(undefined);
+  });
+
+  it('when reset-link runs, then it prints APP_URL/reset_password/<id>/<token>, which sets a password once', async () => {
+    const id = await createWithPassword();
+
+    const outcome = await hortus(container, ['user', 'reset-link', 'ada@example.org']);
+
+    expect(outcome.code, outcome.stderr).to.equal(0);
+    const match = /^http:\/\/localhost:3000\/reset_password\/([0-9a-f]+)\/([0-9a-f]{64})$/mu.exec(
+      outcome.stdout,
+    );
+    expect(match?.[1]).to.equal(id);
+    const reset = { _id: id, token: match?.[2], password: 'Basil#Row77' };
+    await container.get(ResetPassword).execute(reset);
+    await expect(container.get(ResetPassword).execute(reset)).to.be.rejectedWith('Invalid link or expired');
+    expect((await logIn('ada@example.org', 'Basil#Row77')).userId).to.equal(id);
+    expect((await hortus(container, ['user', 'reset-link', 'nobody@example.org'])).code).to.equal(3);
+  });
+
+  it('when sessions are revoked, then every older token ends and a new log-in works', async () => {
+    await createWithPassword();
+    const { token } = await logIn('ada@example.org', PASSWORD);
+
+    expect((await hortus(container, ['user', 'sessions', 'revoke', 'ada@example.org'])).code).to.equal(0);
+
+    expect(await container.get(VerifySession).execute(token)).to.equal(undefined);
+    const fresh = await logIn('ada@example.org', PASSWORD);
+    expect(await container.get(VerifySession).execute(fresh.token)).to.include({ group: 'greenhouse-1' });
+  });
+
+  it('when an invitation is printed, then it lets that e-mail (only) sign up into that group (only) while keys are required', async () => {
+    const outcome = await hortus(container, [
+      '--json',
+      'user',
+      'invite',
+      'Eve@Example.org',
+      '--group',
+      'greenhouse-1',
+    ]);
+    expect(outcome.code, outcome.stderr).to.equal(0);
+    const { code } = JSON.parse(outcome.stdout) as { code: string };
+    const signUp = (email: string, group: string) =>
+      container
+        .get(SignUp)
+        .execute(
+          { firstName: 'Eve', lastName: 'Green', email, password: PASSWORD, group, invitation: code },
+          { caller: { kind: 'anonymous' }, accessRequired: true },
+        );
+    await container.get(CreateGroup).execute({ name: 'greenhouse-2' });
+
+    await expect(signUp('mallory@example.org', 'greenhouse-1')).to.be.rejectedWith('not valid');
+    await expect(signUp('eve@example.org', 'greenhouse-2')).to.be.rejectedWith('not valid');
+    await signUp('eve@example.org', 'greenhouse-1');
+    await expect(signUp('eve@example.org', 'greenhouse-1')).to.be.rejectedWith('already exists');
+    expect(
+      (await hortus(container, ['user', 'invite', 'x@example.org', '--group', 'nowhere'])).code,
+    ).to.equal(3);
+  });
+
+  it('when a user is deleted, then their token ends and their e-mail is free', async () => {
+    await createWithPassword();
+    const { token } = await logIn('ada@example.org', PASSWORD);
+
+    expect((await hortus(container, ['user', 'delete', 'ada@example.org'])).code).to.equal(0);
+
+    expect(await container.get(VerifySession).execute(token)).to.equal(undefined);
+    await createWithPassword();
+  });
+});

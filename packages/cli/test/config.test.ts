@@ -1,0 +1,172 @@
+import { ConfigError } from '@hortus/core';
+import { loadConfig } from '@hortus/cli';
+import { resolve } from 'node:path';
+import { expect } from 'chai';
+
+describe('loadConfig', () => {
+  it('when nothing is set, then the defaults: port 8080, the SQLite file in ./data, UTC, the React dev origin', () => {
+    const config = loadConfig({});
+    expect(config).to.deep.include({
+      port: 8080,
+      host: '0.0.0.0',
+      corsOrigins: ['http://localhost:3000'],
+      store: 'sqlite',
+      timeZone: 'UTC',
+      commitsCacheMs: 60000,
+      bodyLimitBytes: 1048576,
+    });
+    expect(config.codeHost).to.deep.equal({ apiUrl: 'https://api.github.com', timeoutMs: 5000 });
+    expect(config.sqlite?.file).to.equal(resolve('data', 'hortus.db'));
+  });
+
+  it('when HORTUS_DATA_DIR is set, then the file is hortus.db in it; STORE=memory needs no file', () => {
+    expect(loadConfig({ HORTUS_DATA_DIR: '/var/lib/hortus' }).sqlite?.file).to.equal(
+      '/var/lib/hortus/hortus.db',
+    );
+    const memory = loadConfig({ STORE: 'memory' });
+    expect(memory.store).to.equal('memory');
+    expect(memory).not.to.have.property('sqlite');
+  });
+
+  it('when values are given, then they are read and normalised', () => {
+    const config = loadConfig({
+      PORT: '3001',
+      CORS_ORIGINS: ' https://App.Example.org/ ,http://localhost:3000',
+      MONGODB_URI: 'mongodb://127.0.0.1:27017/hortus',
+      TIME_ZONE: 'Europe/Berlin',
+      CODE_HOST_REPOSITORY: 'hortus-org/hortus',
+      CODE_HOST_TOKEN: 't0ken',
+      CODE_HOST_API_URL: 'http://127.0.0.1:9999/',
+    });
+    expect(config).to.deep.include({
+      port: 3001,
+      corsOrigins: ['https://app.example.org', 'http://localhost:3000'],
+      store: 'mongodb',
+      mongodbUri: 'mongodb://127.0.0.1:27017/hortus',
+      timeZone: 'Europe/Berlin',
+    });
+    expect(config.codeHost).to.deep.equal({
+      apiUrl: 'http://127.0.0.1:9999',
+      repository: 'hortus-org/hortus',
+      token: 't0ken',
+      timeoutMs: 5000,
+    });
+  });
+
+  it('when the limits on stored data are set, then they reach the config; unset ones keep their defaults', () => {
+    const config = loadConfig({ MAX_CLOCK_SKEW_MS: '60000', MAX_TOPICS_PER_GROUP: '10' });
+    expect(config.limits).to.deep.equal({
+      maxClockSkewMs: 60_000,
+      maxTopicsPerGroup: 10,
+      maxDevicesPerGroup: 1000,
+      maxChartsPerUser: 200,
+      maxOpenNotificationsPerGroup: 1000,
+      alertReopenMs: 900_000,
+    });
+  });
+
+  it('when a limit is not a whole number in its bounds, then the ConfigError names it', () => {
+    expect(() => loadConfig({ MAX_TOPICS_PER_GROUP: '0', MAX_CLOCK_SKEW_MS: 'soon' }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.deep.equals([
+        'MAX_CLOCK_SKEW_MS must be a whole number from 0 to 604800000, got "soon"',
+        'MAX_TOPICS_PER_GROUP must be a whole number from 1 to 100000, got "0"',
+      ]);
+  });
+
+  it('when several values are bad, then one ConfigError lists every problem', () => {
+    const bad = () =>
+      loadConfig({
+        PORT: '80a',
+        CORS_ORIGINS: 'localhost:3000,https://ok.org/path',
+        STORE: 'mongodb',
+        TIME_ZONE: 'Mars/Olympus',
+        CODE_HOST_REPOSITORY: 'just-a-name',
+        CODE_HOST_TIMEOUT_MS: '30000',
+        COMMITS_CACHE_MS: '1000',
+      });
+    expect(bad).to.throw(ConfigError);
+    try {
+      bad();
+    } catch (error) {
+      const problems = (error as ConfigError).problems;
+      expect(problems).to.have.length(8);
+      expect(problems.join('\n'))
+        .to.include('PORT')
+        .and.include('CORS_ORIGINS')
+        .and.include('MONGODB_URI')
+        .and.include('TIME_ZONE')
+        .and.include('CODE_HOST_REPOSITORY')
+        .and.include('CODE_HOST_TIMEOUT_MS')
+        .and.include('COMMITS_CACHE_MS');
+      expect((error as Error).message).to.match(/^Invalid configuration:\n {2}- PORT/u);
+    }
+  });
+
+  it('when STORE names an unknown store, then the error says which stores exist', () => {
+    expect(() => loadConfig({ STORE: 'redis' })).to.throw(
+      ConfigError,
+      'STORE must be one of: sqlite, memory, mongodb',
+    );
+  });
+
+  describe('automations, ingest and MQTT', () => {
+    it('when nothing is set, then automations on every 10 s, a 4 MiB ingest limit and no MQTT bridge', () => {
+      const config = loadConfig({});
+      expect(config).to.deep.include({
+        automations: true,
+        automationTickMs: 10000,
+        ingestBodyLimitBytes: 4 * 1024 * 1024,
+      });
+      expect(config).to.not.have.property('mqtt');
+    });
+
+    it('when they are set, then they are read; MQTT_* become the bridge settings', () => {
+      const config = loadConfig({
+        AUTOMATIONS: 'OFF',
+        AUTOMATION_TICK_MS: '500',
+        INGEST_BODY_LIMIT_BYTES: '2097152',
+        MQTT_URL: 'mqtt://broker.local:1883',
+        MQTT_TOPIC: 'farm/esp/#',
+        MQTT_PUBLISH_PREFIX: 'farm',
+        MQTT_USERNAME: 'hortus',
+        MQTT_PASSWORD: ' s3cret ',
+      });
+      expect(config).to.deep.include({
+        automations: false,
+        automationTickMs: 500,
+        ingestBodyLimitBytes: 2097152,
+      });
+      expect(config.mqtt).to.deep.equal({
+        url: 'mqtt://broker.local:1883',
+        topicFilter: 'farm/esp/#',
+        publishPrefix: 'farm',
+        username: 'hortus',
+        password: ' s3cret ',
+      });
+    });
+
+    it('when they are bad, then each is named in the ConfigError', () => {
+      try {
+        loadConfig({
+          AUTOMATIONS: 'sometimes',
+          AUTOMATION_TICK_MS: '120000',
+          INGEST_BODY_LIMIT_BYTES: '10',
+          MQTT_URL: 'http://broker.local',
+          MQTT_TOPIC: 'esp/#/more',
+        });
+        expect.fail('loadConfig accepted bad values');
+      } catch (error) {
+        expect(error).to.be.instanceOf(ConfigError);
+        expect((error as ConfigError).problems).to.deep.equal([
+          'INGEST_BODY_LIMIT_BYTES must be a whole number from 1024 to 67108864, got "10"',
+          'AUTOMATIONS must be on or off, got "sometimes"',
+          'AUTOMATION_TICK_MS must be a whole number from 10 to 60000, got "120000"',
+          'MQTT_URL must use one of mqtt: mqtts: tcp: ssl: ws: wss: (got http:)',
+          'MQTT_TOPIC is not a valid topic filter',
+        ]);
+      }
+    });
+  });
+});

@@ -21,6 +21,60 @@ export default tseslint.config(
       ],
     },
   },
+  // The way dependencies point (hexagonal): core is pure; transports and stores know only the core; the
+  // composition root (packages/cli) is the one place that knows them all. Tests may reach further.
+  {
+    files: ['packages/core/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^(?!inversify$|\\.{1,2}/)', message: 'core is pure: it imports inversify only.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: [
+      'packages/http-koa/src/**/*.ts',
+      'packages/mqtt/src/**/*.ts',
+      'packages/adapter-*/src/**/*.ts',
+      'packages/identity/src/**/*.ts',
+      'packages/mail/src/**/*.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^@hortus/(?!core$)',
+              message:
+                'Transports and stores depend on the core only; the composition root (cli) wires them.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/http-koa/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(@hortus/(?!core$)|mongodb$|mqtt$|better-sqlite3$)',
+              message: 'The HTTP adapter depends on the core and its HTTP libraries only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

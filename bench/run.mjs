@@ -5,20 +5,23 @@ import autocannon from 'autocannon';
 import { Buffer } from 'node:buffer';
 import { execFile, execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const smoke = process.argv.includes('--smoke');
 /** `--only polling,scale,memory,mongo` runs some parts (while working on one); the report then lists only those. */
 const onlyArgument = process.argv.find((argument) => argument.startsWith('--only='));
-const parts = new Set((onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,mongo').split(','));
+const parts = new Set(
+  (onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,sqlite,mongo,logins').split(','),
+);
 
 /** Seconds and counts of each part; the smoke run keeps every part but makes it tiny. */
 const plan = smoke
@@ -35,6 +38,8 @@ const plan = smoke
       ingestBatches: 4,
       mongoDays: 1,
       mongoQueries: 3,
+      logins: 2,
+      loginPollSeconds: 0.5,
     }
   : {
       rounds: 5,
@@ -49,6 +54,8 @@ const plan = smoke
       ingestBatches: 60,
       mongoDays: 30,
       mongoQueries: 25,
+      logins: 10,
+      loginPollSeconds: 5,
     };
 
 const ORIGIN = 'http://localhost:3000';
@@ -92,7 +99,7 @@ const tasksetPath = process.env.BENCH_PIN === 'off' || cpus().length < 2 ? undef
 const pinning = wrkPath !== undefined && tasksetPath !== undefined;
 
 /** Forks bench/server.mjs; resolves once it listens. Its stdout (the request log) goes to /dev/null. */
-function startServer(kind, env = {}) {
+function startServer(kind, env = {}, { pin = true } = {}) {
   const child = fork(fileURLToPath(new URL('server.mjs', import.meta.url)), [kind], {
     execArgv: ['--expose-gc'],
     env: { ...process.env, ...env },
@@ -100,7 +107,7 @@ function startServer(kind, env = {}) {
   });
   children.add(child);
   // Every thread of the server (libuv pool and GC too) on core 0; wrk runs on core 1.
-  if (pinning) execFileSync(tasksetPath, ['-a', '-cp', '0', String(child.pid)], { stdio: 'ignore' });
+  if (pinning && pin) execFileSync(tasksetPath, ['-a', '-cp', '0', String(child.pid)], { stdio: 'ignore' });
   const messages = [];
   const cpuWaiters = [];
   child.on('message', (message) => {
@@ -517,6 +524,127 @@ async function memoryHistoryAndIngest() {
   return { history: { readings, ...history }, ingest: ingestRuns };
 }
 
+// ---- SQLite (the default store) -------------------------------------------------------------------
+
+/** Size of the database file with its write-ahead log, in MB. */
+function fileMb(dataDir) {
+  let bytes = 0;
+  for (const name of ['hortus.db', 'hortus.db-wal']) {
+    const file = join(dataDir, name);
+    if (existsSync(file)) bytes += statSync(file).size;
+  }
+  return bytes / MB;
+}
+
+/**
+ * The embedded store beside the memory store, in one run: newest readings with few and many readings, the
+ * file size and resident memory with many, 30 days of history into ~500 buckets, HTTP ingest, and the
+ * polling routes' throughput against the memory store's.
+ */
+async function sqliteStore() {
+  const dirs = [];
+  const dataDir = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hortus-bench-sqlite-'));
+    dirs.push(dir);
+    return dir;
+  };
+  try {
+    const few = 1000;
+    log(`SQLite: seeding ${few} and ${plan.manyReadings} readings`);
+    const [smallDir, largeDir] = [await dataDir(), await dataDir()];
+    const small = await startServer('hortus', { BENCH_DATA_DIR: smallDir, BENCH_SEED_READINGS: String(few) });
+    const large = await startServer('hortus', {
+      BENCH_DATA_DIR: largeDir,
+      BENCH_SEED_READINGS: String(plan.manyReadings),
+    });
+    const path = '/api/data/latestdata/All?groupId=bench-latest';
+    const answer = JSON.parse((await get(large.url, path)).body);
+    if (answer.length !== 10)
+      throw new Error(`latestdata/All answered ${answer.length} readings, expected 10`);
+    const newestPath = '/api/data/latestdata/Temperature?groupId=bench-latest';
+    for (const server of [small, large]) await latency(server.url, path, { seconds: plan.latencySeconds });
+    const p50s = { few: [], many: [] };
+    for (let r = 0; r < plan.latencyRounds; r += 1) {
+      p50s.few.push((await latency(small.url, path, { seconds: plan.latencySeconds })).p50);
+      p50s.many.push((await latency(large.url, path, { seconds: plan.latencySeconds })).p50);
+    }
+    const newest = await latency(large.url, newestPath, { seconds: plan.latencySeconds });
+    const seeded = large.messages.find((message) => message.type === 'seeded');
+    const rssMb = round(large.memory.after.rss / MB, 1);
+    await Promise.all([small.stop(), large.stop()]);
+    const megabytes = fileMb(largeDir);
+
+    log(`SQLite: ${plan.historyDays} days of 20-second readings into buckets`);
+    const historyServer = await startServer('hortus', {
+      BENCH_DATA_DIR: await dataDir(),
+      BENCH_HISTORY_DAYS: String(plan.historyDays),
+    });
+    const readings = Math.floor((plan.historyDays * DAY_MS) / STEP_MS);
+    const history = await historyLatency(historyServer.url, readings, (query) =>
+      latency(historyServer.url, query, { seconds: plan.historySeconds }),
+    );
+    const bodies = [];
+    const span = BATCH * STEP_MS;
+    const first = Date.now() - plan.ingestBatches * span;
+    for (let b = 0; b < plan.ingestBatches; b += 1) {
+      const {
+        bodies: [body],
+      } = readingBatches(`bench-ingest-${b % 4}`, span / DAY_MS, first + (b + 1) * span);
+      bodies.push(body);
+    }
+    log(`SQLite: ingest of ${plan.ingestBatches} batches of ${BATCH} over HTTP`);
+    await ingest(historyServer.url, bodies.slice(0, 2), 1);
+    const ingested = await ingest(
+      historyServer.url,
+      bodies.map((body) => body.replaceAll('bench-ingest-', 'bench-ingest-a-')),
+      1,
+    );
+    await historyServer.stop();
+
+    log('SQLite: polling throughput against the memory store');
+    const [sqlite, memory] = [
+      await startServer('hortus', { BENCH_DATA_DIR: await dataDir(), BENCH_DEMO: 'on' }),
+      await startServer('hortus', { BENCH_DEMO: 'on' }),
+    ];
+    const polling = {};
+    for (const { route, path: routePath } of pollingRoutes) {
+      const rates = { sqlite: [], memory: [] };
+      for (let r = 0; r < Math.min(plan.rounds, 3); r += 1) {
+        rates.sqlite.push((await load(sqlite.url, routePath, plan.seconds ?? 1)).rps);
+        rates.memory.push((await load(memory.url, routePath, plan.seconds ?? 1)).rps);
+      }
+      polling[route] = {
+        sqliteRps: Math.round(median(rates.sqlite)),
+        memoryRps: Math.round(median(rates.memory)),
+        ratio: round(median(rates.sqlite.map((value, i) => value / rates.memory[i]))),
+      };
+    }
+    await Promise.all([sqlite.stop(), memory.stop()]);
+    return {
+      latest: {
+        readingsFew: few,
+        readingsMany: plan.manyReadings,
+        p50MsFew: round(median(p50s.few), 3),
+        p50MsMany: round(median(p50s.many), 3),
+        ratio: round(median(p50s.many.map((value, i) => value / p50s.few[i]))),
+        newestTemperatureP50Ms: round(newest.p50, 3),
+      },
+      file: {
+        readings: plan.manyReadings,
+        seedSeconds: round(seeded?.seconds ?? Number.NaN, 1),
+        megabytes: round(megabytes, 1),
+        megabytesPerMillion: round(megabytes / (plan.manyReadings / 1_000_000), 1),
+        rssMb,
+      },
+      history: { readings, ...history },
+      ingest: ingested,
+      polling,
+    };
+  } finally {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  }
+}
+
 // ---- MongoDB (the test server) ------------------------------------------------------------------
 
 /** BENCH_MONGODB_URI or MONGODB_URI when set; else a FerretDB of our own from tools/ferretdb (never the tests'). */
@@ -591,6 +719,71 @@ async function mongoHistoryAndIngest() {
 
 // ---- report -------------------------------------------------------------------------------------
 
+// ---- log-ins beside polling --------------------------------------------------------------------------
+
+const LOGIN_PASSWORD = 'Bench#Login42';
+const CONCURRENT_LOGINS = 20;
+const pollPath = '/api/data/latestdata/All?groupId=demo';
+
+async function logIn(url) {
+  const reply = await post(
+    url,
+    '/api/auth',
+    JSON.stringify({ email: 'bench@example.org', password: LOGIN_PASSWORD }),
+  );
+  if (reply.status !== 200) throw new Error(`log-in answered ${reply.status}: ${reply.body.slice(0, 200)}`);
+}
+
+/**
+ * bcrypt at cost 12 runs on worker threads: a burst of log-ins must not stall the requests around it.
+ * Log-in p50 one at a time, then poll latency idle and while 20 log-ins are in flight at every moment.
+ */
+async function loginsBesidePolling() {
+  // Not pinned to one core: the hashing threads must have a core of their own beside the event loop.
+  const server = await startServer(
+    'hortus',
+    { BENCH_DEMO: 'on', BENCH_ACCOUNT: LOGIN_PASSWORD },
+    { pin: false },
+  );
+  const { url } = server;
+  const times = [];
+  for (let i = 0; i < plan.logins; i += 1) {
+    const started = performance.now();
+    await logIn(url);
+    times.push(performance.now() - started);
+  }
+  const idle = await latency(url, pollPath, { seconds: plan.loginPollSeconds });
+  let busy = true;
+  let completed = 0;
+  const loop = async () => {
+    while (busy) {
+      try {
+        await logIn(url);
+        completed += 1;
+      } catch (error) {
+        // Log-ins still queued when the server stops are cut off; only failures while measuring count.
+        if (busy) throw error;
+      }
+    }
+  };
+  const logins = Array.from({ length: CONCURRENT_LOGINS }, loop);
+  // Let the burst start before measuring.
+  await delay(100);
+  const loaded = await latency(url, pollPath, { seconds: plan.loginPollSeconds });
+  busy = false;
+  // The hashing queue is left to the server's end rather than waited out.
+  await stopChild(server.child);
+  await Promise.all(logins);
+  return {
+    loginP50Ms: round(median(times)),
+    logins: plan.logins,
+    pollIdle: { p50Ms: round(idle.p50), p99Ms: round(idle.p99), n: idle.n },
+    pollDuringLogins: { p50Ms: round(loaded.p50), p99Ms: round(loaded.p99), n: loaded.n },
+    concurrentLogins: CONCURRENT_LOGINS,
+    loginsCompletedMeanwhile: completed,
+  };
+}
+
 function targets(results) {
   const list = [];
   const add = (name, goal, measured, met) => list.push({ name, goal, measured, met });
@@ -621,8 +814,32 @@ function targets(results) {
       total < 400,
     );
   }
+  if (results.sqlite !== undefined) {
+    const { latest, polling, ingest: ingested } = results.sqlite;
+    add(
+      `latestdata/All p50, ${latest.readingsMany.toLocaleString('en')} vs ${latest.readingsFew} readings, SQLite`,
+      '<= 1.3 x',
+      `${latest.ratio} x (${latest.p50MsMany} ms vs ${latest.p50MsFew} ms)`,
+      latest.ratio <= 1.3,
+    );
+    add(
+      'Ingest over HTTP, SQLite',
+      '>= 50,000 readings/s',
+      `${ingested.perSecond.toLocaleString('en')}/s (1 batch at a time)`,
+      ingested.perSecond >= 50_000,
+    );
+    for (const [route, figure] of Object.entries(polling)) {
+      add(
+        `Polling ${route}, SQLite vs memory store`,
+        '>= 0.8 x',
+        `${figure.ratio} x (${figure.sqliteRps.toLocaleString('en')} vs ${figure.memoryRps.toLocaleString('en')} req/s)`,
+        figure.ratio >= 0.8,
+      );
+    }
+  }
   const histories = [
     ['memory store', results.memoryStore?.history, 50],
+    ['SQLite', results.sqlite?.history, 50],
     ['test MongoDB', results.mongo?.history, 300],
   ];
   for (const [store, history, limitMs] of histories) {
@@ -649,6 +866,16 @@ function targets(results) {
       '>= 5,000 readings/s',
       `${perSecond.toLocaleString('en')}/s`,
       perSecond >= 5000,
+    );
+  }
+  if (results.logins !== undefined) {
+    const { pollIdle, pollDuringLogins, concurrentLogins } = results.logins;
+    const added = round(pollDuringLogins.p99Ms - pollIdle.p99Ms);
+    add(
+      `Poll p99 while ${concurrentLogins} log-ins run at once`,
+      '<= idle p99 + 5 ms',
+      `${pollDuringLogins.p99Ms} ms vs ${pollIdle.p99Ms} ms idle (${signed(added)} ms)`,
+      added <= 5,
     );
   }
   return list;
@@ -699,6 +926,15 @@ function markdown(results) {
         `${memory.arrayBuffersMb} MB (${signed(memory.arrayBuffersGrowthMb)} MB), rss ${memory.rssMb} MB.`,
     );
   }
+  if (results.sqlite !== undefined) {
+    const { file, latest } = results.sqlite;
+    lines.push(
+      '',
+      `SQLite with ${file.readings.toLocaleString('en')} readings (seeded in ${file.seedSeconds} s): file ` +
+        `${file.megabytes} MB (${file.megabytesPerMillion} MB per million readings), rss ${file.rssMb} MB; ` +
+        `newest temperature p50 ${latest.newestTemperatureP50Ms} ms.`,
+    );
+  }
   const ingests = [
     ...(results.memoryStore?.ingest ?? []).map(
       (run) => `memory store, ${run.concurrency} at a time: ${run.perSecond.toLocaleString('en')}/s`,
@@ -712,12 +948,23 @@ function markdown(results) {
   if (ingests.length > 0)
     lines.push('', `Ingest (batches of ${BATCH} readings over HTTP): ${ingests.join('; ')}.`);
   if (results.mongo?.skipped !== undefined) lines.push('', `MongoDB part skipped: ${results.mongo.skipped}.`);
+  if (results.logins !== undefined) {
+    const { loginP50Ms, logins, pollIdle, pollDuringLogins, concurrentLogins, loginsCompletedMeanwhile } =
+      results.logins;
+    lines.push(
+      '',
+      `Log-in (bcrypt cost 12 on worker threads): p50 ${loginP50Ms} ms over ${logins} log-ins one at a time. ` +
+        `Polling ${pollPath} one request at a time: p50 ${pollIdle.p50Ms} ms, p99 ${pollIdle.p99Ms} ms idle; ` +
+        `p50 ${pollDuringLogins.p50Ms} ms, p99 ${pollDuringLogins.p99Ms} ms while ${concurrentLogins} log-ins ` +
+        `were in flight (${loginsCompletedMeanwhile} completed meanwhile).`,
+    );
+  }
   return `${lines.join('\n')}\n`;
 }
 
 async function main() {
   const started = performance.now();
-  for (const pkg of ['core', 'adapter-memory', 'adapter-mongo', 'http-koa']) {
+  for (const pkg of ['core', 'adapter-memory', 'adapter-sqlite', 'adapter-mongo', 'http-koa', 'cli']) {
     if (!existsSync(join(root, `packages/${pkg}/dist/src/index.js`))) {
       throw new Error(`packages/${pkg} is not built: run the build first (npx pnpm@10.34.9 build)`);
     }
@@ -745,7 +992,9 @@ async function main() {
   results.polling = await timed('polling', pollingThroughput);
   results.scale = await timed('scale', newestReadingsAtScale);
   results.memoryStore = await timed('memory', memoryHistoryAndIngest);
+  results.sqlite = await timed('sqlite', sqliteStore);
   results.mongo = await timed('mongo', mongoHistoryAndIngest);
+  results.logins = await timed('logins', loginsBesidePolling);
   results.targets = targets(results);
   results.seconds = round((performance.now() - started) / 1000, 1);
 

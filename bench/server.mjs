@@ -49,21 +49,26 @@ async function seedReadings(repository, group, topics, perTopic, stepMs, endMs) 
 
 async function hortusServer() {
   await import(pathToFileURL(fromHttpKoa.resolve('reflect-metadata')).href);
-  const { createContainer, createJsonLogger, loadConfig, startServer } = await hortus('http-koa');
-  const { READING_REPOSITORY } = await hortus('core');
+  const { createContainer, loadConfig, startServer } = await hortus('cli');
+  const { createJsonLogger } = await hortus('http-koa');
+  const { READING_REPOSITORY, STORE_LIFECYCLE } = await hortus('core');
   // Only what is named here: an MQTT_URL or STORE of the calling shell must not change the server under test.
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     // The limiter stays on (its cost is measured) with an allowance the load generator cannot exhaust.
     RATE_LIMIT_PER_MINUTE: '1000000',
-    ...(env.BENCH_MONGODB_URI === undefined
-      ? { STORE: 'memory' }
-      : { STORE: 'mongodb', MONGODB_URI: env.BENCH_MONGODB_URI, MONGODB_DB: env.BENCH_MONGODB_DB }),
+    ...(env.BENCH_MONGODB_URI !== undefined
+      ? { STORE: 'mongodb', MONGODB_URI: env.BENCH_MONGODB_URI, MONGODB_DB: env.BENCH_MONGODB_DB }
+      : env.BENCH_DATA_DIR !== undefined
+        ? { STORE: 'sqlite', HORTUS_DATA_DIR: env.BENCH_DATA_DIR }
+        : { STORE: 'memory' }),
   });
   // Production logging: one JSON line per request on stdout, which run.mjs points at /dev/null.
   const logger = createJsonLogger();
   const container = createContainer(config, { logger });
+  // The embedded store opens its file at start; seeding writes through it, so open it first.
+  if (config.store === 'sqlite') await container.get(STORE_LIFECYCLE).start();
   const before = memory();
   const seeded = Number(env.BENCH_SEED_READINGS ?? 0);
   if (seeded > 0) {
@@ -94,6 +99,17 @@ async function hortusServer() {
   }
   const after = memory();
   const running = await startServer(config, { container, logger, demo: env.BENCH_DEMO === 'on' });
+  if (env.BENCH_ACCOUNT !== undefined) {
+    // One account on the demo group, for the log-in case: its password arrives in BENCH_ACCOUNT.
+    const { CreateUser } = await hortus('core');
+    await container.get(CreateUser).execute({
+      firstName: 'Bench',
+      lastName: 'User',
+      email: 'bench@example.org',
+      group: 'demo',
+      password: env.BENCH_ACCOUNT,
+    });
+  }
   return { url: running.url, memory: { before, after } };
 }
 
@@ -102,7 +118,8 @@ async function koaRoutesServer() {
   await import(pathToFileURL(fromHttpKoa.resolve('reflect-metadata')).href);
   const { default: Koa } = await load('koa');
   const { Router } = await load('@koa/router');
-  const { createContainer, loadConfig, silentLogger, withUnderscoreId } = await hortus('http-koa');
+  const { createContainer, loadConfig } = await hortus('cli');
+  const { silentLogger, withUnderscoreId } = await hortus('http-koa');
   const { GetActionsOfGroup, GetGroup, GetLatestReadingsOfGroup, SeedDemo } = await hortus('core');
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', STORE: 'memory', AUTOMATIONS: 'off' });
   const container = createContainer(config, { logger: silentLogger });

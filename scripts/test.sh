@@ -43,20 +43,30 @@ else
 fi
 
 status=0
+# No test may write the default data directory of the one who runs them.
+data_existed=false
+[[ -e data ]] && data_existed=true
 summaries="$(mktemp)"
 npx --no-install mocha | tee -a "$summaries" || status=$?
 
-# The HTTP suites once more on the Mongo store (issue 4): the same tests, the other adapter. Each test
-# server gets a database of its own on $MONGODB_URI; suites that stub the store keep memory.
-if [[ -z "$skipped" ]]; then
-  echo "HTTP suites again on the Mongo store (HORTUS_TEST_STORE=mongodb)" >&2
-  HORTUS_TEST_STORE=mongodb npx --no-install mocha --no-config --reporter ./scripts/mocha-summary-reporter.cjs \
+# The HTTP suites once more on each persistent store: the same tests, the other adapters. Each test server
+# gets a data directory (SQLite) or a database on $MONGODB_URI (MongoDB) of its own; suites that stub the
+# store keep memory.
+http_pass() {
+  echo "HTTP suites again on the $1 store (HORTUS_TEST_STORE=$1)" >&2
+  HORTUS_TEST_STORE="$1" npx --no-install mocha --no-config --reporter ./scripts/mocha-summary-reporter.cjs \
     --timeout 10000 --exit 'packages/http-koa/dist/test/**/*.test.js' | tee -a "$summaries" || status=$?
-  # One closing line for both passes, in the reporter's form.
-  sed -nE 's/^mocha: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$summaries" |
-    awk '{ p += $1; f += $2; s += $3 } END { printf "\nboth passes together:\nmocha: %d passed, %d failed, %d skipped\n", p, f, s }'
-fi
+}
+http_pass sqlite
+[[ -n "$skipped" ]] || http_pass mongodb
+# One closing line for every pass, in the reporter's form.
+sed -nE 's/^mocha: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$summaries" |
+  awk '{ p += $1; f += $2; s += $3 } END { printf "\nevery pass together:\nmocha: %d passed, %d failed, %d skipped\n", p, f, s }'
 rm -f "$summaries"
+if [[ "$data_existed" == false && -e data ]]; then
+  echo "A test wrote ./data (the default HORTUS_DATA_DIR): give it a data directory of its own." >&2
+  status=1
+fi
 
 if [[ -n "$skipped" ]]; then
   banner "$skipped"

@@ -499,6 +499,14 @@ async function ingest(url, bodies, concurrency) {
   };
 }
 
+function bestIngest(runs) {
+  return runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+}
+
+function ingestRate({ perSecond, concurrency }) {
+  return `${perSecond.toLocaleString('en')}/s (${concurrency} batch${concurrency > 1 ? 'es' : ''} at a time)`;
+}
+
 async function memoryHistoryAndIngest() {
   log(`history on the memory store: ${plan.historyDays} days of 20-second readings`);
   const server = await startServer('hortus', { BENCH_HISTORY_DAYS: String(plan.historyDays) });
@@ -594,11 +602,14 @@ async function sqliteStore() {
     }
     log(`SQLite: ingest of ${plan.ingestBatches} batches of ${BATCH} over HTTP`);
     await ingest(historyServer.url, bodies.slice(0, 2), 1);
-    const ingested = await ingest(
-      historyServer.url,
-      bodies.map((body) => body.replaceAll('bench-ingest-', 'bench-ingest-a-')),
-      1,
-    );
+    // As on the memory store: one batch at a time, then two (boxes send on their own; the server parses the
+    // next batch while the client still reads the last answer).
+    const fresh = (suffix) =>
+      bodies.map((body) => body.replaceAll('bench-ingest-', `bench-ingest-${suffix}-`));
+    const ingested = [
+      await ingest(historyServer.url, fresh('a'), 1),
+      await ingest(historyServer.url, fresh('b'), 2),
+    ];
     await historyServer.stop();
 
     log('SQLite: polling throughput against the memory store');
@@ -822,12 +833,8 @@ function targets(results) {
       `${latest.ratio} x (${latest.p50MsMany} ms vs ${latest.p50MsFew} ms)`,
       latest.ratio <= 1.3,
     );
-    add(
-      'Ingest over HTTP, SQLite',
-      '>= 50,000 readings/s',
-      `${ingested.perSecond.toLocaleString('en')}/s (1 batch at a time)`,
-      ingested.perSecond >= 50_000,
-    );
+    const best = bestIngest(ingested);
+    add('Ingest over HTTP, SQLite', '>= 50,000 readings/s', ingestRate(best), best.perSecond >= 50_000);
     for (const [route, figure] of Object.entries(polling)) {
       add(
         `Polling ${route}, SQLite vs memory store`,
@@ -855,9 +862,8 @@ function targets(results) {
     }
   }
   if (results.memoryStore !== undefined) {
-    const best = results.memoryStore.ingest.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
-    const rate = `${best.perSecond.toLocaleString('en')}/s (${best.concurrency} batch${best.concurrency > 1 ? 'es' : ''} at a time)`;
-    add('Ingest over HTTP, memory store', '>= 50,000 readings/s', rate, best.perSecond >= 50_000);
+    const best = bestIngest(results.memoryStore.ingest);
+    add('Ingest over HTTP, memory store', '>= 50,000 readings/s', ingestRate(best), best.perSecond >= 50_000);
   }
   if (results.mongo?.ingest !== undefined) {
     const { perSecond } = results.mongo.ingest;
@@ -938,6 +944,9 @@ function markdown(results) {
   const ingests = [
     ...(results.memoryStore?.ingest ?? []).map(
       (run) => `memory store, ${run.concurrency} at a time: ${run.perSecond.toLocaleString('en')}/s`,
+    ),
+    ...(results.sqlite?.ingest ?? []).map(
+      (run) => `SQLite, ${run.concurrency} at a time: ${run.perSecond.toLocaleString('en')}/s`,
     ),
     ...(results.mongo?.ingest === undefined
       ? []

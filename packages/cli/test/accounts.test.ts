@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { CreateGroup, LogIn, ResetPassword, SignUp, VerifySession } from '@hortus/core';
 import { expect } from 'chai';
 import { type Container } from 'inversify';
-import { hortus, memoryContainer } from './harness.js';
+import { hortus, type StoreContainer, storeContainer } from './harness.js';
 
 const stdin = (text: string): Readable => Readable.from([text]);
 const PASSWORD = 'Tomato#Bed42';
@@ -10,9 +10,14 @@ const PASSWORD = 'Tomato#Bed42';
 describe('hortus user: passwords, reset links, sessions and invitations', () => {
   let container: Container;
 
+  let store: StoreContainer;
   beforeEach(async () => {
-    container = memoryContainer();
+    store = await storeContainer();
+    container = store.container;
     await container.get(CreateGroup).execute({ name: 'greenhouse-1' });
+  });
+  afterEach(async () => {
+    await store.close();
   });
 
   async function createWithPassword(email = 'ada@example.org'): Promise<string> {

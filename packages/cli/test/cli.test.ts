@@ -9,12 +9,17 @@ import {
 } from '@hortus/core';
 import { describeFailure, exitCodes, UsageError } from '@hortus/cli';
 import { type Container } from 'inversify';
-import { hortus, memoryContainer } from './harness.js';
+import { hortus, type StoreContainer, storeContainer, testStore } from './harness.js';
 
-describe('hortus CLI (in-process, memory store)', () => {
+describe(`hortus CLI (in-process, ${testStore} store)`, () => {
   let container: Container;
-  beforeEach(() => {
-    container = memoryContainer();
+  let store: StoreContainer;
+  beforeEach(async () => {
+    store = await storeContainer();
+    container = store.container;
+  });
+  afterEach(async () => {
+    await store.close();
   });
 
   describe('help', () => {

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,12 +7,19 @@ import { use } from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { memoryStoreModule } from '@hortus/adapter-memory';
 import { mongoSettingsFromEnv, MongoStore } from '@hortus/adapter-mongo';
-import { type Clock, createCoreModule, defaultCoreSettings } from '@hortus/core';
+import { SqliteStore } from '@hortus/adapter-sqlite';
+import {
+  type Clock,
+  createCoreModule,
+  defaultCoreSettings,
+  STORE_LIFECYCLE,
+  type StoreLifecycle,
+} from '@hortus/core';
 import { type RunIo, run } from '@hortus/cli';
 import { createJsonLogger } from '@hortus/http-koa';
 import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
 import { mailModule } from '@hortus/mail';
-import { Container } from 'inversify';
+import { Container, type ContainerModule } from 'inversify';
 
 use(chaiAsPromised);
 
@@ -26,12 +34,11 @@ export class Capture {
   }
 }
 
-/** A container on a fresh memory store: the composition a test hands to `run`. */
-export function memoryContainer(clock?: Clock): Container {
+function containerOn(store: ContainerModule, clock: Clock | undefined): Container {
   const container = new Container();
   container.load(
     createCoreModule(defaultCoreSettings, clock),
-    memoryStoreModule(),
+    store,
     identityModule(identitySettingsFromEnv({})),
     // Commands never mail (reset-link prints the link); a mail would be a bug worth seeing on stderr.
     mailModule(
@@ -40,6 +47,54 @@ export function memoryContainer(clock?: Clock): Container {
     ),
   );
   return container;
+}
+
+/** A container on a fresh memory store: the composition a test hands to `run`. */
+export function memoryContainer(clock?: Clock): Container {
+  return containerOn(memoryStoreModule(), clock);
+}
+
+/**
+ * The store the CLI suites run on. scripts/test.sh runs them on memory, then with HORTUS_TEST_STORE=sqlite
+ * and HORTUS_TEST_STORE=mongodb (on $MONGODB_URI), so every command is proven on every adapter.
+ */
+export const testStore = ((): 'memory' | 'sqlite' | 'mongodb' => {
+  const named = process.env['HORTUS_TEST_STORE']?.trim();
+  return named === 'mongodb' || named === 'sqlite' ? named : 'memory';
+})();
+
+export interface StoreContainer {
+  readonly container: Container;
+  /** Closes the store and removes its file or database. */
+  close(): Promise<void>;
+}
+
+/**
+ * A started container on a fresh store of the kind HORTUS_TEST_STORE names: a data directory or a database
+ * of its own. The test acts as the composition root that opens and closes it.
+ */
+export async function storeContainer(clock?: Clock): Promise<StoreContainer> {
+  if (testStore === 'memory') return { container: memoryContainer(clock), close: () => Promise.resolve() };
+  if (testStore === 'sqlite') {
+    const dataDir = scratchDataDir();
+    const store = SqliteStore.fromSettings({ file: join(dataDir, 'hortus.db') });
+    return started(containerOn(store.module(), clock), async () => {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+  }
+  const uri = process.env['MONGODB_URI']?.trim() ?? '';
+  if (uri === '') throw new Error('HORTUS_TEST_STORE=mongodb needs MONGODB_URI');
+  const store = MongoStore.fromSettings({ uri, dbName: `hortus_cli_${randomBytes(6).toString('hex')}` });
+  return started(containerOn(store.module(), clock), async () => {
+    await store.db.dropDatabase();
+    await store.close();
+  });
+}
+
+async function started(container: Container, drop: () => Promise<void>): Promise<StoreContainer> {
+  await container.get<StoreLifecycle>(STORE_LIFECYCLE).start();
+  return { container, close: drop };
 }
 
 export interface Outcome {

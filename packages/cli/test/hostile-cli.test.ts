@@ -16,14 +16,19 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { BoundedLines, describeFailure, type ImportSummary } from '@hortus/cli';
 import { type Container } from 'inversify';
-import { hortus, memoryContainer } from './harness.js';
+import { hortus, type StoreContainer, storeContainer } from './harness.js';
 
 const TEMPERATURE = sensorTopics.temperature;
 
 describe('hortus CLI against hostile data', () => {
   let container: Container;
-  beforeEach(() => {
-    container = memoryContainer();
+  let store: StoreContainer;
+  beforeEach(async () => {
+    store = await storeContainer();
+    container = store.container;
+  });
+  afterEach(async () => {
+    await store.close();
   });
 
   describe('readings delete', () => {

@@ -6,7 +6,7 @@ import { ACCESS_KEY_SECRETS, type AccessKeySecrets, Authenticate } from '@hortus
 import { exitCodes } from '@hortus/cli';
 import { NodeAccessKeySecrets } from '@hortus/cli';
 import { type Container } from 'inversify';
-import { Capture, dropTestDatabase, hortus, memoryContainer } from './harness.js';
+import { Capture, dropTestDatabase, hortus, type StoreContainer, storeContainer } from './harness.js';
 
 const secretPattern = /hk_[A-Za-z0-9_-]{43}/u;
 
@@ -19,9 +19,14 @@ function secretIn(stdout: string): string {
 
 describe('hortus keys', () => {
   let container: Container;
-  beforeEach(() => {
-    container = memoryContainer();
+  let store: StoreContainer;
+  beforeEach(async () => {
+    store = await storeContainer();
+    container = store.container;
     container.bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
+  });
+  afterEach(async () => {
+    await store.close();
   });
   const authenticate = (secret: string) => container.get(Authenticate).execute(secret);
 

@@ -284,3 +284,123 @@ describe('hortus readings import (in-process, memory store)', () => {
     });
   });
 });
+
+describe('hortus readings export (in-process, memory store)', () => {
+  let dir: string;
+  let source: Container;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hortus-export-'));
+    source = memoryContainer(fixedClock);
+    const readings: NewReading[] = [];
+    for (let i = 0; i < 4500; i += 1) {
+      readings.push({
+        group: 'gh-1',
+        topic: i % 3 === 0 ? 'esp/air/humidity' : i % 3 === 1 ? 'esp/air/temperature' : 'odd, "quoted" topic',
+        value: (i % 500) / 7,
+        time: new Date(Date.parse('2025-05-01T00:00:00Z') + i * 1000),
+      });
+    }
+    readings.push({
+      group: 'other',
+      topic: 'esp/air/humidity',
+      value: 1,
+      time: new Date('2025-05-01T00:00:00Z'),
+    });
+    await source.get<ReadingRepository>(READING_REPOSITORY).add(readings);
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const series = async (container: Container, topic: string): Promise<[number, number][]> =>
+    (await container.get(QueryReadings).execute({ group: 'gh-1', topic, count: 10_000 })).map((r) => [
+      r.time.getTime(),
+      r.value,
+    ]);
+
+  for (const format of ['csv', 'ndjson'] as const) {
+    it(`when a group is exported as ${format} and imported into an empty store, then every reading arrives as it was`, async () => {
+      const path = join(dir, `export.${format}`);
+
+      const exported = await hortus(source, [
+        'readings',
+        'export',
+        '--group',
+        'gh-1',
+        '--format',
+        format,
+        '--output',
+        path,
+        '--json',
+      ]);
+      const target = memoryContainer(fixedClock);
+      const imported = await hortus(target, ['readings', 'import', path, '--json']);
+
+      expect(exported.code).to.equal(0);
+      expect(JSON.parse(exported.stdout)).to.deep.include({ group: 'gh-1', format, readings: 4500 });
+      expect(imported.code).to.equal(0);
+      expect(JSON.parse(imported.stdout)).to.deep.include({ lines: 4500, stored: 4500, rejected: 0 });
+      for (const topic of ['esp/air/humidity', 'esp/air/temperature', 'odd, "quoted" topic']) {
+        expect(await series(target, topic)).to.deep.equal(await series(source, topic));
+      }
+    });
+  }
+
+  it('when written to stdout with a topic and times, then stdout is only the header and the lines in time order, and progress is JSON on stderr', async () => {
+    const { code, stdout, stderr } = await hortus(source, [
+      'readings',
+      'export',
+      '--group',
+      'gh-1',
+      '--topic',
+      'temperature',
+      '--from',
+      '2025-05-01T00:00:01Z',
+      '--to',
+      '2025-05-01T00:00:07Z',
+      '--format',
+      'csv',
+    ]);
+
+    expect(code).to.equal(0);
+    expect(stdout).to.equal(
+      'group,topic,value,time\n' +
+        `gh-1,esp/air/temperature,${1 / 7},2025-05-01T00:00:01.000Z\n` +
+        `gh-1,esp/air/temperature,${4 / 7},2025-05-01T00:00:04.000Z\n` +
+        'gh-1,esp/air/temperature,1,2025-05-01T00:00:07.000Z\n',
+    );
+    const last = JSON.parse(stderr.trimEnd().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
+    expect(last).to.deep.include({ event: 'readings.export.progress', readings: 3, done: true });
+  });
+
+  it('when stderr is a terminal, then progress is one line redrawn in place', async () => {
+    const terminal = new Capture(true);
+
+    const { code } = await hortus(source, ['readings', 'export', '--group', 'gh-1', '--format', 'ndjson'], {
+      stderr: terminal,
+    });
+
+    expect(code).to.equal(0);
+    expect(terminal.text.startsWith('\r')).to.equal(true);
+    expect(terminal.text).to.match(/4500 readings exported, \d+\/s, done\n$/u);
+  });
+
+  it('when the format is missing or a time is not a date, then it exits 2 and writes nothing', async () => {
+    const noFormat = await hortus(source, ['readings', 'export', '--group', 'gh-1']);
+    const badTime = await hortus(source, [
+      'readings',
+      'export',
+      '--group',
+      'gh-1',
+      '--format',
+      'csv',
+      '--from',
+      'soon',
+    ]);
+
+    expect(noFormat.code).to.equal(2);
+    expect(badTime.code).to.equal(2);
+    expect(badTime.stdout).to.equal('');
+    expect(badTime.stderr).to.contain('from');
+  });
+});

@@ -127,7 +127,8 @@ export type BodyParsers = Readonly<Record<BodyKind, BodyParser>>;
 export type Reply =
   | { readonly status: number; readonly json: unknown }
   | { readonly status: number; readonly text: string }
-  | { readonly status: number; readonly html: string }
+  /** `csp` widens the page's Content-Security-Policy; by default it may load nothing but inline styles. */
+  | { readonly status: number; readonly html: string; readonly csp?: string }
   | { readonly status: number; readonly empty: true }
   /** A body written while it is produced (a download), as `type`, saved as `filename` by browsers. */
   | {
@@ -327,8 +328,7 @@ export function send(ctx: Context, reply: Reply): void {
   } else if ('html' in reply) {
     ctx.status = reply.status;
     ctx.type = 'text/html';
-    // The page carries no script and loads nothing: the policy keeps it that way.
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    ctx.set('Content-Security-Policy', reply.csp ?? "default-src 'none'; style-src 'unsafe-inline'");
     ctx.body = reply.html;
   } else {
     ctx.body = null;

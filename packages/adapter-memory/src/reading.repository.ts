@@ -5,6 +5,8 @@ import {
   type ReadingBucket,
   type ReadingRange,
   type ReadingRepository,
+  type ReadingCursor,
+  type ReadingExportSelection,
   type ReadingSelection,
 } from '@hortus/core';
 import { GroupRevisions } from './revisions.js';
@@ -212,6 +214,34 @@ export class InMemoryReadingRepository implements ReadingRepository {
     if (topics.size === 0) this.seriesByGroup.delete(group);
     if (removed > 0) this.revisions.bump(group);
     return removed;
+  }
+
+  async page(
+    { group, topic, from, to }: ReadingExportSelection,
+    after: ReadingCursor | undefined,
+    limit: number,
+  ): Promise<Reading[]> {
+    const found: Reading[] = [];
+    const topics = this.seriesByGroup.get(group);
+    if (topics === undefined || !(limit > 0)) return found;
+    const names = (topic === undefined ? [...topics.keys()] : [topic]).sort(compareText);
+    for (const name of names) {
+      if (after !== undefined && compareText(name, after.topic) < 0) continue;
+      const resume = after !== undefined && name === after.topic ? after.time.getTime() + 1 : undefined;
+      const start = Math.max(resume ?? Number.NEGATIVE_INFINITY, from?.getTime() ?? Number.NEGATIVE_INFINITY);
+      const bounds = this.bounds({
+        group,
+        topic: name,
+        ...(Number.isFinite(start) ? { startDate: new Date(start) } : {}),
+        ...(to === undefined ? {} : { endDate: to }),
+      });
+      if (bounds === undefined) continue;
+      for (let index = bounds.first; index <= bounds.last; index += 1) {
+        found.push(bounds.series.reading(index));
+        if (found.length >= limit) return found;
+      }
+    }
+    return found;
   }
 
   async countTopics(group: string): Promise<number> {

@@ -6,6 +6,8 @@ import {
   type ReadingBucket,
   type ReadingRange,
   type ReadingRepository,
+  type ReadingCursor,
+  type ReadingExportSelection,
   type ReadingSelection,
 } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
@@ -240,6 +242,46 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
       this.collection.find(rangeFilter(range)).sort({ time: -1 }).limit(limit).toArray(),
     );
     return documents.map(readingMapper.toEntity);
+  }
+
+  async page(
+    { group, topic, from, to }: ReadingExportSelection,
+    after: ReadingCursor | undefined,
+    limit: number,
+  ): Promise<Reading[]> {
+    if (!(limit > 0)) return [];
+    // One query per topic on the (group, topic, time) index: a sort on topic then time would be a blocking
+    // sort over the whole group, as the index orders time descending within a topic.
+    const stored = await this.run(() => this.collection.distinct('topic', { group }));
+    const names = stored
+      .filter((name): name is string => typeof name === 'string')
+      .filter(
+        (name) => (topic === undefined || name === topic) && (after === undefined || name >= after.topic),
+      )
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const found: Reading[] = [];
+    for (const name of names) {
+      const resume =
+        after !== undefined && name === after.topic ? new Date(after.time.getTime() + 1) : undefined;
+      const start = resume !== undefined && (from === undefined || resume > from) ? resume : from;
+      const documents = await this.run(() =>
+        this.collection
+          .find(
+            rangeFilter({
+              group,
+              topic: name,
+              ...(start === undefined ? {} : { startDate: start }),
+              ...(to === undefined ? {} : { endDate: to }),
+            }),
+          )
+          .sort({ time: 1 })
+          .limit(limit - found.length)
+          .toArray(),
+      );
+      found.push(...documents.map(readingMapper.toEntity));
+      if (found.length >= limit) break;
+    }
+    return found;
   }
 
   async oldest(range: ReadingRange): Promise<Reading | undefined> {

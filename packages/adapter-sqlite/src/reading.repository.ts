@@ -5,6 +5,8 @@ import {
   type ReadingBucket,
   type ReadingRange,
   type ReadingRepository,
+  type ReadingCursor,
+  type ReadingExportSelection,
   type ReadingSelection,
 } from '@hortus/core';
 import { SqliteRevisions } from './revisions.js';
@@ -383,6 +385,43 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
    * still stored in them (only the edge units hold any), and the group's revision is bumped. A series left
    * empty keeps its row (series ids are cached and never reused) but holds no readings, so it is no topic.
    */
+  async page(
+    { group, topic, from, to }: ReadingExportSelection,
+    after: ReadingCursor | undefined,
+    limit: number,
+  ): Promise<Reading[]> {
+    if (!(limit > 0)) return [];
+    return this.run(() => {
+      // The group's series in topic order from the cursor's topic, then each one's readings by the
+      // (series, time) key: index seeks only, however far the export is.
+      const series = this.connection
+        .prepare(
+          `SELECT id, topic FROM series WHERE grp = @group AND topic >= @first${topic === undefined ? '' : ' AND topic = @topic'} ORDER BY topic`,
+        )
+        .all({ group, first: after?.topic ?? '', ...(topic === undefined ? {} : { topic }) }) as {
+        id: number;
+        topic: string;
+      }[];
+      const select = this.connection.prepare(
+        'SELECT series, time, value FROM readings WHERE series = @series AND time >= @start AND time <= @end ' +
+          'ORDER BY time LIMIT @limit',
+      );
+      const found: Reading[] = [];
+      for (const { id, topic: name } of series) {
+        const resume = after !== undefined && name === after.topic ? after.time.getTime() + 1 : -Infinity;
+        const rows = select.all({
+          series: id,
+          start: Math.max(resume, from?.getTime() ?? -Infinity, Number.MIN_SAFE_INTEGER),
+          end: Math.min(to?.getTime() ?? Infinity, Number.MAX_SAFE_INTEGER),
+          limit: Math.floor(limit) - found.length,
+        }) as ReadingRow[];
+        for (const row of rows) found.push(readingMapper.toEntity(group, name, row));
+        if (found.length >= limit) break;
+      }
+      return found;
+    });
+  }
+
   async deleteRange({ group, topic, from, to }: ReadingSelection): Promise<number> {
     return this.run(() =>
       this.connection.write(() => {

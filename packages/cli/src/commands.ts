@@ -37,6 +37,7 @@ import {
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { UsageError } from './exit-codes.js';
+import { exportReadings } from './export-readings.js';
 import { DEFAULT_MAX_LINE_BYTES, importReadings } from './import-readings.js';
 import { Output, fields, say, table } from './output.js';
 import { type RunIo } from './run.js';
@@ -604,7 +605,7 @@ export function registerDataCommands(program: Command, io: RunIo): void {
 
   // readings
   const readings = withExamples(
-    program.command('readings').description('import, delete and show sensor readings'),
+    program.command('readings').description('import, export, delete and show sensor readings'),
     'hortus readings latest --group greenhouse-1',
   );
   withExamples(
@@ -639,6 +640,51 @@ export function registerDataCommands(program: Command, io: RunIo): void {
       ),
     'hortus readings import readings.csv',
     'hortus readings import box-dump.ndjson --json > summary.json',
+  );
+  withExamples(
+    readings
+      .command('export')
+      .description(
+        'write the readings of a group (of one topic, or of all) as CSV or NDJSON, by topic then time, ' +
+          'page by page in constant memory; `readings import` reads the result back',
+      )
+      .addOption(groupOption())
+      .option('--topic <topic>', `one topic, or a sensor name (${Object.keys(sensorTopics).join(', ')})`)
+      .option('--from <time>', 'first time to include: RFC 3339 or a date')
+      .option('--to <time>', 'last time to include: RFC 3339, or a date meaning the end of that day')
+      .addOption(
+        new Option('--format <format>', 'output format').choices(['csv', 'ndjson']).makeOptionMandatory(),
+      )
+      .option('-o, --output <file>', 'write to this file instead of stdout')
+      .action(
+        async (
+          options: {
+            group: string;
+            topic?: string;
+            from?: string;
+            to?: string;
+            format: 'csv' | 'ndjson';
+            output?: string;
+          },
+          command: Command,
+        ) => {
+          const topic = options.topic === undefined ? undefined : sensorTopic(options.topic);
+          const summary = await exportReadings(
+            io,
+            { ...options, ...(topic === undefined ? {} : { topic }) },
+            (work) => store(command, work),
+          );
+          // On stdout the data is the output; a summary would corrupt it.
+          if (options.output !== undefined) {
+            outputFor(io, command).result(
+              summary,
+              (s) => say`Exported ${s.readings} readings of group ${s.group} to ${s.output} (${s.format}).`,
+            );
+          }
+        },
+      ),
+    'hortus readings export --group greenhouse-1 --format csv --output greenhouse-1.csv',
+    'hortus readings export --group greenhouse-1 --topic temperature --from 2025-06-01 --to 2025-06-30 --format ndjson | gzip > june.ndjson.gz',
   );
   withExamples(
     readings

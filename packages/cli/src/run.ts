@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { parseEnv } from 'node:util';
 import { Command } from 'commander';
 import { type Container } from 'inversify';
 import { registerBackupCommand } from './backup.js';
 import { registerDataCommands, withExamples } from './commands.js';
-import { describeFailure, exitCodes, type Failure } from './exit-codes.js';
+import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
 import { registerKeyCommands } from './keys.js';
 import { registerMigrateCommand } from './migrate.js';
 import { printable, type TextSink } from './output.js';
@@ -26,6 +28,29 @@ export interface RunIo {
   readonly stdin?: AsyncIterable<string | Buffer>;
 }
 
+type Env = RunIo['env'];
+
+/**
+ * The environment with an env file under it (KEY=value lines, as Node's --env-file reads them): the named
+ * file (--env-file, else HORTUS_ENV_FILE), else ./.env when there is one. A variable set in the real
+ * environment wins over the file, so a unit file or container can override one setting.
+ */
+export function withEnvFile(env: Env, named?: string): Env {
+  const path = named ?? env['HORTUS_ENV_FILE'] ?? '.env';
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    if (missing && named === undefined && env['HORTUS_ENV_FILE'] === undefined) return env;
+    throw new UsageError(`cannot read the env file ${path}: ${(error as Error).message}`);
+  }
+  const fromFile = parseEnv(text);
+  const merged: Record<string, string | undefined> = { ...fromFile };
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) merged[key] = value;
+  return merged;
+}
+
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 const exitCodeHelp = `
@@ -43,13 +68,21 @@ Environment:
   HORTUS_DATA_DIR  where the SQLite store keeps its file hortus.db (default ./data), used when
                    MONGODB_URI is unset; \`serve\` and the data commands may use it at the same time
   MONGODB_URI      the MongoDB store (mongodb://host:27017/hortus) instead
-  STORE            sqlite, mongodb or memory (memory: only \`hortus serve\`, lost at exit)`;
+  STORE            sqlite, mongodb or memory (memory: only \`hortus serve\`, lost at exit)
+  LOG_LEVEL        debug, info (default), warn or error
+  HORTUS_ENV_FILE  a KEY=value file read first (default ./.env when it exists); real variables win`;
 
-function createProgram(io: RunIo): Command {
+function createProgram(given: RunIo): Command {
+  // Commands read `io.env` when they run, after the hook below has put the env file under it.
+  const io: { -readonly [K in keyof RunIo]: RunIo[K] } = { ...given };
   const program = new Command('hortus')
     .description('Hortus: monitoring and control backend for greenhouses.')
     .version(version, '-V, --version', 'print the version')
     .option('--json', 'print results as JSON for scripts')
+    .option(
+      '--env-file <path>',
+      'read KEY=value settings from this file (default: HORTUS_ENV_FILE, else ./.env)',
+    )
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -67,6 +100,9 @@ function createProgram(io: RunIo): Command {
     'MONGODB_URI=mongodb://localhost:27017/hortus hortus group list',
   );
   program.addHelpText('after', exitCodeHelp);
+  program.hook('preAction', () => {
+    io.env = withEnvFile(given.env, program.opts<{ envFile?: string }>().envFile);
+  });
   registerServeCommand(program, io);
   registerDataCommands(program, io);
   registerKeyCommands(program, io);

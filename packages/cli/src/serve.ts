@@ -59,7 +59,7 @@ export function registerServeCommand(program: Command, io: RunIo): void {
       )
       .action(async (options: { demo?: boolean; memory?: boolean; port?: number }) => {
         const config = loadConfig(options.memory === true ? { ...io.env, STORE: 'memory' } : io.env);
-        const logger = createJsonLogger((line) => io.stdout.write(line));
+        const logger = createJsonLogger((line) => io.stdout.write(line), undefined, config.logLevel);
         const shutdown = shutdownRequest(io.signals ?? process);
         let running: RunningServer;
         try {

@@ -1,7 +1,13 @@
+import { EventEmitter } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from '@hortus/core';
 import { loadConfig } from '@hortus/cli';
-import { resolve } from 'node:path';
+import { createJsonLogger } from '@hortus/http-koa';
 import { expect } from 'chai';
+import { Capture, hortus } from './harness.js';
 
 describe('loadConfig', () => {
   it('when nothing is set, then the defaults: port 8080, the SQLite file in ./data, UTC, the React dev origin', () => {
@@ -168,5 +174,92 @@ describe('loadConfig', () => {
         ]);
       }
     });
+  });
+});
+
+describe('LOG_LEVEL and env files', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hortus-env-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const envFile = async (text: string): Promise<string> => {
+    const path = join(dir, 'hortus.env');
+    await writeFile(path, text);
+    return path;
+  };
+
+  it('when LOG_LEVEL is unset, then it is info; when it is not a level, then the ConfigError names it and the levels', () => {
+    expect(loadConfig({}).logLevel).to.equal('info');
+    expect(loadConfig({ LOG_LEVEL: 'WARN' }).logLevel).to.equal('warn');
+    expect(() => loadConfig({ LOG_LEVEL: 'loud', PORT: 'x' }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.includes('LOG_LEVEL must be one of: debug, info, warn, error, got "loud"');
+  });
+
+  it('when the logger is at warn, then debug and info lines are left out and warn and error written', () => {
+    let text = '';
+    const logger = createJsonLogger((line) => (text += line), undefined, 'warn');
+
+    logger.debug?.('d');
+    logger.info('i');
+    logger.warn('w');
+    logger.error('e');
+    logger.flush?.();
+
+    expect(
+      text
+        .trimEnd()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { event: string }).event),
+    ).to.deep.equal(['w', 'e']);
+  });
+
+  it('when `hortus serve` runs with LOG_LEVEL=error, then its info lines (listening, stopped) are not written', async () => {
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const exited = hortus(undefined, ['serve', '--memory', '--port', '0'], {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error' },
+      signals,
+      stdout,
+    });
+    await sleep(500);
+    signals.emit('SIGTERM');
+
+    expect((await exited).code).to.equal(0);
+    expect(stdout.text).to.equal('');
+  });
+
+  it('when --env-file names a file, then its settings are used, but a variable of the real environment wins', async () => {
+    const path = await envFile('# a comment\nSTORE=memory\n');
+
+    const fromFile = await hortus(undefined, ['group', 'list', '--env-file', path]);
+    const overridden = await hortus(undefined, ['group', 'list', '--env-file', path], {
+      env: { STORE: 'sqlite' },
+    });
+
+    expect(fromFile.code).to.equal(2);
+    expect(fromFile.stderr).to.contain('STORE=memory selects the in-memory store');
+    expect(overridden.code).to.equal(0);
+  });
+
+  it('when HORTUS_ENV_FILE names a file, then it is read; a bad LOG_LEVEL in it is a configuration error', async () => {
+    const path = await envFile('LOG_LEVEL=chatty\n');
+
+    const outcome = await hortus(undefined, ['group', 'list'], { env: { HORTUS_ENV_FILE: path } });
+
+    expect(outcome.code).to.equal(2);
+    expect(outcome.stderr).to.contain('LOG_LEVEL must be one of: debug, info, warn, error, got "chatty"');
+  });
+
+  it('when the named env file does not exist, then it exits 2 and says which file', async () => {
+    const outcome = await hortus(undefined, ['group', 'list', '--env-file', join(dir, 'missing.env')]);
+
+    expect(outcome.code).to.equal(2);
+    expect(outcome.stderr).to.contain('cannot read the env file');
+    expect(outcome.stderr).to.contain('missing.env');
   });
 });

@@ -11,7 +11,7 @@ import {
   type ReadingRepository,
   StoreUnavailableError,
 } from '@hortus/core';
-import { type ImportSummary, splitCsvLine } from '@hortus/cli';
+import { type ImportSummary } from '@hortus/cli';
 import { type Container } from 'inversify';
 import { Capture, hortus, memoryContainer } from './harness.js';
 
@@ -202,9 +202,205 @@ describe('hortus readings import (in-process, memory store)', () => {
     expect(terminal.text).not.to.contain('{');
   });
 
-  it('splits CSV lines with quoted fields and refuses unbalanced quotes', () => {
-    expect(splitCsvLine('a,"b,c","d ""e""",')).to.deep.equal(['a', 'b,c', 'd "e"', '']);
-    expect(splitCsvLine('a,"b')).to.equal(undefined);
-    expect(splitCsvLine('a,"b"c')).to.equal(undefined);
+  describe('CSV parsing (csv-parse)', () => {
+    const raw = async (name: string, text: string): Promise<string> => {
+      const path = join(dir, name);
+      await writeFile(path, text);
+      return path;
+    };
+    const importJson = async (path: string, ...more: string[]): Promise<ImportSummary> =>
+      JSON.parse(
+        (await hortus(container, ['readings', 'import', path, '--json', ...more])).stdout,
+      ) as ImportSummary;
+
+    it('when a quoted field holds a line break, then it is one field of one record numbered by its first line, later numbers stay right, and no group `line"` is stored', async () => {
+      const path = await raw(
+        'broken.csv',
+        'group,topic,value,time\n' +
+          'gh-1,esp/air/temperature,1,2025-05-01T10:00:00Z\n' +
+          '"gh-1\nline",esp/air/temperature,2,2025-05-01T10:01:00Z\n' +
+          'gh-1,esp/air/temperature,x,2025-05-01T10:02:00Z\n',
+      );
+
+      const summary = await importJson(path);
+
+      expect(summary).to.deep.include({ lines: 3, accepted: 2, rejected: 1 });
+      expect(summary.rejections).to.deep.equal([{ line: 5, reason: 'value must be a finite number' }]);
+      expect(await stored('esp/air/temperature', 'line"')).to.deep.equal([]);
+      expect((await stored('esp/air/temperature', 'gh-1\nline')).map((r) => r.value)).to.deep.equal([2]);
+    });
+
+    it('when the file has a BOM, CRLF line ends, quoted fields and doubled quotes, then every reading is stored as written', async () => {
+      const path = await raw(
+        'excel.csv',
+        '\uFEFFgroup,topic,value,time\r\n' +
+          '"gh-1","esp/air/""quoted""",1.5,2025-05-01T10:00:00Z\r\n' +
+          'gh-1,"esp/air/a,b","2",2025-05-01T10:00:00Z\r\n',
+      );
+
+      const summary = await importJson(path);
+
+      expect(summary).to.deep.include({ lines: 2, accepted: 2, rejected: 0 });
+      expect((await stored('esp/air/"quoted"')).map((r) => r.value)).to.deep.equal([1.5]);
+      expect((await stored('esp/air/a,b')).map((r) => r.value)).to.deep.equal([2]);
+    });
+
+    it('when a quote is never closed, then that record is rejected once and the records after the line cap are read again', async () => {
+      const good = (minute: number): string =>
+        `gh-1,esp/air/temperature,${minute},2025-05-01T10:0${minute}:00Z`;
+      const path = await raw(
+        'unclosed.csv',
+        [
+          'group,topic,value,time',
+          '"gh-1,esp/air/temperature,1,2025-05-01T10:00:00Z',
+          good(1),
+          good(2),
+          good(3),
+          good(4),
+          good(5),
+        ].join('\n'),
+      );
+
+      const summary = await importJson(path, '--max-line-bytes', '120');
+
+      expect(summary.rejections).to.deep.equal([
+        { line: 2, reason: 'a quoted field is not closed within 120 bytes (lines 2-4)' },
+      ]);
+      expect(summary).to.deep.include({ lines: 4, accepted: 3 });
+      expect((await stored('esp/air/temperature')).map((r) => r.value).sort()).to.deep.equal([3, 4, 5]);
+    });
+
+    it('when a quote opens inside an unquoted field, then csv-parse refuses that record and says why', async () => {
+      const path = await raw(
+        'stray.csv',
+        'group,topic,value\ngh-1,esp/a"b"c,1\ngh-1,esp/air/temperature,2\n',
+      );
+
+      const summary = await importJson(path);
+
+      expect(summary).to.deep.include({ lines: 2, accepted: 1, rejected: 1 });
+      expect(summary.rejections[0]?.line).to.equal(2);
+      expect(summary.rejections[0]?.reason).to.match(/^malformed CSV: Invalid Opening Quote/u);
+    });
+  });
+});
+
+describe('hortus readings export (in-process, memory store)', () => {
+  let dir: string;
+  let source: Container;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hortus-export-'));
+    source = memoryContainer(fixedClock);
+    const readings: NewReading[] = [];
+    for (let i = 0; i < 4500; i += 1) {
+      readings.push({
+        group: 'gh-1',
+        topic: i % 3 === 0 ? 'esp/air/humidity' : i % 3 === 1 ? 'esp/air/temperature' : 'odd, "quoted" topic',
+        value: (i % 500) / 7,
+        time: new Date(Date.parse('2025-05-01T00:00:00Z') + i * 1000),
+      });
+    }
+    readings.push({
+      group: 'other',
+      topic: 'esp/air/humidity',
+      value: 1,
+      time: new Date('2025-05-01T00:00:00Z'),
+    });
+    await source.get<ReadingRepository>(READING_REPOSITORY).add(readings);
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const series = async (container: Container, topic: string): Promise<[number, number][]> =>
+    (await container.get(QueryReadings).execute({ group: 'gh-1', topic, count: 10_000 })).map((r) => [
+      r.time.getTime(),
+      r.value,
+    ]);
+
+  for (const format of ['csv', 'ndjson'] as const) {
+    it(`when a group is exported as ${format} and imported into an empty store, then every reading arrives as it was`, async () => {
+      const path = join(dir, `export.${format}`);
+
+      const exported = await hortus(source, [
+        'readings',
+        'export',
+        '--group',
+        'gh-1',
+        '--format',
+        format,
+        '--output',
+        path,
+        '--json',
+      ]);
+      const target = memoryContainer(fixedClock);
+      const imported = await hortus(target, ['readings', 'import', path, '--json']);
+
+      expect(exported.code).to.equal(0);
+      expect(JSON.parse(exported.stdout)).to.deep.include({ group: 'gh-1', format, readings: 4500 });
+      expect(imported.code).to.equal(0);
+      expect(JSON.parse(imported.stdout)).to.deep.include({ lines: 4500, stored: 4500, rejected: 0 });
+      for (const topic of ['esp/air/humidity', 'esp/air/temperature', 'odd, "quoted" topic']) {
+        expect(await series(target, topic)).to.deep.equal(await series(source, topic));
+      }
+    });
+  }
+
+  it('when written to stdout with a topic and times, then stdout is only the header and the lines in time order, and progress is JSON on stderr', async () => {
+    const { code, stdout, stderr } = await hortus(source, [
+      'readings',
+      'export',
+      '--group',
+      'gh-1',
+      '--topic',
+      'temperature',
+      '--from',
+      '2025-05-01T00:00:01Z',
+      '--to',
+      '2025-05-01T00:00:07Z',
+      '--format',
+      'csv',
+    ]);
+
+    expect(code).to.equal(0);
+    expect(stdout).to.equal(
+      'group,topic,value,time\n' +
+        `gh-1,esp/air/temperature,${1 / 7},2025-05-01T00:00:01.000Z\n` +
+        `gh-1,esp/air/temperature,${4 / 7},2025-05-01T00:00:04.000Z\n` +
+        'gh-1,esp/air/temperature,1,2025-05-01T00:00:07.000Z\n',
+    );
+    const last = JSON.parse(stderr.trimEnd().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
+    expect(last).to.deep.include({ event: 'readings.export.progress', readings: 3, done: true });
+  });
+
+  it('when stderr is a terminal, then progress is one line redrawn in place', async () => {
+    const terminal = new Capture(true);
+
+    const { code } = await hortus(source, ['readings', 'export', '--group', 'gh-1', '--format', 'ndjson'], {
+      stderr: terminal,
+    });
+
+    expect(code).to.equal(0);
+    expect(terminal.text.startsWith('\r')).to.equal(true);
+    expect(terminal.text).to.match(/4500 readings exported, \d+\/s, done\n$/u);
+  });
+
+  it('when the format is missing or a time is not a date, then it exits 2 and writes nothing', async () => {
+    const noFormat = await hortus(source, ['readings', 'export', '--group', 'gh-1']);
+    const badTime = await hortus(source, [
+      'readings',
+      'export',
+      '--group',
+      'gh-1',
+      '--format',
+      'csv',
+      '--from',
+      'soon',
+    ]);
+
+    expect(noFormat.code).to.equal(2);
+    expect(badTime.code).to.equal(2);
+    expect(badTime.stdout).to.equal('');
+    expect(badTime.stderr).to.contain('from');
   });
 });

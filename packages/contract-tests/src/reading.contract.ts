@@ -443,6 +443,74 @@ export function readingRepositoryContract(name: string, createStore: StoreFactor
       });
     });
 
+    describe('page', () => {
+      /** Every page from the start, as (topic, time, value), with the sizes of the pages. */
+      const everyPage = async (
+        selection: Parameters<ReadingRepository['page']>[0],
+        limit: number,
+      ): Promise<{ rows: [string, number, number][]; sizes: number[] }> => {
+        const rows: [string, number, number][] = [];
+        const sizes: number[] = [];
+        let after: Reading | undefined;
+        for (let guard = 0; guard < 100; guard += 1) {
+          const page = await repository().page(selection, after, limit);
+          sizes.push(page.length);
+          rows.push(...page.map((r): [string, number, number] => [r.topic, r.time.getTime(), r.value]));
+          if (page.length < limit) break;
+          after = page.at(-1);
+        }
+        return { rows, sizes };
+      };
+
+      it('when a group is paged through, then every reading comes once, by topic then time, in pages of at most the limit', async () => {
+        await repository().add([
+          reading(2 * MINUTE, 3),
+          reading(0, 1),
+          reading(MINUTE, 2),
+          reading(MINUTE, 10, 'esp/air/humidity'),
+          reading(0, 9, 'esp/air/humidity'),
+          reading(0, 99, TOPIC, 'greenhouse-b'),
+        ]);
+
+        const { rows, sizes } = await everyPage({ group: GROUP }, 2);
+
+        expect(rows).to.deep.equal([
+          ['esp/air/humidity', at(0).getTime(), 9],
+          ['esp/air/humidity', at(MINUTE).getTime(), 10],
+          [TOPIC, at(0).getTime(), 1],
+          [TOPIC, at(MINUTE).getTime(), 2],
+          [TOPIC, at(2 * MINUTE).getTime(), 3],
+        ]);
+        expect(sizes).to.deep.equal([2, 2, 1]);
+      });
+
+      it('when a topic and inclusive times are given, then only those readings are paged', async () => {
+        await repository().add([
+          reading(0, 1),
+          reading(MINUTE, 2),
+          reading(2 * MINUTE, 3),
+          reading(3 * MINUTE, 4),
+          reading(MINUTE, 10, 'esp/air/humidity'),
+        ]);
+
+        const { rows } = await everyPage(
+          { group: GROUP, topic: TOPIC, from: at(MINUTE), to: at(2 * MINUTE) },
+          1,
+        );
+
+        expect(rows.map(([, , value]) => value)).to.deep.equal([2, 3]);
+      });
+
+      it('when the group, topic or range holds nothing, or the limit is 0, then it answers an empty page', async () => {
+        await repository().add([reading(0, 1)]);
+
+        expect(await repository().page({ group: 'no-such-group' }, undefined, 10)).to.deep.equal([]);
+        expect(await repository().page({ group: GROUP, topic: 'esp/none' }, undefined, 10)).to.deep.equal([]);
+        expect(await repository().page({ group: GROUP, from: at(MINUTE) }, undefined, 10)).to.deep.equal([]);
+        expect(await repository().page({ group: GROUP }, undefined, 0)).to.deep.equal([]);
+      });
+    });
+
     describe('countTopics and knownTopics', () => {
       it('when a group holds readings of several topics, then it counts them and names those asked for that it holds', async () => {
         await repository().add([

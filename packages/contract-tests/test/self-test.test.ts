@@ -5,6 +5,8 @@ import {
   type NewUser,
   type Reading,
   type ReadingBucket,
+  type ReadingCursor,
+  type ReadingExportSelection,
   type ReadingRange,
   type ReadingRepository,
   type ReadingSelection,
@@ -119,6 +121,22 @@ class NaiveReadingRepository implements ReadingRepository {
     return topics.filter((topic) => this.stored.some((r) => r.group === group && r.topic === topic));
   }
 
+  /** Pages in insertion order, a fourth classic bug. */
+  async page(
+    selection: ReadingExportSelection,
+    after: ReadingCursor | undefined,
+    limit: number,
+  ): Promise<Reading[]> {
+    const selected = this.stored.filter(
+      (r) => r.group === selection.group && (selection.topic === undefined || r.topic === selection.topic),
+    );
+    const start =
+      after === undefined
+        ? 0
+        : selected.findIndex((r) => r.topic === after.topic && r.time.getTime() === after.time.getTime()) + 1;
+    return selected.slice(start, start + limit);
+  }
+
   async deleteRange(selection: ReadingSelection): Promise<number> {
     const doomed = this.stored.filter(
       (r) =>
@@ -213,6 +231,7 @@ describe('contract suites (self-test)', () => {
       'when values have different digit counts, then they compare as numbers, never as text',
       'when the group has several topics, then it answers the newest reading of each, one per topic, ordered by topic',
       'when the caller mutates the answer, then the stored reading is unchanged',
+      'when a group is paged through, then every reading comes once, by topic then time, in pages of at most the limit',
     ]);
     expect(outcome.passed).to.include.members([
       'when the series is empty or unknown, then it answers undefined',

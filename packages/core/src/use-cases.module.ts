@@ -52,6 +52,7 @@ import { GetLatestReadingsOfGroup } from './readings/get-latest-readings-of-grou
 import { GetTodayHourlyReadings } from './readings/get-today-hourly-readings.js';
 import { AggregateReadings } from './readings/aggregate-readings.js';
 import { DeleteReadings } from './readings/delete-readings.js';
+import { ExportReadings } from './readings/export-readings.js';
 import { QueryReadings } from './readings/query-readings.js';
 import { RecordReadings } from './readings/record-readings.js';
 import { GetRevision } from './revisions/get-revision.js';
@@ -95,6 +96,7 @@ export const useCases = [
   QueryReadings,
   AggregateReadings,
   DeleteReadings,
+  ExportReadings,
   GetRevision,
   RecordReadings,
   ChangeUserEmail,

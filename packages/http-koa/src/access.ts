@@ -100,6 +100,7 @@ function declares(schema: unknown, name: string): boolean {
 const serviceRoutes = new Set([
   'GET /api/openapi.json',
   'GET /api/docs',
+  'GET /api/docs/redoc.standalone.js',
   'GET /api/notification/latestdata/github',
 ]);
 /** GET routes that change data (SPEC makes them GETs). */

@@ -167,6 +167,11 @@ function description(): Description {
   return described;
 }
 
+/** The OpenAPI document the server answers at /api/openapi.json (for linters and client generators). */
+export function openApiDocument(): Record<string, unknown> {
+  return description().document;
+}
+
 const requestIdPattern = /^[\w.:-]{1,128}$/u;
 
 /** One JSON line per request; the id is the caller's X-Request-Id when it is sane, else a new one. */

@@ -1,8 +1,12 @@
-export type LogLevel = 'info' | 'warn' | 'error';
+/** From the most to the least verbose; LOG_LEVEL names the least severe one that is written. */
+export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof logLevels)[number];
 export type LogFields = Readonly<Record<string, unknown>>;
 
 /** Structured logging: every event is one JSON line, so log shippers need no parsing rules. */
 export interface Logger {
+  /** Optional so that small loggers (tests, adapters) need not have it. */
+  debug?(event: string, fields?: LogFields): void;
   info(event: string, fields?: LogFields): void;
   warn(event: string, fields?: LogFields): void;
   error(event: string, fields?: LogFields): void;
@@ -34,7 +38,9 @@ function repeatsFixedField(fields: LogFields): boolean {
 export function createJsonLogger(
   write: (line: string) => void = (line) => process.stdout.write(line),
   now: () => Date = () => new Date(),
+  minLevel: LogLevel = 'info',
 ): Logger {
+  const least = logLevels.indexOf(minLevel);
   let lines = '';
   let count = 0;
   let scheduled = false;
@@ -49,6 +55,7 @@ export function createJsonLogger(
   };
   const batch = { flush };
   const log = (level: LogLevel, event: string, fields?: LogFields): void => {
+    if (logLevels.indexOf(level) < least) return;
     const time = now().toISOString();
     // The same text as JSON.stringify({ time, level, event, ...fields }), without building that object.
     const head = `{"time":"${time}","level":"${level}","event":${JSON.stringify(event)}`;
@@ -76,6 +83,7 @@ export function createJsonLogger(
     }
   };
   return {
+    debug: (event, fields) => log('debug', event, fields),
     info: (event, fields) => log('info', event, fields),
     warn: (event, fields) => log('warn', event, fields),
     error: (event, fields) => log('error', event, fields),

@@ -15,6 +15,7 @@ import {
   CreateDevice,
   DeleteChart,
   type ErrorCode,
+  ExportReadings,
   GetAction,
   GetActionsOfGroup,
   GetChartSettings,
@@ -35,6 +36,7 @@ import {
   SetActionValue,
   UpdateGroupSettings,
 } from '@hortus/core';
+import { Readable } from 'node:stream';
 import { type Context, type Middleware } from 'koa';
 import { AnswerCache, type EntityTagOf, namesWildcard, noneMatchFails } from './conditional.js';
 import { type JsonSchema, validate, validatorFor } from './schemas.js';
@@ -44,6 +46,7 @@ export const httpUseCaseClasses = {
   getLatestReading: GetLatestReading,
   getLatestReadingsOfGroup: GetLatestReadingsOfGroup,
   queryReadings: QueryReadings,
+  exportReadings: ExportReadings,
   aggregateReadings: AggregateReadings,
   getRevision: GetRevision,
   getTodayHourlyReadings: GetTodayHourlyReadings,
@@ -124,8 +127,16 @@ export type BodyParsers = Readonly<Record<BodyKind, BodyParser>>;
 export type Reply =
   | { readonly status: number; readonly json: unknown }
   | { readonly status: number; readonly text: string }
-  | { readonly status: number; readonly html: string }
-  | { readonly status: number; readonly empty: true };
+  /** `csp` widens the page's Content-Security-Policy; by default it may load nothing but inline styles. */
+  | { readonly status: number; readonly html: string; readonly csp?: string }
+  | { readonly status: number; readonly empty: true }
+  /** A body written while it is produced (a download), as `type`, saved as `filename` by browsers. */
+  | {
+      readonly status: number;
+      readonly stream: AsyncIterable<string>;
+      readonly type: string;
+      readonly filename?: string;
+    };
 
 export const json = (body: unknown, status = 200): Reply => ({ status, json: body });
 export const plainText = (body: string, status = 200): Reply => ({ status, text: body });
@@ -307,11 +318,17 @@ export function send(ctx: Context, reply: Reply): void {
     ctx.status = reply.status;
     ctx.type = 'text/plain';
     ctx.body = reply.text;
+  } else if ('stream' in reply) {
+    ctx.status = reply.status;
+    ctx.type = reply.type;
+    if (reply.filename !== undefined) ctx.attachment(reply.filename);
+    // A failure after the first bytes cannot change the status any more: the stream ends with an error,
+    // and the client sees a truncated body instead of a complete-looking one.
+    ctx.body = Readable.from(reply.stream);
   } else if ('html' in reply) {
     ctx.status = reply.status;
     ctx.type = 'text/html';
-    // The page carries no script and loads nothing: the policy keeps it that way.
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    ctx.set('Content-Security-Policy', reply.csp ?? "default-src 'none'; style-src 'unsafe-inline'");
     ctx.body = reply.html;
   } else {
     ctx.body = null;

@@ -1,3 +1,9 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { StoreUnavailableError } from '@hortus/core';
 import { loadConfig, startServer } from '@hortus/cli';
 import { apiRouters } from '@hortus/http-koa';
@@ -9,6 +15,14 @@ import {
   startTestServer,
   type TestServer,
 } from './harness.js';
+
+const execFileAsync = promisify(execFile);
+
+interface Operation {
+  readonly operationId?: string;
+  readonly parameters?: unknown[];
+  readonly responses: Record<string, unknown>;
+}
 
 describe('HTTP transport, across routes', () => {
   let api: TestServer;
@@ -152,7 +166,8 @@ describe('HTTP transport, across routes', () => {
         0,
       );
       const routes = apiRouters.reduce((sum, router) => sum + router.routes.length, 0);
-      expect(operations).to.equal(routes + 4);
+      // The meta routes (/, /api, the document, the docs page and its script) and /healthz, /readyz, /metrics.
+      expect(operations).to.equal(routes + 5 + 3);
       expect(document.paths['/api/historyChart/settings/{userId}/{chartName}']).to.have.property('get');
       expect(document.paths['/api/actions/current_state']?.['get']?.parameters).to.deep.include({
         name: 'group',
@@ -160,6 +175,7 @@ describe('HTTP transport, across routes', () => {
         required: true,
         description: 'Group name',
         schema: { type: 'string', minLength: 1, maxLength: 100 },
+        example: 'demo',
       });
     });
 
@@ -181,13 +197,89 @@ describe('HTTP transport, across routes', () => {
       expect(document.paths['/api/actions/current_state']?.['get']).to.not.have.property('security');
     });
 
-    it('GET /api/docs is a self-contained HTML page listing the routes', async () => {
+    it('when the document is read, then every operation has a unique operationId, the shared 401/403/429 answers and examples', async () => {
+      const document = (await api.get('/api/openapi.json')).json() as {
+        tags: { name: string; description: string }[];
+        paths: Record<string, Record<string, Operation>>;
+        components: { responses: Record<string, unknown> };
+      };
+      const operations = Object.entries(document.paths).flatMap(([path, byMethod]) =>
+        Object.entries(byMethod).map(([method, op]) => ({ at: `${method} ${path}`, op })),
+      );
+      const ids = operations.map(({ op }) => op.operationId);
+
+      expect(ids.every((id) => typeof id === 'string' && /^[A-Za-z0-9]+$/u.test(id))).to.equal(true);
+      expect(new Set(ids).size).to.equal(ids.length);
+      // A route that says more about one of them (the e-mail change's 401) keeps its own answer.
+      for (const { at, op } of operations) expect(op.responses, at).to.include.keys('401', '403', '429');
+      expect(document.paths['/api/data/export']?.['get']?.responses).to.deep.include({
+        401: { $ref: '#/components/responses/Unauthorized' },
+        403: { $ref: '#/components/responses/Forbidden' },
+        429: { $ref: '#/components/responses/TooManyRequests' },
+      });
+      expect(Object.keys(document.components.responses)).to.have.members([
+        'Unauthorized',
+        'Forbidden',
+        'TooManyRequests',
+      ]);
+      expect(document.paths['/api/data/export']?.['get']?.parameters).to.deep.include({
+        name: 'groupId',
+        in: 'query',
+        required: true,
+        description: 'Group name',
+        schema: { type: 'string', minLength: 1, maxLength: 100 },
+        example: 'demo',
+      });
+      for (const path of ['/healthz', '/readyz', '/metrics']) {
+        expect(document.paths[path]?.['get']?.operationId, path).to.be.a('string');
+      }
+      const tags = document.tags.map((tag) => tag.name);
+      expect(new Set(tags).size).to.equal(tags.length);
+    });
+
+    it('when Redocly CLI lints the document with its recommended rules, then it finds no problem', async function () {
+      this.timeout(60_000);
+      const dir = await mkdtemp(join(tmpdir(), 'hortus-openapi-'));
+      try {
+        const file = join(dir, 'openapi.json');
+        await writeFile(file, (await api.get('/api/openapi.json')).text);
+        const cli = createRequire(import.meta.url).resolve('@redocly/cli/bin/cli.js');
+
+        const { stdout } = await execFileAsync(
+          process.execPath,
+          [cli, 'lint', '--extends=recommended', '--format=json', file],
+          { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
+        );
+
+        const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number } };
+        expect(report.totals).to.include({ errors: 0, warnings: 0 });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('when /api/docs is opened, then Redoc renders the document with its script from this server and nothing from elsewhere', async () => {
       const reply = await api.get('/api/docs');
+      const script = await api.get('/api/docs/redoc.standalone.js');
+
       expect(reply.status).to.equal(200);
       expect(reply.headers.get('content-type')).to.match(/^text\/html/u);
-      expect(reply.text)
-        .to.include('/api/notification/notifications/ignore')
-        .and.not.match(/<script|https?:\/\/cdn/iu);
+      expect(reply.text).to.include('<redoc spec-url="/api/openapi.json"');
+      // Without scripts, a plain list of the operations.
+      expect(reply.text).to.include('/api/notification/notifications/ignore');
+      expect(reply.text).not.to.match(/https?:\/\//iu);
+      const references = [...reply.text.matchAll(/\s(?:src|href|spec-url)="([^"]*)"/gu)].map((m) => m[1]);
+      expect(references).to.deep.equal([
+        '/api/openapi.json',
+        '/api/openapi.json',
+        '/api/docs/redoc.standalone.js',
+      ]);
+      expect(reply.headers.get('content-security-policy'))
+        .to.include("script-src 'self'")
+        .and.include("connect-src 'self'");
+      expect(script.status).to.equal(200);
+      expect(script.headers.get('content-type')).to.match(/^application\/javascript/u);
+      expect(script.text.length).to.be.above(500_000);
     });
   });
 });

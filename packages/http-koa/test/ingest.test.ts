@@ -1,4 +1,4 @@
-import { MAX_READINGS_PER_BATCH } from '@hortus/core';
+import { CreateAccessKey, MAX_READINGS_PER_BATCH } from '@hortus/core';
 import { expect, startTestServer, type TestServer, testNow } from './harness.js';
 
 type Reading = { _id: string; group: string; topic: string; value: number; time: string };
@@ -251,5 +251,93 @@ describe('HTTP POST /api/data/readings', () => {
       'content.application/json.schema.maxItems': MAX_READINGS_PER_BATCH,
     });
     expect(Object.keys(operation?.responses ?? {})).to.include.members(['202', '400', '413', '415']);
+  });
+});
+
+describe('HTTP GET /api/data/export', () => {
+  let api: TestServer;
+  let group: string;
+  before(async () => {
+    api = await startTestServer();
+    group = api.unique('export');
+    const readings = [];
+    for (let i = 0; i < 5; i += 1) {
+      readings.push({ group, topic: temperature, value: 20 + i, time: `2025-06-15T10:0${i}:00Z` });
+      readings.push({ group, topic: humidity, value: 50 + i, time: `2025-06-15T10:0${i}:00Z` });
+    }
+    expect((await api.call('POST', '/api/data/readings', { json: readings })).status).to.equal(202);
+  });
+  after(async () => {
+    await api.close();
+  });
+
+  it('when a group is exported as CSV, then the download is text/csv, named after the group, by topic then time', async () => {
+    const reply = await api.get(`/api/data/export?groupId=${group}`);
+
+    expect(reply.status).to.equal(200);
+    expect(reply.headers.get('content-type')).to.match(/^text\/csv/u);
+    expect(reply.headers.get('content-disposition')).to.equal(`attachment; filename="${group}.csv"`);
+    const lines = reply.text.trimEnd().split('\n');
+    expect(lines[0]).to.equal('group,topic,value,time');
+    expect(lines.slice(1, 3)).to.deep.equal([
+      `${group},${humidity},50,2025-06-15T10:00:00.000Z`,
+      `${group},${humidity},51,2025-06-15T10:01:00.000Z`,
+    ]);
+    expect(lines).to.have.length(11);
+    expect(lines.at(-1)).to.equal(`${group},${temperature},24,2025-06-15T10:04:00.000Z`);
+  });
+
+  it('when a topic, from, to and format=ndjson are given, then only those readings come, one JSON object a line', async () => {
+    const reply = await api.get(
+      `/api/data/export?groupId=${group}&topic=${temperature}&from=2025-06-15T10:01:00Z&to=2025-06-15T10:02:00Z&format=ndjson`,
+    );
+
+    expect(reply.status).to.equal(200);
+    expect(reply.headers.get('content-type')).to.match(/^application\/x-ndjson/u);
+    expect(
+      reply.text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    ).to.deep.equal([
+      { group, topic: temperature, value: 21, time: '2025-06-15T10:01:00.000Z' },
+      { group, topic: temperature, value: 22, time: '2025-06-15T10:02:00.000Z' },
+    ]);
+  });
+
+  it('when a parameter is bad, then 400 {message} naming it, before any byte of a download', async () => {
+    for (const query of [
+      `groupId=${group}&format=xml`,
+      `groupId=${group}&from=soon`,
+      `groupId=${group}&from=2025-06-16&to=2025-06-15`,
+      'format=csv',
+    ]) {
+      const reply = await api.get(`/api/data/export?${query}`);
+      expect(reply.status, query).to.equal(400);
+      expect(reply.headers.get('content-type')).to.match(/^application\/json/u);
+      expect(Object.keys(reply.json() as object)).to.deep.equal(['message']);
+    }
+  });
+
+  it('when access keys exist, then it takes the key of the group like the other data routes: none 401, another group 403', async () => {
+    const keys = await startTestServer();
+    try {
+      await keys.seed.group('tomatoes');
+      await keys.seed.group('basil');
+      const create = keys.container.get(CreateAccessKey);
+      const tomatoes = await create.execute({ name: 'tomatoes', kind: 'client', groups: ['tomatoes'] });
+      const bearer = { authorization: `Bearer ${tomatoes.secret}` };
+
+      const none = await keys.get('/api/data/export?groupId=tomatoes');
+      const other = await keys.call('GET', '/api/data/export?groupId=basil', { headers: bearer });
+      const own = await keys.call('GET', '/api/data/export?groupId=tomatoes', { headers: bearer });
+
+      expect(none.status).to.equal(401);
+      expect(other.status).to.equal(403);
+      expect(own.status).to.equal(200);
+      expect(own.text).to.equal('group,topic,value,time\n');
+    } finally {
+      await keys.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { loadConfig } from '@hortus/cli';
 import { ConfigError, CreateAccessKey, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
-import { HttpMetrics, RateLimiter } from '@hortus/http-koa';
+import { DOCS_CONTENT_SECURITY_POLICY, HttpMetrics, RateLimiter } from '@hortus/http-koa';
 import { eventually, expect, type Reply, startTestServer, type TestServer } from './harness.js';
 
 /** The value of one sample line of the exposition, or undefined when the series is absent. */
@@ -281,7 +281,7 @@ describe('operations: health, metrics, rate limit and security headers', () => {
         );
       }
       expect(answers.at(-1)?.[1].headers.get('content-security-policy')).to.equal(
-        "default-src 'none'; style-src 'unsafe-inline'",
+        DOCS_CONTENT_SECURITY_POLICY,
       );
     });
 

@@ -9,7 +9,7 @@ import {
   envReader,
   isValidTimeZone,
 } from '@hortus/core';
-import { httpSettingsFromEnv, type HttpSettings } from '@hortus/http-koa';
+import { httpSettingsFromEnv, type HttpSettings, type LogLevel, logLevels } from '@hortus/http-koa';
 import { type IdentitySettings, identitySettingsFromEnv } from '@hortus/identity';
 import { type MailSettings, mailSettingsFromEnv } from '@hortus/mail';
 import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt';
@@ -39,6 +39,8 @@ export interface AppConfig extends HttpSettings {
   readonly identity: IdentitySettings;
   /** Outgoing mail (SMTP_URL, MAIL_FROM); without SMTP_URL mail goes to the log. */
   readonly mail: MailSettings;
+  /** LOG_LEVEL: the least severe log lines written (debug, info, warn, error). */
+  readonly logLevel: LogLevel;
 }
 
 export const MIN_COMMITS_CACHE_MS = 30_000;
@@ -49,6 +51,7 @@ export const appDefaults = {
   COMMITS_CACHE_MS: '60000',
   AUTOMATIONS: 'on',
   AUTOMATION_TICK_MS: '10000',
+  LOG_LEVEL: 'info',
 } as const;
 
 /**
@@ -87,6 +90,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const automations = onOff('AUTOMATIONS');
   const automationTickMs = integer('AUTOMATION_TICK_MS', MIN_AUTOMATION_TICK_MS, MAX_AUTOMATION_TICK_MS);
 
+  const logLevelText = read('LOG_LEVEL').toLowerCase();
+  const logLevel = (logLevels as readonly string[]).includes(logLevelText)
+    ? (logLevelText as LogLevel)
+    : 'info';
+  if (logLevel !== logLevelText)
+    problems.push(`LOG_LEVEL must be one of: ${logLevels.join(', ')}, got "${logLevelText}"`);
+
   const limits = collectProblems(problems, () => coreLimitsFromEnv(env));
   const identity = collectProblems(problems, () => identitySettingsFromEnv(env));
   const mail = collectProblems(problems, () => mailSettingsFromEnv(env));
@@ -117,5 +127,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ...(mqtt === undefined ? {} : { mqtt }),
     identity,
     mail,
+    logLevel,
   };
 }

@@ -58,7 +58,8 @@ export function storeModule(
 }
 
 /** Where commands report what they do not print (a mail that could not go out): stderr, one JSON line each. */
-const stderrLogger = (): Logger => createJsonLogger((line) => process.stderr.write(line));
+const stderrLogger = (config: AppConfig): Logger =>
+  createJsonLogger((line) => process.stderr.write(line), undefined, config.logLevel);
 
 /**
  * The core on the chosen store, with the platform's access-key secrets, the account ports (bcrypt, tokens)
@@ -67,7 +68,7 @@ const stderrLogger = (): Logger => createJsonLogger((line) => process.stderr.wri
 export function coreOnStore(
   config: AppConfig,
   clock: Clock = new SystemClock(),
-  logger: Logger = stderrLogger(),
+  logger: Logger = stderrLogger(config),
 ): ContainerModule[] {
   return [
     createCoreModule(
@@ -100,7 +101,7 @@ export function mqttLoggerFor(logger: Logger): MqttLogger {
  * engine runs on, and the MQTT bridge when configured.
  */
 export function createContainer(config: AppConfig, overrides: ContainerOverrides = {}): Container {
-  const logger = overrides.logger ?? createJsonLogger();
+  const logger = overrides.logger ?? createJsonLogger(undefined, undefined, config.logLevel);
   const container = new Container();
   container.load(
     ...coreOnStore(config, overrides.clock, logger),

@@ -18,6 +18,20 @@ export interface ReadingSelection {
   readonly to: Date;
 }
 
+/** Readings of a group to export: of one topic or of every topic, with times in [from, to] when given. */
+export interface ReadingExportSelection {
+  readonly group: string;
+  readonly topic?: string;
+  readonly from?: Date;
+  readonly to?: Date;
+}
+
+/** Where the previous page ended: its last reading's topic and time. */
+export interface ReadingCursor {
+  readonly topic: string;
+  readonly time: Date;
+}
+
 export interface ReadingRepository {
   /**
    * Stores the readings. A reading whose (group, topic, time) is already stored is skipped, so a retried
@@ -45,6 +59,16 @@ export interface ReadingRepository {
    * when any was removed.
    */
   deleteRange(selection: ReadingSelection): Promise<number>;
+  /**
+   * One page of the selected readings ordered by topic (in the store's own order of text), then time,
+   * starting strictly after `after`; at most `limit`. Keyset paging: each page is an index seek per topic,
+   * so a whole export takes constant memory and no page costs more than the first.
+   */
+  page(
+    selection: ReadingExportSelection,
+    after: ReadingCursor | undefined,
+    limit: number,
+  ): Promise<Reading[]>;
   /** How many distinct topics the group holds readings of. */
   countTopics(group: string): Promise<number>;
   /** Those of `topics` the group holds readings of, in any order; cheap for a few thousand names. */

@@ -1,5 +1,9 @@
 import {
+  CSV_EXPORT_HEADER,
+  type ExportFormat,
+  exportFormats,
   expandReadingItemsWithOrigin,
+  formatReadings,
   InvalidInputError,
   MAX_READINGS_PER_BATCH,
   type Reading,
@@ -13,9 +17,11 @@ import {
   groupIdQuery,
   groupName,
   object,
+  dateText,
   readingFilters,
   readingRangeQuery,
   readingsBody,
+  text,
 } from '../schemas.js';
 import {
   type HttpUseCases,
@@ -208,6 +214,51 @@ export const dataRoutes: RouterSpec = {
         500: failed,
       },
       handle: async ({ body }, useCases) => ingest(body, useCases),
+    },
+    {
+      method: 'get',
+      path: '/export',
+      summary: 'Download readings of a group as CSV or NDJSON, streamed',
+      description:
+        'Every reading of the group (of one `topic`, or of all) with times in [`from`, `to`] when given, by ' +
+        'topic then time, written page by page while the store is read, so any size takes constant memory. ' +
+        'CSV has the header `group,topic,value,time`; NDJSON one `{group, topic, value, time}` per line; both ' +
+        'are what `hortus readings import` reads. Saved as `<group>.<format>` by browsers.',
+      query: object(
+        {
+          groupId: groupName(),
+          topic: text('One topic (e.g. esp/air/temperature); every topic when omitted', 1000),
+          from: dateText('Earliest time to include (inclusive)'),
+          to: dateText('Latest time to include (inclusive; a date alone means the end of that day)'),
+          format: { type: 'string', enum: [...exportFormats], description: 'csv (the default) or ndjson' },
+        },
+        ['groupId'],
+      ),
+      responses: {
+        200: { description: 'CSV (text/csv) or NDJSON (application/x-ndjson), streamed', text: true },
+        400: invalid,
+        500: failed,
+      },
+      handle: async ({ query }, { exportReadings }) => {
+        const format = (query['format'] ?? 'csv') as ExportFormat;
+        // Checked before the first byte, so a bad parameter is a 400 rather than a broken download.
+        const selection = exportReadings.select({
+          group: query['groupId'],
+          topic: query['topic'],
+          from: query['from'],
+          to: query['to'],
+        });
+        async function* lines(): AsyncGenerator<string> {
+          if (format === 'csv') yield CSV_EXPORT_HEADER;
+          for await (const page of exportReadings.pages(selection)) yield formatReadings(page, format);
+        }
+        return {
+          status: 200,
+          stream: lines(),
+          type: format === 'csv' ? 'text/csv' : 'application/x-ndjson',
+          filename: `${selection.group.replace(/[^\w.-]+/gu, '_')}.${format}`,
+        };
+      },
     },
     latestRoute('/latestdata/Temperature', sensorTopics.temperature, 'temperature'),
     latestRoute('/latestdata/Humidity', sensorTopics.humidity, 'humidity'),

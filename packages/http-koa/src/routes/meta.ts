@@ -1,4 +1,10 @@
+import { createReadStream } from 'node:fs';
+import { createRequire } from 'node:module';
+import { DOCS_CONTENT_SECURITY_POLICY, REDOC_SCRIPT_PATH } from '../openapi.js';
 import { json, plainText, type RouterSpec } from '../routing.js';
+
+/** Redoc's browser bundle, from the installed `redoc` package: the docs page loads it from this server. */
+const redocScript = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 
 /** The liveness texts of the old service and the API description. */
 export function metaRoutes(openApi: () => unknown, docsPage: () => string): RouterSpec {
@@ -31,9 +37,20 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
       {
         method: 'get',
         path: '/api/docs',
-        summary: 'A browsable page listing every route',
-        responses: { 200: { description: 'HTML page' } },
-        handle: async () => ({ status: 200, html: docsPage() }),
+        summary: 'The API reference: Redoc rendering this description',
+        responses: { 200: { description: 'HTML page', schema: { type: 'string' } } },
+        handle: async () => ({ status: 200, html: docsPage(), csp: DOCS_CONTENT_SECURITY_POLICY }),
+      },
+      {
+        method: 'get',
+        path: REDOC_SCRIPT_PATH,
+        summary: 'The Redoc script the reference page loads',
+        responses: { 200: { description: 'JavaScript (Redoc standalone bundle)', text: true } },
+        handle: async () => ({
+          status: 200,
+          stream: createReadStream(redocScript, 'utf8') as AsyncIterable<string>,
+          type: 'application/javascript',
+        }),
       },
     ],
   };

@@ -325,6 +325,8 @@ export function renderDocsPage(document: Document): string {
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title>` +
+    // No icon: else the browser asks for /favicon.ico, a 404.
+    `<link rel="icon" href="data:,">` +
     `<style>body{margin:0}</style></head><body>` +
     `<redoc spec-url="/api/openapi.json" hide-hostname="true"></redoc>` +
     `<noscript><h1>${title}</h1><p>This reference needs JavaScript; the document itself is ` +

@@ -1,10 +1,23 @@
-import { createReadStream } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { DOCS_CONTENT_SECURITY_POLICY, REDOC_SCRIPT_PATH } from '../openapi.js';
 import { json, plainText, type RouterSpec } from '../routing.js';
 
 /** Redoc's browser bundle, from the installed `redoc` package: the docs page loads it from this server. */
-const redocScript = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+const redocScriptFile = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+
+// The one outside address in Redoc's bundle: its footer logo, from Redocly's CDN. An empty image instead,
+// so the reference page asks nothing of any other host (the page's CSP would block it, with a console error).
+const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const EMPTY_SVG = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E";
+
+let redocScript: string | undefined;
+
+/** Read once, at the first visit of the docs page: about 1 MB that most servers never need. */
+function redocBundle(): string {
+  redocScript ??= readFileSync(redocScriptFile, 'utf8').replaceAll(REDOC_CDN_LOGO, EMPTY_SVG);
+  return redocScript;
+}
 
 /** The liveness texts of the old service and the API description. */
 export function metaRoutes(openApi: () => unknown, docsPage: () => string): RouterSpec {
@@ -48,7 +61,9 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
         responses: { 200: { description: 'JavaScript (Redoc standalone bundle)', text: true } },
         handle: async () => ({
           status: 200,
-          stream: createReadStream(redocScript, 'utf8') as AsyncIterable<string>,
+          stream: (async function* () {
+            yield redocBundle();
+          })(),
           type: 'application/javascript',
         }),
       },

@@ -18,9 +18,9 @@ const bearerScheme = {
     'the store holds one, with AUTH=on always, with AUTH=off never.',
 } as const;
 
-/** `/all/:userId` in @koa/router syntax is `/all/{userId}` in OpenAPI. */
+/** `/all/:userId` (or the wildcard `/series/*topic`) in @koa/router syntax is `/all/{userId}` in OpenAPI. */
 export function openApiPath(prefix: string, path: string): string {
-  return `${prefix}${path}`.replace(/:(\w+)/gu, '{$1}') || '/';
+  return `${prefix}${path}`.replace(/[:*](\w+)/gu, '{$1}') || '/';
 }
 
 function parameters(schema: JsonSchema | undefined, location: 'query' | 'path'): unknown[] {

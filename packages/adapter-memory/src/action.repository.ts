@@ -97,4 +97,8 @@ export class InMemoryActionRepository implements ActionRepository {
   async revision(group: string): Promise<string> {
     return this.revisions.current(group);
   }
+
+  async groupRevisions(): Promise<Map<string, string>> {
+    return this.revisions.all();
+  }
 }

@@ -89,6 +89,17 @@ export class MongoActionRepository extends MongoRepository<ActionDocument> imple
     return this.run(() => this.revisions.current(group));
   }
 
+  async groupRevisions(): Promise<Map<string, string>> {
+    return this.run(async () => {
+      const revisions = await this.revisions.all();
+      // Actions copied in by a migration, or written before counters existed, answer '0' as revision() does.
+      for (const group of await this.collection.distinct('group')) {
+        if (typeof group === 'string' && !revisions.has(group)) revisions.set(group, '0');
+      }
+      return revisions;
+    });
+  }
+
   async find(group: string, object: string): Promise<Action | undefined> {
     const document = await this.run(() => this.collection.findOne({ group, object }));
     return document === null ? undefined : actionMapper.toEntity(document);

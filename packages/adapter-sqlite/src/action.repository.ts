@@ -90,6 +90,16 @@ export class SqliteActionRepository extends SqliteRepository implements ActionRe
     return this.run(() => this.revisions.current(group));
   }
 
+  async groupRevisions(): Promise<Map<string, string>> {
+    return this.run(() => {
+      const revisions = this.revisions.all();
+      // Actions written before counters existed (an older file) have none yet: they answer '0', as revision() does.
+      const groups = this.connection.prepare('SELECT DISTINCT grp FROM actions').all() as { grp: string }[];
+      for (const { grp } of groups) if (!revisions.has(grp)) revisions.set(grp, '0');
+      return revisions;
+    });
+  }
+
   async find(group: string, object: string): Promise<Action | undefined> {
     const row = this.run(
       () =>

@@ -179,5 +179,23 @@ export function actionRepositoryContract(name: string, createStore: StoreFactory
         expect(await repository().find(GROUP, 'pump_1')).to.equal(undefined);
       });
     });
+
+    describe('groupRevisions', () => {
+      it('when actions of two groups are created and one changes, then both are listed and only that revision moves', async () => {
+        expect([...(await repository().groupRevisions()).keys()]).to.deep.equal([]);
+        await repository().create(action('pump_1'));
+        await repository().create(action('fan_1', 'greenhouse-b'));
+        const before = await repository().groupRevisions();
+        expect([...before.keys()].sort()).to.deep.equal([GROUP, 'greenhouse-b']);
+        expect(before.get(GROUP)).to.equal(await repository().revision(GROUP));
+
+        await repository().setValue(GROUP, 'pump_1', 'on');
+
+        const after = await repository().groupRevisions();
+        expect(after.get(GROUP)).to.not.equal(before.get(GROUP));
+        expect(after.get('greenhouse-b')).to.equal(before.get('greenhouse-b'));
+        expect(after.get(GROUP)).to.equal(await repository().revision(GROUP));
+      });
+    });
   });
 }

@@ -26,6 +26,7 @@ import {
 import { ListAutomationEvents } from './automations/list-automation-events.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { GetAction } from './actions/get-action.js';
+import { ListChangedActions } from './actions/list-changed-actions.js';
 import { GetActionsOfGroup } from './actions/get-actions-of-group.js';
 import { ReplaceAutomations } from './actions/replace-automations.js';
 import { SetActionValue } from './actions/set-action-value.js';
@@ -71,6 +72,7 @@ export const useCases = [
   CreateAction,
   GetAction,
   GetActionsOfGroup,
+  ListChangedActions,
   ReplaceAutomations,
   SetActionValue,
   GetRecentCommits,

@@ -16,6 +16,11 @@ export interface ActionRepository {
   ): Promise<Action | undefined>;
   /** Opaque text that changes whenever an action of the group is created or changed (see ReadingRepository). */
   revision(group: string): Promise<string>;
+  /**
+   * `revision(group)` of every group that holds actions or once did (a group whose actions were all deleted
+   * stays listed, so a poller notices the deletion). One cheap read: a poller calls it every few seconds.
+   */
+  groupRevisions(): Promise<Map<string, string>>;
 }
 
 export const ACTION_REPOSITORY = Symbol.for('hortus.ActionRepository');

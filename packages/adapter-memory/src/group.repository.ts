@@ -69,6 +69,12 @@ export class InMemoryGroupRepository implements GroupRepository {
     return toGroup(stored);
   }
 
+  async delete(name: string): Promise<boolean> {
+    if (!this.byName.delete(name)) return false;
+    this.revisions.bump(name);
+    return true;
+  }
+
   async revision(name: string): Promise<string> {
     return this.revisions.current(name);
   }

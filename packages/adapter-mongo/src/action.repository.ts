@@ -85,6 +85,19 @@ export class MongoActionRepository extends MongoRepository<ActionDocument> imple
     return actionMapper.toEntity(document);
   }
 
+  async delete(group: string, object: string): Promise<boolean> {
+    const result = await this.run(() => this.collection.deleteOne({ group, object }));
+    if (result.deletedCount === 0) return false;
+    await this.run(() => this.revisions.bump([group]));
+    return true;
+  }
+
+  async deleteByGroup(group: string): Promise<number> {
+    const { deletedCount } = await this.run(() => this.collection.deleteMany({ group }));
+    if (deletedCount > 0) await this.run(() => this.revisions.bump([group]));
+    return deletedCount;
+  }
+
   async revision(group: string): Promise<string> {
     return this.run(() => this.revisions.current(group));
   }

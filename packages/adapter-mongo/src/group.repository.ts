@@ -80,6 +80,13 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
     return groupMapper.toEntity(document);
   }
 
+  async delete(name: string): Promise<boolean> {
+    const result = await this.run(() => this.collection.deleteOne({ name }));
+    if (result.deletedCount === 0) return false;
+    await this.run(() => this.revisions.bump([name]));
+    return true;
+  }
+
   async revision(name: string): Promise<string> {
     return this.run(() => this.revisions.current(name));
   }

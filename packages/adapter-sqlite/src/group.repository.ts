@@ -64,6 +64,16 @@ export class SqliteGroupRepository extends SqliteRepository implements GroupRepo
     return groupMapper.toEntity(row);
   }
 
+  async delete(name: string): Promise<boolean> {
+    return this.run(() =>
+      this.connection.write(() => {
+        const removed = this.connection.prepare('DELETE FROM groups WHERE name = ?').run(name).changes > 0;
+        if (removed) this.revisions.bump([name]);
+        return removed;
+      }),
+    );
+  }
+
   async revision(name: string): Promise<string> {
     return this.run(() => this.revisions.current(name));
   }

@@ -1,10 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import {
   type Action,
+  ConflictError,
   ChangeUserEmail,
   CreateAction,
   CreateDevice,
   CreateGroup,
+  DeleteAction,
+  DeleteDevice,
+  type DeletedGroup,
+  DeleteGroup,
   CreateUser,
   DeleteReadings,
   type DeleteReadingsResult,
@@ -162,6 +167,21 @@ function showAutomations(action: Action): string {
   return lines.join('\n');
 }
 
+function showDeletedGroup(result: DeletedGroup): string {
+  return (
+    say`Deleted group ${result.group}` +
+    `${result.record ? '' : ' (it had no group record)'}:\n` +
+    fields([
+      ['Readings', result.readings],
+      ['Devices', result.devices],
+      ['Actions', result.actions],
+      ['Notifications', result.notifications],
+      ['Automation events', result.automationEvents],
+      ['Access keys revoked', result.accessKeys],
+    ])
+  );
+}
+
 function showDeleted(result: DeleteReadingsResult): string {
   const of = result.topic === undefined ? 'every topic' : result.topic;
   const noun = result.deleted === 1 ? 'reading' : 'readings';
@@ -253,6 +273,30 @@ export function registerDataCommands(program: Command, io: RunIo): void {
         );
       }),
     'hortus group list',
+  );
+  withExamples(
+    group
+      .command('delete')
+      .description(
+        'delete a group with everything in it: readings, devices, actions and automations, notifications, ' +
+          'the automation log, and access keys limited to it alone (revoked); a group holding data needs --yes',
+      )
+      .argument('<name>', 'group name')
+      .option('--yes', 'confirm: delete even though the group holds data')
+      .action(async (name: string, options: { yes?: boolean }, command: Command) => {
+        const deleted = await store(command, (useCase) =>
+          useCase(DeleteGroup)
+            .execute({ group: name, confirm: options.yes === true })
+            .catch((error: unknown) => {
+              // The core says confirmation is needed; here that is the --yes flag.
+              if (error instanceof ConflictError)
+                throw new ConflictError('group', `${error.message} (--yes)`);
+              throw error;
+            }),
+        );
+        outputFor(io, command).result(deleted, showDeletedGroup);
+      }),
+    'hortus group delete greenhouse-old --yes',
   );
   withExamples(
     group
@@ -433,6 +477,20 @@ export function registerDataCommands(program: Command, io: RunIo): void {
       }),
     'hortus device list --group greenhouse-1 --json',
   );
+  withExamples(
+    device
+      .command('delete')
+      .description('delete a device of a group')
+      .argument('<deviceId>', "the box's MAC address in hex")
+      .addOption(groupOption())
+      .action(async (deviceId: string, options: { group: string }, command: Command) => {
+        const deleted = await store(command, (useCase) =>
+          useCase(DeleteDevice).execute({ group: options.group, deviceId }),
+        );
+        outputFor(io, command).result(deleted, (d) => say`Deleted device ${d.deviceId} of group ${d.group}.`);
+      }),
+    'hortus device delete 24:6F:28:AA:00:01 --group greenhouse-1',
+  );
 
   // action
   const action = withExamples(
@@ -509,6 +567,20 @@ export function registerDataCommands(program: Command, io: RunIo): void {
         );
       }),
     'hortus action list --group greenhouse-1',
+  );
+  withExamples(
+    action
+      .command('delete')
+      .description('delete an action with its automations (its retained MQTT topic is cleared)')
+      .argument('<object>', 'object name')
+      .addOption(groupOption())
+      .action(async (object: string, options: { group: string }, command: Command) => {
+        const deleted = await store(command, (useCase) =>
+          useCase(DeleteAction).execute({ group: options.group, object }),
+        );
+        outputFor(io, command).result(deleted, (a) => say`Deleted action ${a.object} of group ${a.group}.`);
+      }),
+    'hortus action delete pump_1 --group greenhouse-1',
   );
   withExamples(
     action

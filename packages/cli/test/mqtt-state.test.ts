@@ -100,5 +100,12 @@ suite(
         await fresh.endAsync();
       }
     });
+
+    it('when the CLI deletes an action, then the server clears its retained topic', async () => {
+      expect((await cli('action', 'delete', 'fan_1', '--group', 'greenhouse')).code).to.equal(0);
+
+      await eventually(() => expect(seen.has(`${prefix}/greenhouse/actions/fan_1`)).to.equal(false));
+      expect(seen.get(`${prefix}/greenhouse/actions/pump_1`)).to.equal('on');
+    });
   },
 );

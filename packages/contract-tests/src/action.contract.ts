@@ -197,5 +197,36 @@ export function actionRepositoryContract(name: string, createStore: StoreFactory
         expect(after.get(GROUP)).to.equal(await repository().revision(GROUP));
       });
     });
+
+    describe('delete', () => {
+      it('when an action is deleted, then it is gone, the revision moves, and a second delete answers false', async () => {
+        await repository().create(action('pump_1'));
+        await repository().create(action('fan_1'));
+        const before = await repository().revision(GROUP);
+
+        expect(await repository().delete(GROUP, 'pump_1')).to.equal(true);
+        expect(await repository().delete(GROUP, 'pump_1')).to.equal(false);
+
+        expect((await repository().listByGroup(GROUP)).map((a) => a.object)).to.deep.equal(['fan_1']);
+        expect(await repository().revision(GROUP)).to.not.equal(before);
+        await repository().create(action('pump_1'));
+      });
+
+      it('when every action of a group is deleted, then it answers how many and the group stays in groupRevisions', async () => {
+        await repository().create(action('pump_1'));
+        await repository().create(action('fan_1'));
+        await repository().create(action('pump_1', 'greenhouse-b'));
+        const before = await repository().groupRevisions();
+
+        expect(await repository().deleteByGroup(GROUP)).to.equal(2);
+        expect(await repository().deleteByGroup(GROUP)).to.equal(0);
+
+        expect(await repository().listByGroup(GROUP)).to.deep.equal([]);
+        expect(await repository().listByGroup('greenhouse-b')).to.have.length(1);
+        const after = await repository().groupRevisions();
+        expect(after.has(GROUP)).to.equal(true);
+        expect(after.get(GROUP)).to.not.equal(before.get(GROUP));
+      });
+    });
   });
 }

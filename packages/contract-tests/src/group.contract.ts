@@ -152,5 +152,19 @@ export function groupRepositoryContract(name: string, createStore: StoreFactory<
       expect(await repository().addEmployee('nowhere', 'EveGrower')).to.equal(undefined);
       expect(await repository().findByName('nowhere')).to.equal(undefined);
     });
+
+    it('when a group is deleted, then it is not found, its revision moves, and its name can be used again', async () => {
+      await repository().create(group('old'));
+      await repository().create(group('kept'));
+      const before = await repository().revision('old');
+
+      expect(await repository().delete('old')).to.equal(true);
+      expect(await repository().delete('old')).to.equal(false);
+
+      expect(await repository().findByName('old')).to.equal(undefined);
+      expect((await repository().list()).map((g) => g.name)).to.deep.equal(['kept']);
+      expect(await repository().revision('old')).to.not.equal(before);
+      await repository().create(group('old'));
+    });
   });
 }

@@ -36,6 +36,7 @@ import { CreateDevice } from './devices/create-device.js';
 import { ListDevices } from './devices/list-devices.js';
 import { CheckGroup } from './groups/check-group.js';
 import { CreateGroup } from './groups/create-group.js';
+import { DeleteAction, DeleteDevice, DeleteGroup } from './groups/delete-group.js';
 import { GetGroup } from './groups/get-group.js';
 import { ListGroups } from './groups/list-groups.js';
 import { CopyLegacyRecords, MigrationCheckpoints } from './migration/copy-legacy-records.js';
@@ -80,6 +81,9 @@ export const useCases = [
   ListDevices,
   CheckGroup,
   CreateGroup,
+  DeleteGroup,
+  DeleteDevice,
+  DeleteAction,
   GetGroup,
   ListGroups,
   UpdateGroupSettings,

@@ -83,6 +83,8 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
   async delete(name: string): Promise<boolean> {
     const result = await this.run(() => this.collection.deleteOne({ name }));
     if (result.deletedCount === 0) return false;
+    // Employees added after creation live apart; a group made again under this name must not inherit them.
+    await this.run(() => this.employees.deleteMany({ group: name }));
     await this.run(() => this.revisions.bump([name]));
     return true;
   }

@@ -155,6 +155,7 @@ export function groupRepositoryContract(name: string, createStore: StoreFactory<
 
     it('when a group is deleted, then it is not found, its revision moves, and its name can be used again', async () => {
       await repository().create(group('old'));
+      await repository().addEmployee('old', 'LateJoiner');
       await repository().create(group('kept'));
       const before = await repository().revision('old');
 
@@ -164,7 +165,8 @@ export function groupRepositoryContract(name: string, createStore: StoreFactory<
       expect(await repository().findByName('old')).to.equal(undefined);
       expect((await repository().list()).map((g) => g.name)).to.deep.equal(['kept']);
       expect(await repository().revision('old')).to.not.equal(before);
-      await repository().create(group('old'));
+      const again = await repository().create(group('old'));
+      expect((await repository().findByName('old'))?.employee).to.deep.equal(again.employee);
     });
   });
 }

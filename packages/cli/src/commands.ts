@@ -10,6 +10,7 @@ import {
   DeleteDevice,
   type DeletedGroup,
   DeleteGroup,
+  SetGroupRetention,
   CreateUser,
   DeleteReadings,
   type DeleteReadingsResult,
@@ -108,6 +109,14 @@ function showGroup(group: Group): string {
     ['Package', group.package],
     ['Employees', group.employee.join(', ')],
     ['Settings', group.settings],
+    [
+      'Retention',
+      group.retentionDays === undefined
+        ? 'default (RETENTION_DAYS)'
+        : group.retentionDays === 0
+          ? 'off (kept forever)'
+          : `${group.retentionDays} days`,
+    ],
     ['ID', group.id],
   ]);
 }
@@ -273,6 +282,24 @@ export function registerDataCommands(program: Command, io: RunIo): void {
         );
       }),
     'hortus group list',
+  );
+  withExamples(
+    group
+      .command('retention')
+      .description(
+        'override RETENTION_DAYS for one group: raw readings older than <days> are deleted in the background; ' +
+          'off keeps them forever, default follows RETENTION_DAYS again',
+      )
+      .argument('<name>', 'group name')
+      .argument('<days>', 'whole days (1 to 36500), off, or default')
+      .action(async (name: string, days: string, _options: object, command: Command) => {
+        const updated = await store(command, (useCase) =>
+          useCase(SetGroupRetention).execute({ group: name, days }),
+        );
+        outputFor(io, command).result(updated, showGroup);
+      }),
+    'hortus group retention greenhouse-1 90',
+    'hortus group retention archive off',
   );
   withExamples(
     group

@@ -26,6 +26,7 @@ describe('hortus CLI (in-process, memory store)', () => {
       ['group', 'show'],
       ['group', 'list'],
       ['group', 'set-settings'],
+      ['group', 'retention'],
       ['group', 'delete'],
       ['user'],
       ['user', 'create'],

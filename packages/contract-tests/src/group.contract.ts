@@ -168,5 +168,20 @@ export function groupRepositoryContract(name: string, createStore: StoreFactory<
       const again = await repository().create(group('old'));
       expect((await repository().findByName('old'))?.employee).to.deep.equal(again.employee);
     });
+
+    it('when a retention override is set, then the group carries it; cleared, it is gone; an unknown group answers undefined', async () => {
+      await repository().create(group('kept'));
+      const before = await repository().revision('kept');
+      expect(await repository().findByName('kept')).to.not.have.property('retentionDays');
+
+      expect(await repository().setRetention('kept', 30)).to.include({ retentionDays: 30 });
+      expect(await repository().findByName('kept')).to.include({ retentionDays: 30, name: 'kept' });
+      expect(await repository().revision('kept')).to.not.equal(before);
+      expect((await repository().setRetention('kept', 0))?.retentionDays).to.equal(0);
+      const cleared = await repository().setRetention('kept', undefined);
+      expect(cleared).to.not.have.property('retentionDays');
+      expect(await repository().findByName('kept')).to.not.have.property('retentionDays');
+      expect(await repository().setRetention('nowhere', 5)).to.equal(undefined);
+    });
   });
 }

@@ -26,6 +26,7 @@ export * from './actions/get-action.js';
 export * from './actions/replace-automations.js';
 export * from './actions/list-changed-actions.js';
 export * from './groups/delete-group.js';
+export * from './readings/apply-retention.js';
 
 export * from './devices/device.js';
 export * from './devices/device.port.js';

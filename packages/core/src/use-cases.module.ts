@@ -54,6 +54,13 @@ import { GetLatestReadingsOfGroup } from './readings/get-latest-readings-of-grou
 import { GetTodayHourlyReadings } from './readings/get-today-hourly-readings.js';
 import { AggregateReadings } from './readings/aggregate-readings.js';
 import { DeleteReadings } from './readings/delete-readings.js';
+import {
+  ApplyRetention,
+  defaultRetentionSettings,
+  RETENTION_SETTINGS,
+  type RetentionSettings,
+  SetGroupRetention,
+} from './readings/apply-retention.js';
 import { QueryReadings } from './readings/query-readings.js';
 import { RecordReadings } from './readings/record-readings.js';
 import { GetRevision } from './revisions/get-revision.js';
@@ -101,6 +108,8 @@ export const useCases = [
   QueryReadings,
   AggregateReadings,
   DeleteReadings,
+  ApplyRetention,
+  SetGroupRetention,
   GetRevision,
   RecordReadings,
   ChangeUserEmail,
@@ -146,6 +155,10 @@ export function createCoreModule(settings: CoreSettings, clock: Clock = new Syst
       ...settings.automation,
     });
     bind<CoreLimits>(CORE_LIMITS).toConstantValue({ ...defaultCoreLimits, ...settings.limits });
+    bind<RetentionSettings>(RETENTION_SETTINGS).toConstantValue({
+      ...defaultRetentionSettings,
+      ...settings.retention,
+    });
     for (const useCase of useCases) bind<object>(useCase).toSelf().inSingletonScope();
   });
 }

@@ -8,6 +8,8 @@ import {
   type Env,
   envReader,
   isValidTimeZone,
+  type RetentionSettings,
+  retentionSettingsFromEnv,
 } from '@hortus/core';
 import { httpSettingsFromEnv, type HttpSettings } from '@hortus/http-koa';
 import { type IdentitySettings, identitySettingsFromEnv } from '@hortus/identity';
@@ -33,6 +35,8 @@ export interface AppConfig extends HttpSettings {
   readonly automationTickMs: number;
   /** Limits on stored data (MAX_CLOCK_SKEW_MS, MAX_TOPICS_PER_GROUP, ...), parsed by the core. */
   readonly limits: CoreLimits;
+  /** How long readings and rollups are kept (RETENTION_DAYS, ROLLUP_RETENTION_DAYS); empty: forever. */
+  readonly retention: Partial<RetentionSettings>;
   /** The MQTT bridge's settings; unset when MQTT_URL is not configured (the bridge is off). */
   readonly mqtt?: MqttConfig;
   /** Accounts: passwords, log-in tokens, reset links, sign-up (AUTH_SECRET, APP_URL, SIGNUP, BCRYPT_COST). */
@@ -88,6 +92,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const automationTickMs = integer('AUTOMATION_TICK_MS', MIN_AUTOMATION_TICK_MS, MAX_AUTOMATION_TICK_MS);
 
   const limits = collectProblems(problems, () => coreLimitsFromEnv(env));
+  const retention = collectProblems(problems, () => retentionSettingsFromEnv(env));
   const identity = collectProblems(problems, () => identitySettingsFromEnv(env));
   const mail = collectProblems(problems, () => mailSettingsFromEnv(env));
 
@@ -98,6 +103,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     problems.length > 0 ||
     http === undefined ||
     limits === undefined ||
+    retention === undefined ||
     identity === undefined ||
     mail === undefined
   ) {
@@ -114,6 +120,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     automations,
     automationTickMs,
     limits,
+    retention,
     ...(mqtt === undefined ? {} : { mqtt }),
     identity,
     mail,

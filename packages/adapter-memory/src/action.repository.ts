@@ -94,7 +94,26 @@ export class InMemoryActionRepository implements ActionRepository {
     return toAction(stored);
   }
 
+  async delete(group: string, object: string): Promise<boolean> {
+    const objects = this.byGroup.get(group);
+    if (objects?.delete(object) !== true) return false;
+    if (objects.size === 0) this.byGroup.delete(group);
+    this.revisions.bump(group);
+    return true;
+  }
+
+  async deleteByGroup(group: string): Promise<number> {
+    const removed = this.byGroup.get(group)?.size ?? 0;
+    this.byGroup.delete(group);
+    if (removed > 0) this.revisions.bump(group);
+    return removed;
+  }
+
   async revision(group: string): Promise<string> {
     return this.revisions.current(group);
+  }
+
+  async groupRevisions(): Promise<Map<string, string>> {
+    return this.revisions.all();
   }
 }

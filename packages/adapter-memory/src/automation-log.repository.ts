@@ -15,6 +15,12 @@ export class InMemoryAutomationLogRepository implements AutomationLogRepository 
     return toEvent(stored);
   }
 
+  async deleteByGroup(group: string): Promise<number> {
+    const removed = this.byGroup.get(group)?.length ?? 0;
+    this.byGroup.delete(group);
+    return removed;
+  }
+
   async listByGroup(group: string, limit: number): Promise<AutomationEvent[]> {
     const events = this.byGroup.get(group) ?? [];
     return limit <= 0 ? [] : events.slice(-limit).reverse().map(toEvent);

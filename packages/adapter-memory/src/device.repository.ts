@@ -41,4 +41,21 @@ export class InMemoryDeviceRepository implements DeviceRepository {
     const members = this.byGroup.get(group) ?? [];
     return [...members].sort((a, b) => compareText(a.deviceId, b.deviceId)).map(toDevice);
   }
+
+  async delete(group: string, deviceId: string): Promise<boolean> {
+    const stored = this.byDeviceId.get(deviceId);
+    if (stored === undefined || stored.group !== group) return false;
+    this.byDeviceId.delete(deviceId);
+    const rest = (this.byGroup.get(group) ?? []).filter((member) => member !== stored);
+    if (rest.length === 0) this.byGroup.delete(group);
+    else this.byGroup.set(group, rest);
+    return true;
+  }
+
+  async deleteByGroup(group: string): Promise<number> {
+    const members = this.byGroup.get(group) ?? [];
+    for (const member of members) this.byDeviceId.delete(member.deviceId);
+    this.byGroup.delete(group);
+    return members.length;
+  }
 }

@@ -10,6 +10,7 @@ interface StoredGroup {
   readonly package: Group['package'];
   employee: readonly string[];
   settings: unknown;
+  retentionDays?: number;
 }
 
 function toGroup(stored: StoredGroup): Group {
@@ -19,6 +20,7 @@ function toGroup(stored: StoredGroup): Group {
     package: stored.package,
     employee: [...stored.employee],
     settings: structuredClone(stored.settings),
+    ...(stored.retentionDays === undefined ? {} : { retentionDays: stored.retentionDays }),
   };
 }
 
@@ -67,6 +69,21 @@ export class InMemoryGroupRepository implements GroupRepository {
     stored.employee = [...stored.employee, employee];
     this.revisions.bump(name);
     return toGroup(stored);
+  }
+
+  async setRetention(name: string, days: number | undefined): Promise<Group | undefined> {
+    const stored = this.byName.get(name);
+    if (stored === undefined) return undefined;
+    if (days === undefined) delete stored.retentionDays;
+    else stored.retentionDays = days;
+    this.revisions.bump(name);
+    return toGroup(stored);
+  }
+
+  async delete(name: string): Promise<boolean> {
+    if (!this.byName.delete(name)) return false;
+    this.revisions.bump(name);
+    return true;
   }
 
   async revision(name: string): Promise<string> {

@@ -41,6 +41,12 @@ function toNotification(stored: StoredNotification): Notification {
 export class InMemoryNotificationRepository implements NotificationRepository {
   private readonly byGroup = new Map<string, GroupNotifications>();
 
+  async deleteByGroup(group: string): Promise<number> {
+    const removed = this.byGroup.get(group)?.created.length ?? 0;
+    this.byGroup.delete(group);
+    return removed;
+  }
+
   async create(notification: NewNotification): Promise<Notification> {
     return toNotification(this.store({ ...notification, ignore: 'false' }));
   }

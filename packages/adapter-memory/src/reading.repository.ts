@@ -64,10 +64,10 @@ class Series {
     return true;
   }
 
-  /** Removes the readings with times in [fromMs, toMs]; answers how many. */
-  removeRange(fromMs: number, toMs: number): number {
+  /** Removes the readings with times in [fromMs, toMs], at most `limit`, the oldest first; answers how many. */
+  removeRange(fromMs: number, toMs: number, limit = Number.POSITIVE_INFINITY): number {
     const first = this.lowerBound(fromMs);
-    const end = this.lowerBound(toMs, true);
+    const end = Math.min(this.lowerBound(toMs, true), first + limit);
     const removed = Math.max(0, end - first);
     if (removed === 0) return 0;
     this.times.copyWithin(first, end, this.length);
@@ -200,14 +200,23 @@ export class InMemoryReadingRepository implements ReadingRepository {
     return buckets;
   }
 
-  async deleteRange({ group, topic, from, to }: ReadingSelection): Promise<number> {
+  async groups(): Promise<string[]> {
+    return [...this.seriesByGroup.keys()];
+  }
+
+  /** Summaries are computed from the readings on every read: there are none to delete. */
+  async deleteSummariesBefore(): Promise<number> {
+    return 0;
+  }
+
+  async deleteRange({ group, topic, from, to, limit }: ReadingSelection): Promise<number> {
     const topics = this.seriesByGroup.get(group);
     if (topics === undefined) return 0;
     const chosen = topic === undefined ? [...topics.values()] : [topics.get(topic)];
     let removed = 0;
     for (const series of chosen) {
       if (series === undefined) continue;
-      removed += series.removeRange(from.getTime(), to.getTime());
+      removed += series.removeRange(from.getTime(), to.getTime(), (limit ?? Infinity) - removed);
       // A topic without readings is no topic of the group any more (it no longer counts against its quota).
       if (series.length === 0) topics.delete(series.topic);
     }

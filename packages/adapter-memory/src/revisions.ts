@@ -12,6 +12,11 @@ export class GroupRevisions {
     this.counters.set(group, (this.counters.get(group) ?? 0) + 1);
   }
 
+  /** Every group that was ever bumped, with its current text. */
+  all(): Map<string, string> {
+    return new Map([...this.counters.keys()].map((group) => [group, this.current(group)]));
+  }
+
   current(group: string): string {
     return `${this.epoch}.${this.counters.get(group) ?? 0}`;
   }

@@ -85,8 +85,32 @@ export class MongoActionRepository extends MongoRepository<ActionDocument> imple
     return actionMapper.toEntity(document);
   }
 
+  async delete(group: string, object: string): Promise<boolean> {
+    const result = await this.run(() => this.collection.deleteOne({ group, object }));
+    if (result.deletedCount === 0) return false;
+    await this.run(() => this.revisions.bump([group]));
+    return true;
+  }
+
+  async deleteByGroup(group: string): Promise<number> {
+    const { deletedCount } = await this.run(() => this.collection.deleteMany({ group }));
+    if (deletedCount > 0) await this.run(() => this.revisions.bump([group]));
+    return deletedCount;
+  }
+
   async revision(group: string): Promise<string> {
     return this.run(() => this.revisions.current(group));
+  }
+
+  async groupRevisions(): Promise<Map<string, string>> {
+    return this.run(async () => {
+      const revisions = await this.revisions.all();
+      // Actions copied in by a migration, or written before counters existed, answer '0' as revision() does.
+      for (const group of await this.collection.distinct('group')) {
+        if (typeof group === 'string' && !revisions.has(group)) revisions.set(group, '0');
+      }
+      return revisions;
+    });
   }
 
   async find(group: string, object: string): Promise<Action | undefined> {

@@ -81,6 +81,10 @@ export class MongoAutomationLogRepository
     return automationEventMapper.toEntity(document);
   }
 
+  async deleteByGroup(group: string): Promise<number> {
+    return (await this.run(() => this.collection.deleteMany({ group }))).deletedCount;
+  }
+
   async listByGroup(group: string, limit: number): Promise<AutomationEvent[]> {
     // A limit of 0 means "no limit" to MongoDB.
     if (limit <= 0) return [];

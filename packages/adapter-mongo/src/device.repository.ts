@@ -45,6 +45,15 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
     return deviceMapper.toEntity(document);
   }
 
+  async delete(group: string, deviceId: string): Promise<boolean> {
+    const result = await this.run(() => this.collection.deleteOne({ group, deviceId }));
+    return result.deletedCount > 0;
+  }
+
+  async deleteByGroup(group: string): Promise<number> {
+    return (await this.run(() => this.collection.deleteMany({ group }))).deletedCount;
+  }
+
   async listByGroup(group: string): Promise<Device[]> {
     const documents = await this.run(() => this.collection.find({ group }).sort({ deviceId: 1 }).toArray());
     return documents.map(deviceMapper.toEntity);

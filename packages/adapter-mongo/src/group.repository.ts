@@ -11,6 +11,8 @@ interface GroupDocument {
   /** The original service also stored it as one comma-separated text. */
   employee: string[] | string;
   settings: unknown;
+  /** The operator's retention override in days (0: forever); absent follows RETENTION_DAYS. */
+  retentionDays?: number;
 }
 
 function employeeList(stored: unknown): string[] {
@@ -58,6 +60,7 @@ const groupMapper = {
       package: document.package,
       employee: employeeList(document.employee),
       settings: fromStoredJson(document.settings),
+      ...(typeof document.retentionDays === 'number' ? { retentionDays: document.retentionDays } : {}),
     };
   },
 };
@@ -78,6 +81,28 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
     await this.run(() => this.collection.insertOne(document));
     await this.run(() => this.revisions.bump([document.name]));
     return groupMapper.toEntity(document);
+  }
+
+  async setRetention(name: string, days: number | undefined): Promise<Group | undefined> {
+    const document = await this.run(() =>
+      this.collection.findOneAndUpdate(
+        { name },
+        days === undefined ? { $unset: { retentionDays: '' } } : { $set: { retentionDays: days } },
+        { returnDocument: 'after' },
+      ),
+    );
+    if (document === null) return undefined;
+    await this.run(() => this.revisions.bump([name]));
+    return (await this.withAdded([document]))[0];
+  }
+
+  async delete(name: string): Promise<boolean> {
+    const result = await this.run(() => this.collection.deleteOne({ name }));
+    if (result.deletedCount === 0) return false;
+    // Employees added after creation live apart; a group made again under this name must not inherit them.
+    await this.run(() => this.employees.deleteMany({ group: name }));
+    await this.run(() => this.revisions.bump([name]));
+    return true;
   }
 
   async revision(name: string): Promise<string> {

@@ -113,6 +113,10 @@ export class MongoNotificationRepository
     return documents.map(notificationMapper.toEntity);
   }
 
+  async deleteByGroup(group: string): Promise<number> {
+    return (await this.run(() => this.collection.deleteMany({ group }))).deletedCount;
+  }
+
   async countOpen(group: string): Promise<number> {
     // Served by the group_ignore_id index.
     return this.run(() => this.collection.countDocuments({ group, ignore: 'false' }));

@@ -181,7 +181,7 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
    * failure in between leaves rollups counting removed readings: a second delete of the same selection
    * removes nothing more and corrects them.
    */
-  async deleteRange({ group, topic, from, to }: ReadingSelection): Promise<number> {
+  async deleteRange({ group, topic, from, to, limit, keepSummaries }: ReadingSelection): Promise<number> {
     const filter: Filter<ReadingDocument> = {
       group,
       ...(topic === undefined ? {} : { topic }),
@@ -191,7 +191,27 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
       const topics = (await this.collection.distinct('topic', filter)).filter(
         (found): found is string => typeof found === 'string',
       );
+      if (limit !== undefined) {
+        // deleteMany takes no limit: the oldest ids first, series by series (each an index range of
+        // (group, topic, time), never a sort of the whole group), then exactly those.
+        const ids: ObjectId[] = [];
+        for (const series of topics) {
+          if (ids.length >= limit) break;
+          const oldest = await this.collection
+            .find(
+              { ...filter, topic: series },
+              { projection: { _id: 1 }, sort: { time: 1 }, limit: limit - ids.length },
+            )
+            .toArray();
+          ids.push(...oldest.map(({ _id }) => _id));
+        }
+        filter._id = { $in: ids };
+      }
       const { deletedCount } = await this.collection.deleteMany(filter);
+      if (keepSummaries === true) {
+        if (deletedCount > 0) await this.revisions.bump([group]);
+        return deletedCount;
+      }
       for (const series of topics) {
         await this.rollups.removeSpan(group, series, from.getTime(), to.getTime(), async (fromMs, toMs) => {
           const documents = await this.collection
@@ -203,6 +223,16 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
       if (deletedCount > 0 || topics.length > 0) await this.revisions.bump([group]);
       return deletedCount;
     });
+  }
+
+  async groups(): Promise<string[]> {
+    return this.run(async () =>
+      (await this.collection.distinct('group')).filter((group): group is string => typeof group === 'string'),
+    );
+  }
+
+  async deleteSummariesBefore(group: string, before: Date): Promise<number> {
+    return this.run(() => this.rollups.removeBefore(group, before.getTime()));
   }
 
   async countTopics(group: string): Promise<number> {

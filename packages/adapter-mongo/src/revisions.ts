@@ -39,6 +39,20 @@ export class StoredRevisions {
     return document === null ? '0' : `${document.epoch}.${document.n}`;
   }
 
+  /** Every group with a counter of this subject, with its current text: one indexed prefix scan of `_id`. */
+  async all(): Promise<Map<string, string>> {
+    const prefix = JSON.stringify([this.subject, '']).slice(0, -2);
+    const documents = await this.collection
+      .find({ _id: { $regex: `^${prefix.replace(/[[\]\\^$.|?*+(){}]/gu, '\\$&')}` } })
+      .toArray();
+    const revisions = new Map<string, string>();
+    for (const document of documents) {
+      const [, group] = JSON.parse(document._id) as [string, string];
+      revisions.set(group, `${document.epoch}.${document.n}`);
+    }
+    return revisions;
+  }
+
   /** Bumps after the write it follows, so a revision never names data older than what it stands for. */
   async bump(groups: Iterable<string>): Promise<void> {
     const operations = [...new Set(groups)].map((group): AnyBulkWriteOperation<RevisionDocument> => ({

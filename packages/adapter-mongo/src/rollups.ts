@@ -246,6 +246,22 @@ export class ReadingRollups {
     }
   }
 
+  /**
+   * Deletes the group's chunks (every revision) that cover only times before `beforeMs`; answers how many documents
+   * went. Old chunks are no longer written, so no revision race applies to them.
+   */
+  async removeBefore(group: string, beforeMs: number): Promise<number> {
+    let removed = 0;
+    for (const [level, collection] of this.collections) {
+      const { deletedCount } = await collection.deleteMany({
+        group,
+        start: { $lte: new Date(beforeMs - level.chunkMs) },
+      });
+      removed += deletedCount;
+    }
+    return removed;
+  }
+
   /** Adds every cell of the level in the piece of one series to the sums; answers how many it found. */
   async addCells(
     level: RollupLevel,

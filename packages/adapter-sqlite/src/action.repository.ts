@@ -86,8 +86,37 @@ export class SqliteActionRepository extends SqliteRepository implements ActionRe
     return actionMapper.toEntity(row);
   }
 
+  async delete(group: string, object: string): Promise<boolean> {
+    return this.remove('DELETE FROM actions WHERE grp = ? AND object = ?', group, [group, object]) > 0;
+  }
+
+  async deleteByGroup(group: string): Promise<number> {
+    return this.remove('DELETE FROM actions WHERE grp = ?', group, [group]);
+  }
+
+  /** Runs the DELETE and bumps the revision in the same transaction when it removed anything. */
+  private remove(sql: string, group: string, params: readonly string[]): number {
+    return this.run(() =>
+      this.connection.write(() => {
+        const removed = this.connection.prepare(sql).run(...params).changes;
+        if (removed > 0) this.revisions.bump([group]);
+        return removed;
+      }),
+    );
+  }
+
   async revision(group: string): Promise<string> {
     return this.run(() => this.revisions.current(group));
+  }
+
+  async groupRevisions(): Promise<Map<string, string>> {
+    return this.run(() => {
+      const revisions = this.revisions.all();
+      // Actions written before counters existed (an older file) have none yet: they answer '0', as revision() does.
+      const groups = this.connection.prepare('SELECT DISTINCT grp FROM actions').all() as { grp: string }[];
+      for (const { grp } of groups) if (!revisions.has(grp)) revisions.set(grp, '0');
+      return revisions;
+    });
   }
 
   async find(group: string, object: string): Promise<Action | undefined> {

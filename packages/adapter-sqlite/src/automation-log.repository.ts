@@ -86,6 +86,14 @@ export class SqliteAutomationLogRepository extends SqliteRepository implements A
     return automationEventMapper.toEntity(row);
   }
 
+  async deleteByGroup(group: string): Promise<number> {
+    return this.run(() =>
+      this.connection.write(
+        () => this.connection.prepare('DELETE FROM automation_events WHERE grp = ?').run(group).changes,
+      ),
+    );
+  }
+
   async listByGroup(group: string, limit: number): Promise<AutomationEvent[]> {
     if (!(limit > 0)) return [];
     const rows = this.run(

@@ -34,6 +34,26 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
     return deviceMapper.toEntity(row);
   }
 
+  async delete(group: string, deviceId: string): Promise<boolean> {
+    return this.run(
+      () =>
+        this.connection.write(
+          () =>
+            this.connection
+              .prepare('DELETE FROM devices WHERE grp = ? AND device_id = ?')
+              .run(group, deviceId).changes,
+        ) > 0,
+    );
+  }
+
+  async deleteByGroup(group: string): Promise<number> {
+    return this.run(() =>
+      this.connection.write(
+        () => this.connection.prepare('DELETE FROM devices WHERE grp = ?').run(group).changes,
+      ),
+    );
+  }
+
   async listByGroup(group: string): Promise<Device[]> {
     const rows = this.run(
       () =>

@@ -17,6 +17,7 @@ interface GroupRow {
   package: string;
   employee: string;
   settings: string | null;
+  retention_days?: number | null;
 }
 
 const groupMapper = {
@@ -36,11 +37,14 @@ const groupMapper = {
       package: row.package as GroupPackage,
       employee: toStringList(row.employee),
       settings: fromJson(row.settings),
+      ...(row.retention_days === null || row.retention_days === undefined
+        ? {}
+        : { retentionDays: row.retention_days }),
     };
   },
 };
 
-const columns = 'id, name, package, employee, settings';
+const columns = 'id, name, package, employee, settings, retention_days';
 
 @injectable()
 export class SqliteGroupRepository extends SqliteRepository implements GroupRepository {
@@ -56,12 +60,37 @@ export class SqliteGroupRepository extends SqliteRepository implements GroupRepo
     this.run(() =>
       this.connection.write(() => {
         this.connection
-          .prepare(`INSERT INTO groups (${columns}) VALUES (@id, @name, @package, @employee, @settings)`)
+          .prepare(
+            `INSERT INTO groups (id, name, package, employee, settings) VALUES (@id, @name, @package, @employee, @settings)`,
+          )
           .run(row);
         this.revisions.bump([row.name]);
       }),
     );
     return groupMapper.toEntity(row);
+  }
+
+  async setRetention(name: string, days: number | undefined): Promise<Group | undefined> {
+    const row = this.run(() =>
+      this.connection.write(() => {
+        const updated = this.connection
+          .prepare(`UPDATE groups SET retention_days = ? WHERE name = ? RETURNING ${columns}`)
+          .get(days ?? null, name) as GroupRow | undefined;
+        if (updated !== undefined) this.revisions.bump([name]);
+        return updated;
+      }),
+    );
+    return row === undefined ? undefined : groupMapper.toEntity(row);
+  }
+
+  async delete(name: string): Promise<boolean> {
+    return this.run(() =>
+      this.connection.write(() => {
+        const removed = this.connection.prepare('DELETE FROM groups WHERE name = ?').run(name).changes > 0;
+        if (removed) this.revisions.bump([name]);
+        return removed;
+      }),
+    );
   }
 
   async revision(name: string): Promise<string> {

@@ -98,6 +98,14 @@ export class SqliteNotificationRepository extends SqliteRepository implements No
     return rows.map(notificationMapper.toEntity);
   }
 
+  async deleteByGroup(group: string): Promise<number> {
+    return this.run(() =>
+      this.connection.write(
+        () => this.connection.prepare('DELETE FROM notifications WHERE grp = ?').run(group).changes,
+      ),
+    );
+  }
+
   async countOpen(group: string): Promise<number> {
     // Served by the notifications_open index.
     const row = this.run(

@@ -380,11 +380,7 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
     merge(sums, rows);
   }
 
-  /**
-   * One transaction: the readings go, the rollup cells the span touches are summed again from the readings
-   * still stored in them (only the edge units hold any), and the group's revision is bumped. A series left
-   * empty keeps its row (series ids are cached and never reused) but holds no readings, so it is no topic.
-   */
+  /** Keyset paging for exports: see the port. */
   async page(
     { group, topic, from, to }: ReadingExportSelection,
     after: ReadingCursor | undefined,
@@ -422,7 +418,12 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
     });
   }
 
-  async deleteRange({ group, topic, from, to }: ReadingSelection): Promise<number> {
+  /**
+   * One transaction: the readings go, the rollup cells the span touches are summed again from the readings
+   * still stored in them (only the edge units hold any), and the group's revision is bumped. A series left
+   * empty keeps its row (series ids are cached and never reused) but holds no readings, so it is no topic.
+   */
+  async deleteRange({ group, topic, from, to, limit, keepSummaries }: ReadingSelection): Promise<number> {
     return this.run(() =>
       this.connection.write(() => {
         const series =
@@ -434,11 +435,22 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
         const remove = this.connection.prepare(
           'DELETE FROM readings WHERE series = ? AND time >= ? AND time <= ?',
         );
+        // With a limit, the span of a series ends at its limit-th oldest reading ((series, time) is unique).
+        const nth = this.connection.prepare(
+          'SELECT time FROM readings WHERE series = ? AND time >= ? AND time <= ? ORDER BY time LIMIT 1 OFFSET ?',
+        );
         let deleted = 0;
         for (const id of series) {
-          const removed = remove.run(id, from.getTime(), to.getTime()).changes;
+          const left = (limit ?? Number.POSITIVE_INFINITY) - deleted;
+          if (left <= 0) break;
+          const last = Number.isFinite(left)
+            ? ((nth.get(id, from.getTime(), to.getTime(), left - 1) as { time: number } | undefined)?.time ??
+              to.getTime())
+            : to.getTime();
+          const removed = remove.run(id, from.getTime(), last).changes;
           if (removed === 0) continue;
           deleted += removed;
+          if (keepSummaries === true) continue;
           for (const level of rollupLevels) {
             const start = Math.floor(from.getTime() / level.unitMs) * level.unitMs;
             const end = (Math.floor(to.getTime() / level.unitMs) + 1) * level.unitMs;
@@ -459,6 +471,37 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
         return deleted;
       }),
     );
+  }
+
+  async groups(): Promise<string[]> {
+    return this.run(() =>
+      (this.connection.prepare('SELECT DISTINCT grp FROM series').all() as { grp: string }[]).map(
+        ({ grp }) => grp,
+      ),
+    );
+  }
+
+  /** One short transaction per series of the group, each a primary-key range of (series, start). */
+  async deleteSummariesBefore(group: string, before: Date): Promise<number> {
+    return this.run(() => {
+      const series = this.connection.prepare('SELECT id FROM series WHERE grp = ?').all(group) as {
+        id: number;
+      }[];
+      let deleted = 0;
+      for (const { id } of series) {
+        deleted += this.connection.write(() =>
+          rollupLevels.reduce(
+            (sum, level) =>
+              sum +
+              this.connection
+                .prepare(`DELETE FROM ${level.table} WHERE series = ? AND start < ?`)
+                .run(id, before.getTime() - level.unitMs + 1).changes,
+            0,
+          ),
+        );
+      }
+      return deleted;
+    });
   }
 
   async countTopics(group: string): Promise<number> {

@@ -18,6 +18,14 @@ export class SqliteRevisions {
     return row === undefined ? '0' : `${row.epoch}.${row.n}`;
   }
 
+  /** Every group with a counter of this subject, with its current text. */
+  all(): Map<string, string> {
+    const rows = this.connection
+      .prepare('SELECT grp, epoch, n FROM revisions WHERE subject = ?')
+      .all(this.subject) as { grp: string; epoch: string; n: number }[];
+    return new Map(rows.map(({ grp, epoch, n }) => [grp, `${epoch}.${n}`]));
+  }
+
   /**
    * Call inside the write transaction it follows, so the revision changes exactly when the data does. The
    * random epoch, set when a counter's row is created, keeps a new file from repeating an old file's texts.

@@ -193,6 +193,13 @@ export const migrations: readonly {
       db.exec('CREATE UNIQUE INDEX users_email_key ON users (email_key)');
     },
   },
+  {
+    version: 4,
+    sql: `
+      -- An operator's retention override per group, in days (0: keep forever); NULL follows RETENTION_DAYS.
+      ALTER TABLE groups ADD COLUMN retention_days INTEGER;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

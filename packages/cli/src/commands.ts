@@ -1,10 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import {
   type Action,
+  ConflictError,
   ChangeUserEmail,
   CreateAction,
   CreateDevice,
   CreateGroup,
+  DeleteAction,
+  DeleteDevice,
+  type DeletedGroup,
+  DeleteGroup,
+  SetGroupRetention,
   CreateUser,
   DeleteReadings,
   type DeleteReadingsResult,
@@ -104,6 +110,14 @@ function showGroup(group: Group): string {
     ['Package', group.package],
     ['Employees', group.employee.join(', ')],
     ['Settings', group.settings],
+    [
+      'Retention',
+      group.retentionDays === undefined
+        ? 'default (RETENTION_DAYS)'
+        : group.retentionDays === 0
+          ? 'off (kept forever)'
+          : `${group.retentionDays} days`,
+    ],
     ['ID', group.id],
   ]);
 }
@@ -161,6 +175,21 @@ function showAutomations(action: Action): string {
     );
   }
   return lines.join('\n');
+}
+
+function showDeletedGroup(result: DeletedGroup): string {
+  return (
+    say`Deleted group ${result.group}` +
+    `${result.record ? '' : ' (it had no group record)'}:\n` +
+    fields([
+      ['Readings', result.readings],
+      ['Devices', result.devices],
+      ['Actions', result.actions],
+      ['Notifications', result.notifications],
+      ['Automation events', result.automationEvents],
+      ['Access keys revoked', result.accessKeys],
+    ])
+  );
 }
 
 function showDeleted(result: DeleteReadingsResult): string {
@@ -254,6 +283,48 @@ export function registerDataCommands(program: Command, io: RunIo): void {
         );
       }),
     'hortus group list',
+  );
+  withExamples(
+    group
+      .command('retention')
+      .description(
+        'override RETENTION_DAYS for one group: raw readings older than <days> are deleted in the background; ' +
+          'off keeps them forever, default follows RETENTION_DAYS again',
+      )
+      .argument('<name>', 'group name')
+      .argument('<days>', 'whole days (1 to 36500), off, or default')
+      .action(async (name: string, days: string, _options: object, command: Command) => {
+        const updated = await store(command, (useCase) =>
+          useCase(SetGroupRetention).execute({ group: name, days }),
+        );
+        outputFor(io, command).result(updated, showGroup);
+      }),
+    'hortus group retention greenhouse-1 90',
+    'hortus group retention archive off',
+  );
+  withExamples(
+    group
+      .command('delete')
+      .description(
+        'delete a group with everything in it: readings, devices, actions and automations, notifications, ' +
+          'the automation log, and access keys limited to it alone (revoked); a group holding data needs --yes',
+      )
+      .argument('<name>', 'group name')
+      .option('--yes', 'confirm: delete even though the group holds data')
+      .action(async (name: string, options: { yes?: boolean }, command: Command) => {
+        const deleted = await store(command, (useCase) =>
+          useCase(DeleteGroup)
+            .execute({ group: name, confirm: options.yes === true })
+            .catch((error: unknown) => {
+              // The core says confirmation is needed; here that is the --yes flag.
+              if (error instanceof ConflictError)
+                throw new ConflictError('group', `${error.message} (--yes)`);
+              throw error;
+            }),
+        );
+        outputFor(io, command).result(deleted, showDeletedGroup);
+      }),
+    'hortus group delete greenhouse-old --yes',
   );
   withExamples(
     group
@@ -434,6 +505,20 @@ export function registerDataCommands(program: Command, io: RunIo): void {
       }),
     'hortus device list --group greenhouse-1 --json',
   );
+  withExamples(
+    device
+      .command('delete')
+      .description('delete a device of a group')
+      .argument('<deviceId>', "the box's MAC address in hex")
+      .addOption(groupOption())
+      .action(async (deviceId: string, options: { group: string }, command: Command) => {
+        const deleted = await store(command, (useCase) =>
+          useCase(DeleteDevice).execute({ group: options.group, deviceId }),
+        );
+        outputFor(io, command).result(deleted, (d) => say`Deleted device ${d.deviceId} of group ${d.group}.`);
+      }),
+    'hortus device delete 24:6F:28:AA:00:01 --group greenhouse-1',
+  );
 
   // action
   const action = withExamples(
@@ -510,6 +595,20 @@ export function registerDataCommands(program: Command, io: RunIo): void {
         );
       }),
     'hortus action list --group greenhouse-1',
+  );
+  withExamples(
+    action
+      .command('delete')
+      .description('delete an action with its automations (its retained MQTT topic is cleared)')
+      .argument('<object>', 'object name')
+      .addOption(groupOption())
+      .action(async (object: string, options: { group: string }, command: Command) => {
+        const deleted = await store(command, (useCase) =>
+          useCase(DeleteAction).execute({ group: options.group, object }),
+        );
+        outputFor(io, command).result(deleted, (a) => say`Deleted action ${a.object} of group ${a.group}.`);
+      }),
+    'hortus action delete pump_1 --group greenhouse-1',
   );
   withExamples(
     action

@@ -31,17 +31,21 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
       ['group', 'show'],
       ['group', 'list'],
       ['group', 'set-settings'],
+      ['group', 'retention'],
+      ['group', 'delete'],
       ['user'],
       ['user', 'create'],
       ['user', 'change-email'],
       ['device'],
       ['device', 'create'],
       ['device', 'list'],
+      ['device', 'delete'],
       ['action'],
       ['action', 'create'],
       ['action', 'set'],
       ['action', 'list'],
       ['action', 'automations'],
+      ['action', 'delete'],
       ['notifications'],
       ['notifications', 'list'],
       ['notifications', 'ignore'],
@@ -425,6 +429,59 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
         ).code,
       ).to.equal(2);
       expect(await openTimes('gh-1')).to.have.length(3);
+    });
+  });
+
+  describe('delete', () => {
+    beforeEach(async () => {
+      for (const argv of [
+        ['group', 'create', 'gh-old'],
+        ['device', 'create', 'AA:01', '-g', 'gh-old', '-t', 'box'],
+        ['action', 'create', 'pump_1', '-g', 'gh-old'],
+        ['action', 'create', 'fan_1', '-g', 'gh-old'],
+      ]) {
+        expect((await hortus(container, argv)).code, argv.join(' ')).to.equal(0);
+      }
+    });
+
+    it('when a device or an action is deleted, then it says so and it is gone; again, it exits 3', async () => {
+      const device = await hortus(container, ['device', 'delete', 'AA:01', '-g', 'gh-old']);
+      expect(device).to.include({ code: 0, stdout: 'Deleted device AA:01 of group gh-old.\n' });
+      const action = await hortus(container, ['action', 'delete', 'pump_1', '-g', 'gh-old', '--json']);
+      expect(JSON.parse(action.stdout)).to.deep.equal({ group: 'gh-old', object: 'pump_1' });
+
+      expect((await hortus(container, ['action', 'list', '-g', 'gh-old'])).stdout).to.match(
+        /^OBJECT.*\nfan_1 /u,
+      );
+      const again = await hortus(container, ['device', 'delete', 'AA:01', '-g', 'gh-old']);
+      expect(again.code).to.equal(exitCodes.notFound);
+      expect(again.stderr).to.contain('Group gh-old has no device AA:01');
+      expect((await hortus(container, ['action', 'delete', 'pump_1', '-g', 'gh-old'])).code).to.equal(
+        exitCodes.notFound,
+      );
+    });
+
+    it('when a group holding data is deleted without --yes, then it exits 4 naming what it holds and keeps it', async () => {
+      const refused = await hortus(container, ['group', 'delete', 'gh-old']);
+
+      expect(refused.code).to.equal(exitCodes.conflict);
+      expect(refused.stdout).to.equal('');
+      expect(refused.stderr).to.contain('Group gh-old holds data (devices: 1, actions: 2)');
+      expect(refused.stderr).to.contain('(--yes)');
+      expect((await hortus(container, ['group', 'show', 'gh-old'])).code).to.equal(0);
+    });
+
+    it('when a group is deleted with --yes, then everything in it goes and the deletion is reported', async () => {
+      const deleted = await hortus(container, ['group', 'delete', 'gh-old', '--yes']);
+
+      expect(deleted.code).to.equal(0);
+      expect(deleted.stdout).to.contain('Deleted group gh-old:');
+      expect(deleted.stdout).to.match(/Devices: +1\n/u);
+      expect(deleted.stdout).to.match(/Actions: +2\n/u);
+      expect((await hortus(container, ['group', 'show', 'gh-old'])).code).to.equal(exitCodes.notFound);
+      expect((await hortus(container, ['device', 'list', '-g', 'gh-old'])).stdout).to.contain('No devices');
+      const unknown = await hortus(container, ['group', 'delete', 'gh-old', '--yes', '--json']);
+      expect(unknown.code).to.equal(exitCodes.notFound);
     });
   });
 

@@ -81,6 +81,21 @@ describe('loadConfig', () => {
       ]);
   });
 
+  it('when retention is set, then it reaches the config; negative or non-numeric days are ConfigErrors', () => {
+    expect(loadConfig({}).retention).to.deep.equal({});
+    expect(loadConfig({ RETENTION_DAYS: '90', ROLLUP_RETENTION_DAYS: '730' }).retention).to.deep.equal({
+      readingDays: 90,
+      rollupDays: 730,
+    });
+    expect(() => loadConfig({ RETENTION_DAYS: '-1', ROLLUP_RETENTION_DAYS: 'a year' }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.deep.equals([
+        'RETENTION_DAYS must be a whole number of days from 1 to 36500 or off, got "-1"',
+        'ROLLUP_RETENTION_DAYS must be a whole number of days from 1 to 36500 or off, got "a year"',
+      ]);
+  });
+
   it('when several values are bad, then one ConfigError lists every problem', () => {
     const bad = () =>
       loadConfig({

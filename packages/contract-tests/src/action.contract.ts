@@ -179,5 +179,54 @@ export function actionRepositoryContract(name: string, createStore: StoreFactory
         expect(await repository().find(GROUP, 'pump_1')).to.equal(undefined);
       });
     });
+
+    describe('groupRevisions', () => {
+      it('when actions of two groups are created and one changes, then both are listed and only that revision moves', async () => {
+        expect([...(await repository().groupRevisions()).keys()]).to.deep.equal([]);
+        await repository().create(action('pump_1'));
+        await repository().create(action('fan_1', 'greenhouse-b'));
+        const before = await repository().groupRevisions();
+        expect([...before.keys()].sort()).to.deep.equal([GROUP, 'greenhouse-b']);
+        expect(before.get(GROUP)).to.equal(await repository().revision(GROUP));
+
+        await repository().setValue(GROUP, 'pump_1', 'on');
+
+        const after = await repository().groupRevisions();
+        expect(after.get(GROUP)).to.not.equal(before.get(GROUP));
+        expect(after.get('greenhouse-b')).to.equal(before.get('greenhouse-b'));
+        expect(after.get(GROUP)).to.equal(await repository().revision(GROUP));
+      });
+    });
+
+    describe('delete', () => {
+      it('when an action is deleted, then it is gone, the revision moves, and a second delete answers false', async () => {
+        await repository().create(action('pump_1'));
+        await repository().create(action('fan_1'));
+        const before = await repository().revision(GROUP);
+
+        expect(await repository().delete(GROUP, 'pump_1')).to.equal(true);
+        expect(await repository().delete(GROUP, 'pump_1')).to.equal(false);
+
+        expect((await repository().listByGroup(GROUP)).map((a) => a.object)).to.deep.equal(['fan_1']);
+        expect(await repository().revision(GROUP)).to.not.equal(before);
+        await repository().create(action('pump_1'));
+      });
+
+      it('when every action of a group is deleted, then it answers how many and the group stays in groupRevisions', async () => {
+        await repository().create(action('pump_1'));
+        await repository().create(action('fan_1'));
+        await repository().create(action('pump_1', 'greenhouse-b'));
+        const before = await repository().groupRevisions();
+
+        expect(await repository().deleteByGroup(GROUP)).to.equal(2);
+        expect(await repository().deleteByGroup(GROUP)).to.equal(0);
+
+        expect(await repository().listByGroup(GROUP)).to.deep.equal([]);
+        expect(await repository().listByGroup('greenhouse-b')).to.have.length(1);
+        const after = await repository().groupRevisions();
+        expect(after.has(GROUP)).to.equal(true);
+        expect(after.get(GROUP)).to.not.equal(before.get(GROUP));
+      });
+    });
   });
 }

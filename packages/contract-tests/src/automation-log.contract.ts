@@ -48,5 +48,16 @@ export function automationLogRepositoryContract(
       const [listed] = await repository().listByGroup('gh', 1);
       expect(listed).not.to.have.property('reading');
     });
+
+    it('when the events of a group are deleted, then it answers how many and other groups keep theirs', async () => {
+      await repository().record(event(0));
+      await repository().record(event(1000, 'off'));
+      await repository().record(event(0, 'on', 'other'));
+
+      expect(await repository().deleteByGroup('gh')).to.equal(2);
+
+      expect(await repository().listByGroup('gh', 10)).to.deep.equal([]);
+      expect(await repository().listByGroup('other', 10)).to.have.length(1);
+    });
   });
 }

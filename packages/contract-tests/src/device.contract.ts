@@ -67,5 +67,31 @@ export function deviceRepositoryContract(name: string, createStore: StoreFactory
 
       expect((await repository().listByGroup(GROUP))[0]).to.include({ type: 'sensor-box', group: GROUP });
     });
+
+    it('when a device is deleted, then only that one goes, only from its own group, and a second delete answers false', async () => {
+      await repository().create(device('AA:01'));
+      await repository().create(device('AA:02'));
+      await repository().create(device('BB:01', 'greenhouse-b'));
+
+      expect(await repository().delete('greenhouse-b', 'AA:01')).to.equal(false);
+      expect(await repository().delete(GROUP, 'AA:01')).to.equal(true);
+      expect(await repository().delete(GROUP, 'AA:01')).to.equal(false);
+
+      expect((await repository().listByGroup(GROUP)).map((d) => d.deviceId)).to.deep.equal(['AA:02']);
+      // The id is free again.
+      await repository().create(device('AA:01', 'greenhouse-b'));
+    });
+
+    it('when the devices of a group are deleted, then it answers how many and other groups keep theirs', async () => {
+      await repository().create(device('AA:01'));
+      await repository().create(device('AA:02'));
+      await repository().create(device('BB:01', 'greenhouse-b'));
+
+      expect(await repository().deleteByGroup(GROUP)).to.equal(2);
+      expect(await repository().deleteByGroup(GROUP)).to.equal(0);
+
+      expect(await repository().listByGroup(GROUP)).to.deep.equal([]);
+      expect(await repository().listByGroup('greenhouse-b')).to.have.length(1);
+    });
   });
 }

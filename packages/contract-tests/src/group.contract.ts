@@ -152,5 +152,36 @@ export function groupRepositoryContract(name: string, createStore: StoreFactory<
       expect(await repository().addEmployee('nowhere', 'EveGrower')).to.equal(undefined);
       expect(await repository().findByName('nowhere')).to.equal(undefined);
     });
+
+    it('when a group is deleted, then it is not found, its revision moves, and its name can be used again', async () => {
+      await repository().create(group('old'));
+      await repository().addEmployee('old', 'LateJoiner');
+      await repository().create(group('kept'));
+      const before = await repository().revision('old');
+
+      expect(await repository().delete('old')).to.equal(true);
+      expect(await repository().delete('old')).to.equal(false);
+
+      expect(await repository().findByName('old')).to.equal(undefined);
+      expect((await repository().list()).map((g) => g.name)).to.deep.equal(['kept']);
+      expect(await repository().revision('old')).to.not.equal(before);
+      const again = await repository().create(group('old'));
+      expect((await repository().findByName('old'))?.employee).to.deep.equal(again.employee);
+    });
+
+    it('when a retention override is set, then the group carries it; cleared, it is gone; an unknown group answers undefined', async () => {
+      await repository().create(group('kept'));
+      const before = await repository().revision('kept');
+      expect(await repository().findByName('kept')).to.not.have.property('retentionDays');
+
+      expect(await repository().setRetention('kept', 30)).to.include({ retentionDays: 30 });
+      expect(await repository().findByName('kept')).to.include({ retentionDays: 30, name: 'kept' });
+      expect(await repository().revision('kept')).to.not.equal(before);
+      expect((await repository().setRetention('kept', 0))?.retentionDays).to.equal(0);
+      const cleared = await repository().setRetention('kept', undefined);
+      expect(cleared).to.not.have.property('retentionDays');
+      expect(await repository().findByName('kept')).to.not.have.property('retentionDays');
+      expect(await repository().setRetention('nowhere', 5)).to.equal(undefined);
+    });
   });
 }

@@ -201,5 +201,21 @@ export function notificationRepositoryContract(
         ).to.equal(0);
       });
     });
+
+    describe('deleteByGroup', () => {
+      it('when the notifications of a group are deleted, then ignored ones go too and other groups keep theirs', async () => {
+        await repository().create(notification(0));
+        await repository().create(notification(1000));
+        await repository().ignoreAt(GROUP, [new Date((await repository().listOpen(GROUP))[0]?.time ?? 0)]);
+        await repository().create(notification(0, 'other', 'greenhouse-b'));
+
+        expect(await repository().deleteByGroup(GROUP)).to.equal(2);
+
+        expect(await repository().countOpen(GROUP)).to.equal(0);
+        expect(await repository().countOpen('greenhouse-b')).to.equal(1);
+        // Nothing left to skip: an imported copy of a deleted one is stored again.
+        expect(await repository().addMissing([{ ...notification(0), ignore: 'true' }])).to.equal(1);
+      });
+    });
   });
 }

@@ -25,6 +25,9 @@ export * from './actions/set-action-value.js';
 export * from './actions/get-actions-of-group.js';
 export * from './actions/get-action.js';
 export * from './actions/replace-automations.js';
+export * from './actions/list-changed-actions.js';
+export * from './groups/delete-group.js';
+export * from './readings/apply-retention.js';
 
 export * from './devices/device.js';
 export * from './devices/device.port.js';

@@ -26,6 +26,7 @@ import {
 import { ListAutomationEvents } from './automations/list-automation-events.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { GetAction } from './actions/get-action.js';
+import { ListChangedActions } from './actions/list-changed-actions.js';
 import { GetActionsOfGroup } from './actions/get-actions-of-group.js';
 import { ReplaceAutomations } from './actions/replace-automations.js';
 import { SetActionValue } from './actions/set-action-value.js';
@@ -35,6 +36,7 @@ import { CreateDevice } from './devices/create-device.js';
 import { ListDevices } from './devices/list-devices.js';
 import { CheckGroup } from './groups/check-group.js';
 import { CreateGroup } from './groups/create-group.js';
+import { DeleteAction, DeleteDevice, DeleteGroup } from './groups/delete-group.js';
 import { GetGroup } from './groups/get-group.js';
 import { ListGroups } from './groups/list-groups.js';
 import { CopyLegacyRecords, MigrationCheckpoints } from './migration/copy-legacy-records.js';
@@ -53,6 +55,13 @@ import { GetTodayHourlyReadings } from './readings/get-today-hourly-readings.js'
 import { AggregateReadings } from './readings/aggregate-readings.js';
 import { DeleteReadings } from './readings/delete-readings.js';
 import { ExportReadings } from './readings/export-readings.js';
+import {
+  ApplyRetention,
+  defaultRetentionSettings,
+  RETENTION_SETTINGS,
+  type RetentionSettings,
+  SetGroupRetention,
+} from './readings/apply-retention.js';
 import { QueryReadings } from './readings/query-readings.js';
 import { RecordReadings } from './readings/record-readings.js';
 import { GetRevision } from './revisions/get-revision.js';
@@ -72,6 +81,7 @@ export const useCases = [
   CreateAction,
   GetAction,
   GetActionsOfGroup,
+  ListChangedActions,
   ReplaceAutomations,
   SetActionValue,
   GetRecentCommits,
@@ -79,6 +89,9 @@ export const useCases = [
   ListDevices,
   CheckGroup,
   CreateGroup,
+  DeleteGroup,
+  DeleteDevice,
+  DeleteAction,
   GetGroup,
   ListGroups,
   UpdateGroupSettings,
@@ -97,6 +110,8 @@ export const useCases = [
   AggregateReadings,
   DeleteReadings,
   ExportReadings,
+  ApplyRetention,
+  SetGroupRetention,
   GetRevision,
   RecordReadings,
   ChangeUserEmail,
@@ -142,6 +157,10 @@ export function createCoreModule(settings: CoreSettings, clock: Clock = new Syst
       ...settings.automation,
     });
     bind<CoreLimits>(CORE_LIMITS).toConstantValue({ ...defaultCoreLimits, ...settings.limits });
+    bind<RetentionSettings>(RETENTION_SETTINGS).toConstantValue({
+      ...defaultRetentionSettings,
+      ...settings.retention,
+    });
     for (const useCase of useCases) bind<object>(useCase).toSelf().inSingletonScope();
   });
 }

@@ -19,11 +19,12 @@ const bearerScheme = {
 } as const;
 
 /**
- * `/all/:userId` in @koa/router syntax is `/all/{userId}` in OpenAPI. A trailing slash is left out: every
- * path matches with or without one, and OpenAPI tools treat `/api/actions/` as a mistake.
+ * `/all/:userId` (or the wildcard `/series/*topic`) in @koa/router syntax is `/all/{userId}` in OpenAPI. A
+ * trailing slash is left out: every path matches with or without one, and OpenAPI tools treat
+ * `/api/actions/` as a mistake.
  */
 export function openApiPath(prefix: string, path: string): string {
-  return `${prefix}${path}`.replace(/:(\w+)/gu, '{$1}').replace(/(.)\/$/u, '$1') || '/';
+  return `${prefix}${path}`.replace(/[:*](\w+)/gu, '{$1}').replace(/(.)\/$/u, '$1') || '/';
 }
 
 /** Example values by parameter name, so every operation shows a request that would work on the demo. */

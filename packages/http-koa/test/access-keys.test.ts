@@ -173,6 +173,7 @@ describe('access keys over HTTP', () => {
       const reads = [
         '/api/data/latestdata/All?groupId=basil',
         '/api/data/All/temperature?groupId=basil',
+        '/api/data/series/esp/air/pressure?groupId=basil',
         '/api/actions/current_state?group=basil',
         '/api/actions/get_automations?groupId=basil&deviceName=pump_1',
         '/api/devices?group=basil',

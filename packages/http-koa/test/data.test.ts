@@ -137,4 +137,94 @@ describe('HTTP /api/data', () => {
       (reply.json() as { _id: number; data: Reading }[]).map((hour) => [hour._id, hour.data.value]),
     ).to.deep.equal([[8, 21]]);
   });
+
+  describe('GET /series/<topic>: any stored topic', () => {
+    let series: string;
+    before(async () => {
+      series = api.unique('series');
+      await api.seed.readings([
+        { group: series, topic: 'esp/air/pressure', value: 1012, time: '2025-06-15T08:00:00Z' },
+        { group: series, topic: 'esp/air/pressure', value: 1015, time: '2025-06-15T08:30:00Z' },
+        { group: series, topic: 'esp/air/pressure', value: 1009, time: '2025-06-15T10:00:00Z' },
+        { group: series, topic: 'esp/air/temperature', value: 20, time: '2025-06-15T10:00:00Z' },
+        { group: series, topic: 'Odd Topic', value: 1, time: '2025-06-15T10:00:00Z' },
+      ]);
+    });
+
+    it('when a topic with slashes is asked, then its readings, newest first, as the history routes answer', async () => {
+      const reply = await api.get(`/api/data/series/esp/air/pressure?groupId=${series}`);
+      expect(reply.status).to.equal(200);
+      const readings = reply.json() as Reading[];
+      expect(readings.map(({ value }) => value)).to.deep.equal([1009, 1015, 1012]);
+      expect(readings[0]).to.have.all.keys('_id', 'group', 'topic', 'value', 'time');
+      expect(readings[0]).to.include({ group: series, topic: 'esp/air/pressure' });
+    });
+
+    it('when filters and count are given, then they apply as on the history routes', async () => {
+      const reply = await api.get(
+        `/api/data/series/esp/air/pressure?groupId=${series}&startDate=2025-06-15T08:10:00Z&minValue=1010&count=1`,
+      );
+      expect((reply.json() as Reading[]).map(({ value }) => value)).to.deep.equal([1015]);
+    });
+
+    it('when interval or points is given, then buckets, the same as the history route of that topic', async () => {
+      const query = `groupId=${series}&startDate=2025-06-15T00:00:00Z&endDate=2025-06-15T12:00:00Z`;
+      const hourly = await api.get(`/api/data/series/esp/air/pressure?${query}&interval=1h`);
+      expect(hourly.status).to.equal(200);
+      expect(hourly.json()).to.deep.equal([
+        { time: '2025-06-15T10:00:00.000Z', min: 1009, max: 1009, avg: 1009, count: 1 },
+        { time: '2025-06-15T08:00:00.000Z', min: 1012, max: 1015, avg: 1013.5, count: 2 },
+      ]);
+      const viaSeries = await api.get(`/api/data/series/esp/air/temperature?${query}&points=4`);
+      const viaSpec = await api.get(`/api/data/All/temperature?${query}&points=4`);
+      expect(viaSeries.json()).to.deep.equal(viaSpec.json());
+    });
+
+    it('when the topic is percent-encoded, then it is decoded; an unknown topic answers []', async () => {
+      const odd = await api.get(`/api/data/series/Odd%20Topic?groupId=${series}`);
+      expect((odd.json() as Reading[]).map(({ topic }) => topic)).to.deep.equal(['Odd Topic']);
+      const none = await api.get(`/api/data/series/esp/air/nothing?groupId=${series}`);
+      expect(none.status).to.equal(200);
+      expect(none.json()).to.deep.equal([]);
+    });
+
+    it('when parameters are bad, then 400 {message} as on the history routes', async () => {
+      const cases: [string, string][] = [
+        [`/api/data/series/esp/air/pressure`, 'groupId is required'],
+        [`/api/data/series/esp/air/pressure?groupId=${series}&minValue=abc`, 'minValue must be a number'],
+        [
+          `/api/data/series/esp/air/pressure?groupId=${series}&count=999999`,
+          'count must be a whole number from 1 to 10000',
+        ],
+        [
+          `/api/data/series/esp/%23?groupId=${series}`,
+          'topic must not contain MQTT wildcards or control characters',
+        ],
+      ];
+      for (const [path, message] of cases) {
+        const reply = await api.get(path);
+        expect(reply.status, path).to.equal(400);
+        expect(reply.json(), path).to.deep.equal({ message });
+      }
+      const interval = await api.get(`/api/data/series/esp/air/pressure?groupId=${series}&interval=soon`);
+      expect(interval.status).to.equal(400);
+      expect(Object.keys(interval.json() as object)).to.deep.equal(['message']);
+    });
+
+    it('when readings are polled with an ETag, then the tag differs per topic and 304 follows while unchanged', async () => {
+      const pressure = await api.get(`/api/data/series/esp/air/pressure?groupId=${series}`);
+      const temperature = await api.get(`/api/data/series/esp/air/temperature?groupId=${series}`);
+      const tag = pressure.headers.get('etag') ?? '';
+      expect(tag).to.not.equal('');
+      expect(temperature.headers.get('etag')).to.not.equal(tag);
+      const again = await api.call('GET', `/api/data/series/esp/air/pressure?groupId=${series}`, {
+        headers: { 'if-none-match': tag },
+      });
+      expect(again.status).to.equal(304);
+      const other = await api.call('GET', `/api/data/series/esp/air/temperature?groupId=${series}`, {
+        headers: { 'if-none-match': tag },
+      });
+      expect(other.status).to.equal(200);
+    });
+  });
 });

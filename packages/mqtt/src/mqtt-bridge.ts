@@ -3,6 +3,7 @@ import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import {
   type Action,
   ActionChanges,
+  ListChangedActions,
   MAX_READINGS_PER_BATCH,
   readingItemsFromMqtt,
   RecordReadings,
@@ -63,10 +64,19 @@ export class MqttBridge {
   private lastError: string | undefined;
   private reconnectAttempts = 0;
   private counts = { received: 0, accepted: 0, rejected: 0, malformed: 0, published: 0, failed: 0 };
+  /** Action revisions per group as of the last state sync; emptied on every (re)connect. */
+  private seenRevisions: ReadonlyMap<string, string> = new Map();
+  /** What this bridge last published per group and object: repeats are skipped, vanished actions cleared. */
+  private readonly publishedValues = new Map<string, Map<string, string>>();
+  private republishAll = true;
+  private syncing: Promise<void> = Promise.resolve();
+  private syncQueued = false;
+  private pollTimer: NodeJS.Timeout | undefined;
 
   constructor(
     @inject(RecordReadings) private readonly recordReadings: RecordReadings,
     @inject(ActionChanges) private readonly actionChanges: ActionChanges,
+    @inject(ListChangedActions) private readonly listChangedActions: ListChangedActions,
     @inject(MQTT_CONFIG) private readonly config: MqttConfig,
     @inject(MQTT_LOGGER) private readonly log: MqttLogger,
   ) {
@@ -110,6 +120,16 @@ export class MqttBridge {
       throw error;
     }
     this.unsubscribeChanges = this.actionChanges.subscribe((action) => this.publishChange(action));
+    // In-process changes are pushed at once (above); changes by other processes on the store (the CLI,
+    // another server) only show in the store's revision counters, so they are polled. The store offers no
+    // change feed common to SQLite, MongoDB and memory (change streams need a replica set), and one cheap
+    // read of the counters every few seconds is well below what one polling browser costs.
+    this.pollTimer = setInterval(
+      () => this.syncStates(),
+      this.config.statePollMs ?? mqttDefaults.statePollMs,
+    );
+    this.pollTimer.unref();
+    this.syncStates();
     this.log({
       level: 'info',
       event: 'mqtt.started',
@@ -126,6 +146,9 @@ export class MqttBridge {
     this.client = undefined;
     this.unsubscribeChanges?.();
     this.unsubscribeChanges = undefined;
+    clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+    await this.syncing;
     await Promise.race([Promise.allSettled([...this.pendingPublishes]), delay(STOP_PUBLISH_WAIT_MS)]);
     await client.endAsync(!client.connected || this.pendingPublishes.size > 0);
     await this.flush();
@@ -148,6 +171,11 @@ export class MqttBridge {
       this.log({ level: 'info', event: 'mqtt.connected', url, reconnectAttempts: this.reconnectAttempts });
       this.lastError = undefined;
       this.reconnectAttempts = 0;
+      // The broker may have lost its retained messages (a restart without persistence): send every value.
+      this.republishAll = true;
+      this.seenRevisions = new Map();
+      // The first connect is synced by start() once it has succeeded.
+      if (this.pollTimer !== undefined) this.syncStates();
     });
     client.on('offline', () => this.log({ level: 'warn', event: 'mqtt.offline', url }));
     // One line per outage, not one per attempt: 'mqtt.connected' tells how many it took.
@@ -241,16 +269,69 @@ export class MqttBridge {
   }
 
   private publishChange(action: Action): void {
-    const client = this.client;
-    if (client === undefined) return;
-    // A `/` or wildcard in a name would publish to some other topic than the one boxes subscribe to.
-    if (![action.group, action.object].every((segment) => isPlainTopic(segment) && !segment.includes('/'))) {
-      this.log({ level: 'warn', event: 'mqtt.publish_skipped', group: action.group, object: action.object });
-      return;
+    this.publish(action.group, action.object, action.value);
+  }
+
+  /**
+   * Publishes the values of the actions whose group changed since the last sync, and every value after a
+   * (re)connect. Runs are queued one after another: a run asked for while one is busy runs once after it.
+   */
+  private syncStates(): void {
+    if (this.syncQueued) return;
+    this.syncQueued = true;
+    this.syncing = this.syncing.then(async () => {
+      this.syncQueued = false;
+      if (this.client === undefined) return;
+      const everything = this.republishAll;
+      try {
+        const { revisions, groups } = await this.listChangedActions.execute(
+          everything ? new Map() : this.seenRevisions,
+        );
+        let sent = 0;
+        for (const [group, actions] of groups) sent += this.publishGroup(group, actions, everything);
+        this.seenRevisions = revisions;
+        if (everything) this.republishAll = false;
+        if (sent > 0) this.log({ level: 'info', event: 'mqtt.states_published', actions: sent, everything });
+      } catch (error) {
+        // The store is away: the next poll tries again, with the same revisions and the same `everything`.
+        this.log({ level: 'warn', event: 'mqtt.state_sync_failed', error: messageOf(error) });
+      }
+    });
+  }
+
+  /** Answers how many messages it sent: changed values, and an empty retained message for each vanished action. */
+  private publishGroup(group: string, actions: readonly Action[], everything: boolean): number {
+    const before = this.publishedValues.get(group) ?? new Map<string, string>();
+    let sent = 0;
+    for (const action of actions) {
+      if (everything || before.get(action.object) !== action.value) {
+        if (this.publish(group, action.object, action.value)) sent += 1;
+      }
     }
-    const topic = `${this.prefix}/${action.group}/actions/${action.object}`;
+    const current = new Set(actions.map((action) => action.object));
+    for (const object of [...before.keys()]) {
+      // An empty retained message removes the retained one: boxes stop seeing a deleted action.
+      if (!current.has(object) && this.publish(group, object, undefined)) sent += 1;
+    }
+    return sent;
+  }
+
+  /** Publishes retained (`undefined` clears the topic) and notes it; false when skipped. */
+  private publish(group: string, object: string, value: string | undefined): boolean {
+    const client = this.client;
+    if (client === undefined) return false;
+    // A `/` or wildcard in a name would publish to some other topic than the one boxes subscribe to.
+    if (![group, object].every((segment) => isPlainTopic(segment) && !segment.includes('/'))) {
+      this.log({ level: 'warn', event: 'mqtt.publish_skipped', group, object });
+      return false;
+    }
+    let values = this.publishedValues.get(group);
+    if (values === undefined) this.publishedValues.set(group, (values = new Map()));
+    if (value === undefined) values.delete(object);
+    else values.set(object, value);
+    const topic = `${this.prefix}/${group}/actions/${object}`;
     // mqtt.js keeps QoS 1 messages while offline and sends them after the reconnect.
-    const publish = client.publishAsync(topic, action.value, { qos: 1, retain: true }).then(
+    const publish = client.publishAsync(topic, value ?? '', { qos: 1, retain: true }).then(
       () => {
         this.counts.published += 1;
       },
@@ -260,6 +341,7 @@ export class MqttBridge {
     );
     this.pendingPublishes.add(publish);
     void publish.finally(() => this.pendingPublishes.delete(publish));
+    return true;
   }
 }
 

@@ -14,6 +14,11 @@ export interface MqttConfig {
   readonly startTimeoutMs?: number;
   /** Pause between reconnect attempts after the broker is lost. */
   readonly reconnectPeriodMs?: number;
+  /**
+   * How often the store's action revisions are read, so that changes made by other processes (the CLI,
+   * another server) reach the retained topics too (MQTT_STATE_POLL_MS).
+   */
+  readonly statePollMs?: number;
 }
 
 /** One structured log event (one JSON line); `level` and `event` are always set. */
@@ -27,6 +32,7 @@ export const mqttDefaults = {
   publishPrefix: 'hortus',
   startTimeoutMs: 10_000,
   reconnectPeriodMs: 1000,
+  statePollMs: 5000,
 } as const;
 
 const brokerProtocols = ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:'];
@@ -35,7 +41,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * Reads MQTT_URL (the bridge is off when it is unset or empty), MQTT_TOPIC (default `esp/#`),
- * MQTT_CLIENT_ID, MQTT_USERNAME, MQTT_PASSWORD and MQTT_PUBLISH_PREFIX (default `hortus`).
+ * MQTT_CLIENT_ID, MQTT_USERNAME, MQTT_PASSWORD, MQTT_PUBLISH_PREFIX (default `hortus`) and
+ * MQTT_STATE_POLL_MS (default 5000; a text that is no whole number is left for mqttConfigProblems).
  */
 export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefined {
   const read = (name: string): string | undefined => {
@@ -52,8 +59,12 @@ export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefine
     password: env['MQTT_PASSWORD'] === '' ? undefined : env['MQTT_PASSWORD'],
     publishPrefix: read('MQTT_PUBLISH_PREFIX'),
   };
+  const statePoll = read('MQTT_STATE_POLL_MS');
   return {
     url,
+    ...(statePoll === undefined
+      ? {}
+      : { statePollMs: /^\d+$/u.test(statePoll) ? Number(statePoll) : Number.NaN }),
     ...Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined)),
   };
 }
@@ -74,6 +85,10 @@ export function mqttConfigProblems(config: MqttConfig): string[] {
   if (filter === '' || !validateTopic(filter)) problems.push(`MQTT_TOPIC is not a valid topic filter`);
   const prefix = config.publishPrefix ?? mqttDefaults.publishPrefix;
   if (!isPlainTopic(prefix)) problems.push('MQTT_PUBLISH_PREFIX must be a topic without wildcards');
+  const poll = config.statePollMs;
+  if (poll !== undefined && !(Number.isSafeInteger(poll) && poll >= 100 && poll <= 3_600_000)) {
+    problems.push('MQTT_STATE_POLL_MS must be a whole number of milliseconds from 100 to 3600000');
+  }
   for (const name of ['startTimeoutMs', 'reconnectPeriodMs'] as const) {
     const value = config[name];
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) {

@@ -8,6 +8,8 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import sinon from 'sinon';
 import { memoryStoreModule } from '@hortus/adapter-memory';
 import {
+  ACTION_REPOSITORY,
+  type ActionRepository,
   CreateAction,
   createCoreModule,
   defaultCoreSettings,
@@ -260,6 +262,82 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
     await fresh.publishAsync(topic, '', { qos: 1, retain: true });
   });
 
+  /** The retained messages under a filter, as a fresh subscriber receives them (empty ones are none). */
+  async function retainedActions(filter: string): Promise<Record<string, string>> {
+    const fresh = await connectAsync(BROKER_URL);
+    clients.push(fresh);
+    const retained: Record<string, string> = {};
+    fresh.on('message', (topic, payload, packet) => {
+      if (packet.retain && payload.length > 0) retained[topic] = payload.toString();
+    });
+    await fresh.subscribeAsync(filter, { qos: 1 });
+    // Retained messages follow the SUBACK at once; a short pause lets them all arrive.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await fresh.endAsync();
+    return retained;
+  }
+
+  async function clearRetained(topics: readonly string[]): Promise<void> {
+    for (const topic of topics) await box.publishAsync(topic, '', { qos: 1, retain: true });
+  }
+
+  it('when actions exist before the bridge starts, then it publishes every current value retained', async () => {
+    const early = harness();
+    await early.container.get(CreateAction).execute({ group: 'greenhouse', object: 'pump_1' });
+    await early.container.get(CreateAction).execute({ group: 'greenhouse', object: 'fan_1' });
+    await early.container.get(CreateAction).execute({ group: 'cellar', object: 'light_1' });
+    await early.container.get(SetActionValue).execute({ group: 'greenhouse', object: 'fan_1', value: 'on' });
+    const root = `${early.prefix}/hortus`;
+    try {
+      await early.bridge.start();
+
+      await eventually(async () =>
+        expect(await retainedActions(`${root}/+/actions/#`)).to.deep.equal({
+          [`${root}/greenhouse/actions/pump_1`]: 'off',
+          [`${root}/greenhouse/actions/fan_1`]: 'on',
+          [`${root}/cellar/actions/light_1`]: 'off',
+        }),
+      );
+      expect(early.events.find((event) => event['event'] === 'mqtt.states_published')).to.include({
+        actions: 3,
+        everything: true,
+      });
+    } finally {
+      await early.bridge.stop();
+      await clearRetained([
+        `${root}/greenhouse/actions/pump_1`,
+        `${root}/greenhouse/actions/fan_1`,
+        `${root}/cellar/actions/light_1`,
+      ]);
+    }
+  });
+
+  it('when another process changes an action in the store (no in-process event), then the poll publishes it, once', async () => {
+    const polled = harness({ statePollMs: 100 });
+    const root = `${polled.prefix}/hortus`;
+    const repository = polled.container.get<ActionRepository>(ACTION_REPOSITORY);
+    await polled.container.get(CreateAction).execute({ group: 'greenhouse', object: 'pump_1' });
+    try {
+      await polled.bridge.start();
+      await eventually(() => expect(polled.bridge.stats().published).to.equal(1));
+
+      // Straight to the repository: what the CLI or another server does to a shared store.
+      await repository.setValue('greenhouse', 'pump_1', 'on');
+      await eventually(async () =>
+        expect(await retainedActions(`${root}/greenhouse/actions/#`)).to.deep.equal({
+          [`${root}/greenhouse/actions/pump_1`]: 'on',
+        }),
+      );
+      // A change of the automations alone moves the revision but not the value: nothing is sent again.
+      await repository.setAutomations('greenhouse', 'pump_1', []);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(polled.bridge.stats().published).to.equal(2);
+    } finally {
+      await polled.bridge.stop();
+      await clearRetained([`${root}/greenhouse/actions/pump_1`]);
+    }
+  });
+
   it('when the broker connection is lost, then it reconnects, resubscribes, sends the action changes made meanwhile and ingest resumes', async () => {
     const proxy = new BrokerProxy();
     await proxy.open();
@@ -283,8 +361,12 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
         await box.publishAsync(topic, '21,greenhouse', { qos: 1 });
         expect(await latest()).to.equal(21);
       });
-      await eventually(() => expect(cut.bridge.stats().published).to.equal(1));
+      // The change queued while offline, then every value again after the reconnect.
+      await eventually(() => expect(cut.bridge.stats().published).to.be.at.least(2));
       expect(cut.events.filter((event) => event['event'] === 'mqtt.connected')).to.have.length(2);
+      expect(await retainedActions(`${cut.prefix}/hortus/greenhouse/actions/#`)).to.deep.equal({
+        [`${cut.prefix}/hortus/greenhouse/actions/led_1`]: 'on',
+      });
     } finally {
       await cut.bridge.stop();
       await proxy.close();
@@ -316,6 +398,15 @@ describe('MqttBridge start and configuration', () => {
   it('when MQTT_URL is unset, then the bridge is off; when set, MQTT_TOPIC and the rest are read', () => {
     expect(mqttConfigFromEnv({ MQTT_TOPIC: 'esp/#' })).to.equal(undefined);
     expect(mqttConfigFromEnv({ MQTT_URL: ' ' })).to.equal(undefined);
+    expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_STATE_POLL_MS: '2000' })).to.include({
+      statePollMs: 2000,
+    });
+    expect(() =>
+      mqttModule(
+        mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_STATE_POLL_MS: 'soon' }) ?? { url: '' },
+        () => {},
+      ),
+    ).to.throw(/MQTT_STATE_POLL_MS must be a whole number/);
     expect(
       mqttConfigFromEnv({
         MQTT_URL: 'mqtt://broker:1883',

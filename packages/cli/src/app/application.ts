@@ -1,4 +1,5 @@
 import {
+  ApplyRetention,
   AutomationEngine,
   type DemoSummary,
   isDomainError,
@@ -12,7 +13,7 @@ import { HTTP_LOGGER, HttpServer, type Logger } from '@hortus/http-koa';
 import { MqttBridge, redactUrl } from '@hortus/mqtt';
 import { type Server } from 'node:http';
 import { type Container } from 'inversify';
-import { MQTT_RETRY_MS, MqttBridgeKeeper } from './background.js';
+import { MQTT_RETRY_MS, MqttBridgeKeeper, RetentionJob } from './background.js';
 import { type AppConfig } from './config.js';
 import { type ContainerOverrides, createContainer } from './container.js';
 
@@ -28,6 +29,8 @@ export interface StartOptions extends ContainerOverrides {
   readonly shutdownGraceMs?: number;
   /** Pause between two attempts to start the MQTT bridge while the broker is unreachable. */
   readonly mqttRetryMs?: number;
+  /** When the first retention pass begins after the start (tests make it sooner). */
+  readonly retentionFirstRunMs?: number;
 }
 
 export interface RunningServer {
@@ -46,6 +49,7 @@ export interface RunningServer {
 interface BackgroundWork {
   readonly engine?: ScheduledTask;
   readonly mqtt?: MqttBridgeKeeper;
+  readonly retention: RetentionJob;
 }
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
@@ -66,12 +70,7 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
       logger.info(event, { group: demo.group, readings: demo.readings });
     }
     const http = container.get(HttpServer);
-    const startBackground = prepareBackground(
-      config,
-      container,
-      logger,
-      options.mqttRetryMs ?? MQTT_RETRY_MS,
-    );
+    const startBackground = prepareBackground(config, container, logger, options);
     const url = await http.listen();
     logger.info('listening', {
       url,
@@ -104,13 +103,16 @@ function prepareBackground(
   config: AppConfig,
   container: Container,
   logger: Logger,
-  mqttRetryMs: number,
+  options: StartOptions,
 ): (http: HttpServer) => BackgroundWork {
   const engine = config.automations ? container.get(AutomationEngine) : undefined;
   const bridge = config.mqtt === undefined ? undefined : container.get(MqttBridge);
+  const retention = new RetentionJob(container.get(ApplyRetention), logger);
   return ({ metrics }) => {
     if (bridge !== undefined) metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
-    const work: { engine?: ScheduledTask; mqtt?: MqttBridgeKeeper } = {};
+    // Every server runs it: passes of several servers only find less to delete.
+    retention.start(options.retentionFirstRunMs);
+    const work: { engine?: ScheduledTask; mqtt?: MqttBridgeKeeper; retention: RetentionJob } = { retention };
     if (engine !== undefined) {
       work.engine = engine.start((result) => {
         metrics.automationTick(result);
@@ -119,7 +121,7 @@ function prepareBackground(
       logger.info('automations started', { tickMs: config.automationTickMs });
     }
     if (bridge !== undefined) {
-      work.mqtt = new MqttBridgeKeeper(bridge, logger, mqttRetryMs);
+      work.mqtt = new MqttBridgeKeeper(bridge, logger, options.mqttRetryMs ?? MQTT_RETRY_MS);
       work.mqtt.start();
     }
     return work;
@@ -172,7 +174,7 @@ async function shutDown(
 ): Promise<void> {
   logger.info('shutting down', { graceMs });
   // The engine's tick in progress finishes while requests drain; both need the store.
-  await Promise.all([http.close(graceMs), background.engine?.stop()]);
+  await Promise.all([http.close(graceMs), background.engine?.stop(), background.retention.stop()]);
   if (background.engine !== undefined) logger.info('automations stopped');
   // After the requests: a change they made is still published; what the bridge queued is stored.
   await background.mqtt?.stop();

@@ -1,4 +1,4 @@
-import { isDomainError, type ScheduledTask, type Scheduler } from '@hortus/core';
+import { type ApplyRetention, isDomainError, type ScheduledTask, type Scheduler } from '@hortus/core';
 import { type Logger } from '@hortus/http-koa';
 
 function failureFields(error: unknown): Record<string, unknown> {
@@ -101,5 +101,80 @@ export class MqttBridgeKeeper {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     await this.bridge.stop();
+  }
+}
+
+/** How often retention runs once the server is up, and how long after the start its first pass begins. */
+export const RETENTION_INTERVAL_MS = 3_600_000;
+export const RETENTION_FIRST_RUN_MS = 1000;
+/** Pause between two delete batches, so requests and ingest get the store in between (see bench/purge.mjs). */
+export const RETENTION_PAUSE_MS = 20;
+
+const interrupted = new Error('retention interrupted by shutdown');
+
+/**
+ * Runs the core's ApplyRetention in the background: a first pass shortly after the start, then one every
+ * interval, never two at once. Each pass deletes in small batches with a pause between them and logs how
+ * many readings (per group) and summaries it deleted; a shutdown ends a pass at its next pause.
+ */
+export class RetentionJob {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly retention: ApplyRetention,
+    private readonly logger: Logger,
+    private readonly intervalMs = RETENTION_INTERVAL_MS,
+    private readonly pauseMs = RETENTION_PAUSE_MS,
+  ) {}
+
+  start(firstRunMs = RETENTION_FIRST_RUN_MS): void {
+    this.schedule(firstRunMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One pass; resolves when it is done (errors are logged, not thrown). */
+  async runOnce(): Promise<void> {
+    const startedAt = Date.now();
+    try {
+      if (!(await this.retention.configured())) return;
+      const { readings, summaries } = await this.retention.execute(() => this.pause());
+      const deleted = Object.values(readings).reduce((sum, count) => sum + count, 0);
+      this.logger.info('retention purge', {
+        deleted,
+        groups: readings,
+        summaries,
+        ms: Date.now() - startedAt,
+      });
+    } catch (error) {
+      if (error === interrupted) {
+        this.logger.info('retention purge interrupted', { ms: Date.now() - startedAt });
+        return;
+      }
+      const level = isDomainError(error) ? 'warn' : 'error';
+      this.logger[level]('retention purge failed', failureFields(error));
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.runOnce().finally(() => {
+        this.running = undefined;
+        this.schedule(this.intervalMs);
+      });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private pause(): Promise<void> {
+    if (this.stopped) return Promise.reject(interrupted);
+    return new Promise((resolve) => setTimeout(resolve, this.pauseMs));
   }
 }

@@ -8,6 +8,8 @@ import {
   type Env,
   envReader,
   isValidTimeZone,
+  type RetentionSettings,
+  retentionSettingsFromEnv,
 } from '@hortus/core';
 import { httpSettingsFromEnv, type HttpSettings, type LogLevel, logLevels } from '@hortus/http-koa';
 import { type IdentitySettings, identitySettingsFromEnv } from '@hortus/identity';
@@ -33,6 +35,8 @@ export interface AppConfig extends HttpSettings {
   readonly automationTickMs: number;
   /** Limits on stored data (MAX_CLOCK_SKEW_MS, MAX_TOPICS_PER_GROUP, ...), parsed by the core. */
   readonly limits: CoreLimits;
+  /** How long readings and rollups are kept (RETENTION_DAYS, ROLLUP_RETENTION_DAYS); empty: forever. */
+  readonly retention: Partial<RetentionSettings>;
   /** The MQTT bridge's settings; unset when MQTT_URL is not configured (the bridge is off). */
   readonly mqtt?: MqttConfig;
   /** Accounts: passwords, log-in tokens, reset links, sign-up (AUTH_SECRET, APP_URL, SIGNUP, BCRYPT_COST). */
@@ -98,6 +102,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     problems.push(`LOG_LEVEL must be one of: ${logLevels.join(', ')}, got "${logLevelText}"`);
 
   const limits = collectProblems(problems, () => coreLimitsFromEnv(env));
+  const retention = collectProblems(problems, () => retentionSettingsFromEnv(env));
   const identity = collectProblems(problems, () => identitySettingsFromEnv(env));
   const mail = collectProblems(problems, () => mailSettingsFromEnv(env));
 
@@ -108,6 +113,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     problems.length > 0 ||
     http === undefined ||
     limits === undefined ||
+    retention === undefined ||
     identity === undefined ||
     mail === undefined
   ) {
@@ -124,6 +130,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     automations,
     automationTickMs,
     limits,
+    retention,
     ...(mqtt === undefined ? {} : { mqtt }),
     identity,
     mail,

@@ -77,6 +77,7 @@ export function coreOnStore(
         commitsCacheMs: config.commitsCacheMs,
         automation: { tickMs: config.automationTickMs },
         limits: config.limits,
+        retention: config.retention,
       },
       clock,
     ),

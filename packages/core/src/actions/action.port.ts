@@ -14,8 +14,17 @@ export interface ActionRepository {
     object: string,
     automations: readonly AutomationSet[],
   ): Promise<Action | undefined>;
-  /** Opaque text that changes whenever an action of the group is created or changed (see ReadingRepository). */
+  /** Removes the action; false when none matches. The group's revision changes when one was removed. */
+  delete(group: string, object: string): Promise<boolean>;
+  /** Removes every action of the group and answers how many; the revision changes when any was removed. */
+  deleteByGroup(group: string): Promise<number>;
+  /** Opaque text that changes whenever an action of the group is created, changed or deleted (see ReadingRepository). */
   revision(group: string): Promise<string>;
+  /**
+   * `revision(group)` of every group that holds actions or once did (a group whose actions were all deleted
+   * stays listed, so a poller notices the deletion). One cheap read: a poller calls it every few seconds.
+   */
+  groupRevisions(): Promise<Map<string, string>>;
 }
 
 export const ACTION_REPOSITORY = Symbol.for('hortus.ActionRepository');

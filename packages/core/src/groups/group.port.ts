@@ -10,7 +10,11 @@ export interface GroupRepository {
   replaceSettings(name: string, settings: unknown): Promise<Group | undefined>;
   /** Appends a name to the group's employee list; undefined when no group has that name. */
   addEmployee(name: string, employee: string): Promise<Group | undefined>;
-  /** Opaque text that changes whenever the named group is created or changed (see ReadingRepository). */
+  /** Sets (a number of days, 0 = forever) or clears (undefined) the retention override; undefined when no such group. */
+  setRetention(name: string, days: number | undefined): Promise<Group | undefined>;
+  /** Removes the group record (settings, employees); false when no group has that name. */
+  delete(name: string): Promise<boolean>;
+  /** Opaque text that changes whenever the named group is created, changed or deleted (see ReadingRepository). */
   revision(name: string): Promise<string>;
 }
 

@@ -11,9 +11,14 @@ export interface Group {
   readonly employee: readonly string[];
   /** Whatever JSON the clients wrote, handed back unchanged (clients use an array of one-key objects). */
   readonly settings: unknown;
+  /**
+   * The operator's retention override for this group's raw readings, in days; 0 keeps them forever.
+   * Absent: the service's RETENTION_DAYS applies. Set only by operators, never by clients.
+   */
+  readonly retentionDays?: number;
 }
 
-export type NewGroup = Omit<Group, 'id'>;
+export type NewGroup = Omit<Group, 'id' | 'retentionDays'>;
 
 /** Settings are stored as given, but a bounded size keeps one client from filling the store. */
 export const MAX_SETTINGS_BYTES = 64 * 1024;

@@ -14,6 +14,8 @@ export interface NotificationRepository {
   ignoreAt(group: string, times: readonly Date[]): Promise<number>;
   /** How many notifications of the group have ignore `false`. */
   countOpen(group: string): Promise<number>;
+  /** Removes every notification of the group, ignored ones too; answers how many. */
+  deleteByGroup(group: string): Promise<number>;
 }
 
 export const NOTIFICATION_REPOSITORY = Symbol.for('hortus.NotificationRepository');

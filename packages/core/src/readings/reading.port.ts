@@ -16,6 +16,13 @@ export interface ReadingSelection {
   readonly topic?: string;
   readonly from: Date;
   readonly to: Date;
+  /** At most this many readings go, the oldest first (retention deletes in small batches). */
+  readonly limit?: number;
+  /**
+   * Summaries (rollups) are left as they are instead of corrected, so aggregates over whole hours or
+   * minutes still count the removed readings until deleteSummariesBefore: retention keeps them longer.
+   */
+  readonly keepSummaries?: boolean;
 }
 
 /** Readings of a group to export: of one topic or of every topic, with times in [from, to] when given. */
@@ -69,6 +76,15 @@ export interface ReadingRepository {
     after: ReadingCursor | undefined,
     limit: number,
   ): Promise<Reading[]>;
+  /** Every group that holds readings (or once did), in any order. */
+  groups(): Promise<string[]>;
+  /**
+   * Removes the group's summaries (rollups) that cover only times before `before`, and answers how many
+   * records went; a store that keeps none answers 0. A store keeping summaries in pieces (MongoDB: chunks of
+   * hours or days) keeps a piece that reaches past `before`. Call it only for times whose readings are gone:
+   * summaries of whole hours stand in for their readings.
+   */
+  deleteSummariesBefore(group: string, before: Date): Promise<number>;
   /** How many distinct topics the group holds readings of. */
   countTopics(group: string): Promise<number>;
   /** Those of `topics` the group holds readings of, in any order; cheap for a few thousand names. */

@@ -1,3 +1,4 @@
+import { type RetentionSettings } from '../readings/apply-retention.js';
 import { type AutomationSettings } from '../automations/automation-settings.js';
 import { MAX_CHARTS_PER_USER } from '../history-charts/history-chart.js';
 
@@ -11,6 +12,8 @@ export interface CoreSettings {
   readonly automation?: Partial<AutomationSettings>;
   /** Overrides of the limits on stored data. */
   readonly limits?: Partial<CoreLimits>;
+  /** How long readings and their rollups are kept (RETENTION_DAYS, ROLLUP_RETENTION_DAYS); forever by default. */
+  readonly retention?: Partial<RetentionSettings>;
 }
 
 export const CORE_SETTINGS = Symbol.for('hortus.CoreSettings');

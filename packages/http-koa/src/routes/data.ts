@@ -10,6 +10,7 @@ import {
   type ReadingBucket,
   type RecordReadingsResult,
   sensorTopics,
+  TOPIC_MAX_LENGTH,
   wantsAggregation,
 } from '@hortus/core';
 import { type EntityTagOf, revisionTag } from '../conditional.js';
@@ -83,41 +84,70 @@ function latestRoute(path: string, topic: string, sensor: string): RouteSpec {
   };
 }
 
+/** Where a range route finds its topic: fixed by its path (SPEC's six), or named in the path. */
+type TopicOf = (input: RouteInput) => unknown;
+
+const rangeDescription =
+  'With `interval` (e.g. `5m`, `1h`) or `points` (at most that many buckets, of the smallest round ' +
+  'size from 1s to 30d that fits) the answer is buckets aligned to the Unix epoch (UTC) instead of ' +
+  'readings. Without `startDate` the buckets cover the 30 days before `endDate`, and without `endDate` ' +
+  'they end with the bucket holding now. Value filters apply before summarising; `count` keeps the ' +
+  'newest buckets. An answer of readings carries an ETag; buckets do not (their window moves with time).';
+
+/** Readings or buckets of one series: the one code path of SPEC's history routes and of any stored topic. */
+async function readRange(
+  query: RouteInput['query'],
+  topic: unknown,
+  { queryReadings, aggregateReadings }: HttpUseCases,
+): Promise<Reply> {
+  const filters = {
+    group: query['groupId'],
+    topic,
+    startDate: query['startDate'],
+    endDate: query['endDate'],
+    minValue: query['minValue'],
+    maxValue: query['maxValue'],
+    count: query['count'],
+  };
+  if (!wantsAggregation(query)) return json(present(await queryReadings.execute(filters)));
+  const buckets = await aggregateReadings.execute({
+    ...filters,
+    interval: query['interval'],
+    points: query['points'],
+  });
+  return json(buckets.map(presentBucket));
+}
+
 function rangeRoute(path: string, topic: string, sensor: string): RouteSpec {
+  return seriesRoute(path, () => topic, {
+    summary: `${sensor} readings of a group, newest first, filtered by time and value, or summarised`,
+  });
+}
+
+function seriesRoute(
+  path: string,
+  topicOf: TopicOf,
+  doc: { summary: string; description?: string; params?: RouteSpec['params'] },
+): RouteSpec {
   const tagOfReadings = readingsTag(path);
   return {
     method: 'get',
     path,
-    summary: `${sensor} readings of a group, newest first, filtered by time and value, or summarised`,
-    description:
-      'With `interval` (e.g. `5m`, `1h`) or `points` (at most that many buckets, of the smallest round ' +
-      'size from 1s to 30d that fits) the answer is buckets aligned to the Unix epoch (UTC) instead of ' +
-      'readings. Without `startDate` the buckets cover the 30 days before `endDate`, and without `endDate` ' +
-      'they end with the bucket holding now. Value filters apply before summarising; `count` keeps the ' +
-      'newest buckets. An answer of readings carries an ETag; buckets do not (their window moves with time).',
+    summary: doc.summary,
+    description: doc.description ?? rangeDescription,
     query: readingRangeQuery,
+    ...(doc.params === undefined ? {} : { params: doc.params }),
     responses: { 200: readingsOrBuckets, 304: notModified, 400: invalid, 500: failed },
-    // The buckets' default window moves with the clock, so only the answer of readings has a tag.
-    entityTag: async (input, useCases) =>
-      wantsAggregation(input.query) ? undefined : tagOfReadings(input, useCases),
-    handle: async ({ query }: RouteInput, { queryReadings, aggregateReadings }) => {
-      const filters = {
-        group: query['groupId'],
-        topic,
-        startDate: query['startDate'],
-        endDate: query['endDate'],
-        minValue: query['minValue'],
-        maxValue: query['maxValue'],
-        count: query['count'],
-      };
-      if (!wantsAggregation(query)) return json(present(await queryReadings.execute(filters)));
-      const buckets = await aggregateReadings.execute({
-        ...filters,
-        interval: query['interval'],
-        points: query['points'],
-      });
-      return json(buckets.map(presentBucket));
+    // The buckets' default window moves with the clock, so only the answer of readings has a tag. A topic
+    // named in the path is part of the tag: one group revision covers all of its topics.
+    entityTag: async (input, useCases) => {
+      if (wantsAggregation(input.query)) return undefined;
+      const tag = await tagOfReadings(input, useCases);
+      return doc.params === undefined || tag === undefined
+        ? tag
+        : tag.replace(/"$/u, `.${encodeURIComponent(String(topicOf(input)))}"`);
     },
+    handle: async (input, useCases) => readRange(input.query, topicOf(input), useCases),
   };
 }
 
@@ -282,6 +312,14 @@ export const dataRoutes: RouterSpec = {
     rangeRoute('/All/moisture/1', sensorTopics.moisture1, 'Moisture sensor 1'),
     rangeRoute('/All/moisture/2', sensorTopics.moisture2, 'Moisture sensor 2'),
     rangeRoute('/All/moisture/3', sensorTopics.moisture3, 'Moisture sensor 3'),
+    seriesRoute('/series/*topic', ({ params }) => params['topic'], {
+      summary: 'Readings of any stored topic of a group (e.g. esp/air/pressure), filtered or summarised',
+      description:
+        'The same filters, `count`, `interval` and `points` as the six history routes, for any topic; the ' +
+        'topic is the rest of the path, slashes included (encode other reserved characters). ' +
+        rangeDescription,
+      params: object({ topic: text('The topic, e.g. esp/air/pressure', TOPIC_MAX_LENGTH) }, ['topic']),
+    }),
     {
       method: 'get',
       path: '/tem',

@@ -10,7 +10,8 @@ const invalid: ResponseDoc = {
 const notFound: ResponseDoc = { description: "`{message: 'Group not found'}`" };
 const group: ResponseDoc = { description: 'The group', schema: { $ref: '#/components/schemas/Group' } };
 
-const present = (entity: Group): unknown => withUnderscoreId(entity);
+/** The retention override is the operator's (CLI), not part of the group record clients know. */
+const present = ({ retentionDays: _operatorOnly, ...entity }: Group): unknown => withUnderscoreId(entity);
 
 export const groupRoutes: RouterSpec = {
   prefix: '/api/group',

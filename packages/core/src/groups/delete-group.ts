@@ -1,0 +1,134 @@
+import { inject, injectable } from 'inversify';
+import { ACCESS_KEY_REPOSITORY, type AccessKeyRepository } from '../access-keys/access-key.port.js';
+import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
+import {
+  AUTOMATION_LOG_REPOSITORY,
+  type AutomationLogRepository,
+} from '../automations/automation-log.port.js';
+import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
+import { requireDeviceId } from '../devices/device.js';
+import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
+import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
+import { CLOCK, type Clock } from '../shared/clock.port.js';
+import { ConflictError, NotFoundError } from '../shared/errors.js';
+import { requireText } from '../shared/validation.js';
+import { GROUP_REPOSITORY, type GroupRepository } from './group.port.js';
+
+/** What deleting a group removed (or, refused, what it would have removed). */
+export interface DeletedGroup {
+  readonly group: string;
+  /** Whether a group record (settings, employees) was there. */
+  readonly record: boolean;
+  readonly readings: number;
+  readonly devices: number;
+  /** Actions, with their automations. */
+  readonly actions: number;
+  readonly notifications: number;
+  readonly automationEvents: number;
+  /** Keys limited to this group alone (device keys, one-group client keys), revoked. */
+  readonly accessKeys: number;
+}
+
+/** Every time a reading may have: the full range of a JavaScript Date. */
+const EARLIEST = new Date(-8.64e15);
+const LATEST = new Date(8.64e15);
+
+/**
+ * Removes a group and everything in it: readings (and their summaries), devices, actions with their
+ * automations, notifications, the automation log, the group record with its employee list, and revokes
+ * the access keys that reach only this group. Keys that also name other groups keep them (dropping the
+ * name would widen a key to every group), and user accounts are people, deleted on their own. A group
+ * holding data is only deleted with `confirm`; without it a ConflictError says what it holds.
+ */
+@injectable()
+export class DeleteGroup {
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(READING_REPOSITORY) private readonly readings: ReadingRepository,
+    @inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository,
+    @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
+    @inject(NOTIFICATION_REPOSITORY) private readonly notifications: NotificationRepository,
+    @inject(AUTOMATION_LOG_REPOSITORY) private readonly automationLog: AutomationLogRepository,
+    @inject(ACCESS_KEY_REPOSITORY) private readonly accessKeys: AccessKeyRepository,
+    @inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async execute(input: { group: unknown; confirm?: boolean }): Promise<DeletedGroup> {
+    const group = requireText(input.group, 'group');
+    const record = (await this.groups.findByName(group)) !== undefined;
+    const keys = (await this.accessKeys.list()).filter(
+      (key) => key.revokedAt === undefined && key.groups.length === 1 && key.groups[0] === group,
+    );
+    const held = {
+      topics: await this.readings.countTopics(group),
+      devices: (await this.devices.listByGroup(group)).length,
+      actions: (await this.actions.listByGroup(group)).length,
+      notifications: await this.notifications.countOpen(group),
+      automationEvents: (await this.automationLog.listByGroup(group, 1)).length,
+      accessKeys: keys.length,
+    };
+    const holdsData = Object.values(held).some((count) => count > 0);
+    if (!record && !holdsData) throw new NotFoundError('group', 'Group not found');
+    if (holdsData && input.confirm !== true) {
+      const parts = Object.entries(held)
+        .filter(([, count]) => count > 0)
+        .map(([what, count]) => `${what}: ${count}`);
+      throw new ConflictError(
+        'group',
+        `Group ${group} holds data (${parts.join(', ')}); confirm to delete it with everything in it`,
+      );
+    }
+    // Keys first: a box of this group can no longer write while the rest goes.
+    const now = this.clock.now();
+    for (const key of keys) await this.accessKeys.revoke(key.id, now);
+    const devices = await this.devices.deleteByGroup(group);
+    const actions = await this.actions.deleteByGroup(group);
+    const readings = await this.readings.deleteRange({ group, from: EARLIEST, to: LATEST });
+    const notifications = await this.notifications.deleteByGroup(group);
+    const automationEvents = await this.automationLog.deleteByGroup(group);
+    const removedRecord = await this.groups.delete(group);
+    return {
+      group,
+      record: removedRecord,
+      readings,
+      devices,
+      actions,
+      notifications,
+      automationEvents,
+      accessKeys: keys.length,
+    };
+  }
+}
+
+/** Removes one device (box) of a group; NotFoundError when the group has no device of that id. */
+@injectable()
+export class DeleteDevice {
+  constructor(@inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository) {}
+
+  async execute(input: { group: unknown; deviceId: unknown }): Promise<{ group: string; deviceId: string }> {
+    const group = requireText(input.group, 'group');
+    const deviceId = requireDeviceId(input.deviceId);
+    if (!(await this.devices.delete(group, deviceId))) {
+      throw new NotFoundError('device', `Group ${group} has no device ${deviceId}`);
+    }
+    return { group, deviceId };
+  }
+}
+
+/**
+ * Removes one action with its automations; NotFoundError when there is none. Its retained MQTT topic is
+ * cleared by the bridge, which notices the action revision change.
+ */
+@injectable()
+export class DeleteAction {
+  constructor(@inject(ACTION_REPOSITORY) private readonly actions: ActionRepository) {}
+
+  async execute(input: { group: unknown; object: unknown }): Promise<{ group: string; object: string }> {
+    const group = requireText(input.group, 'group');
+    const object = requireText(input.object, 'object');
+    if (!(await this.actions.delete(group, object))) {
+      throw new NotFoundError('action', `Group ${group} has no action ${object}`);
+    }
+    return { group, object };
+  }
+}

@@ -193,6 +193,14 @@ export const migrations: readonly {
       db.exec('CREATE UNIQUE INDEX users_email_key ON users (email_key)');
     },
   },
+  {
+    version: 4,
+    sql: `
+      -- A time rule's switch keeps its slot (milliseconds), and late = 1 when it was caught up after downtime.
+      ALTER TABLE automation_events ADD COLUMN slot INTEGER;
+      ALTER TABLE automation_events ADD COLUMN late INTEGER;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

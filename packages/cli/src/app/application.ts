@@ -147,13 +147,14 @@ function logTick(logger: Logger, { switched, alerts, withheld, failures }: TickR
   }
   if (switched.length === 0 && alerts.length === 0) return;
   logger.info('automation tick', {
-    switched: switched.map(({ group, object, value, previousValue, trigger, rule }) => ({
+    switched: switched.map(({ group, object, value, previousValue, trigger, rule, slot, late }) => ({
       group,
       object,
       value,
       previousValue,
       trigger,
       rule,
+      ...(late === true && slot !== undefined ? { late, slot: slot.toISOString() } : {}),
     })),
     alerts: alerts.map(({ group, topic, message }) => ({
       group,

@@ -5,7 +5,7 @@ import { type Notification } from '../notifications/notification.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { type AutomationEvent } from './automation-event.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
-import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from './engine-state.port.js';
+import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
 import { RunAutomations } from './run-automations.js';
 import { SCHEDULER, type ScheduledTask, type Scheduler } from './scheduler.port.js';
 
@@ -57,9 +57,11 @@ export class AutomationEngine {
     const failures: GroupFailure[] = [];
     const groups = await this.groups.list();
     const startedAt = this.clock.now();
+    const missedSince = await this.lastRun();
     for (const group of groups) {
       try {
-        for (const event of await this.automations.runGroup(group, startedAt)) switched.push(event);
+        for (const event of await this.automations.runGroup(group, startedAt, missedSince))
+          switched.push(event);
       } catch (error) {
         failures.push({ group: group.name, stage: 'automations', error });
       }
@@ -74,6 +76,7 @@ export class AutomationEngine {
         failures.push({ group: group.name, stage: 'alerts', error });
       }
     }
+    await this.markRun(startedAt);
     const now = this.clock.now().getTime();
     if (now - this.lastPurge > 3_600_000) {
       this.lastPurge = now;
@@ -81,4 +84,24 @@ export class AutomationEngine {
     }
     return { switched, alerts, withheld, failures };
   }
+
+  /**
+   * When an engine (this one or another on the store) last evaluated the rules: slots after it were missed
+   * and are caught up. A store no engine ever ran on counts as missing the whole lookback, so a fresh
+   * start (or the demo) shows what the rules say now.
+   */
+  private async lastRun(): Promise<Date> {
+    const at = (await this.state.get(lastRunKey))?.value['at'];
+    return new Date(typeof at === 'number' ? at : 0);
+  }
+
+  private async markRun(at: Date): Promise<void> {
+    const stored = await this.state.get(lastRunKey);
+    const previous = stored?.value['at'];
+    if (typeof previous === 'number' && previous >= at.getTime()) return;
+    // Losing the race to another engine is fine: it ran just as recently.
+    await this.state.compareAndSet(lastRunKey, stored?.version ?? 0, { at: at.getTime() }, at);
+  }
 }
+
+const lastRunKey = engineStateKey('engine', 'lastRun');

@@ -4,6 +4,7 @@ import { Container, ContainerModule } from 'inversify';
 import {
   type Action,
   ACTION_REPOSITORY,
+  ALERT_OUTBOX_REPOSITORY,
   ActionChanges,
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
@@ -64,6 +65,7 @@ function instance(store: SharedStore, clock: FakeClock, timeZone = 'Europe/Berli
       bind(USER_REPOSITORY).toConstantValue(store.users);
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
+      bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
       bind(SCHEDULER).toConstantValue(noScheduler);
     }),
   );

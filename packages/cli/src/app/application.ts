@@ -1,5 +1,10 @@
 import {
   AutomationEngine,
+  DeliverAlertMessages,
+  type DeliveryRound,
+  type OutboxMessage,
+  SCHEDULER,
+  type Scheduler,
   type DemoSummary,
   isDomainError,
   type ScheduledTask,
@@ -9,6 +14,7 @@ import {
   type TickResult,
 } from '@hortus/core';
 import { HTTP_LOGGER, HttpServer, type Logger } from '@hortus/http-koa';
+import { redactUrl as redactWebhookUrl } from '@hortus/mail';
 import { MqttBridge, redactUrl } from '@hortus/mqtt';
 import { type Server } from 'node:http';
 import { type Container } from 'inversify';
@@ -45,6 +51,7 @@ export interface RunningServer {
 /** What runs beside the HTTP server and must stop before the store closes. */
 interface BackgroundWork {
   readonly engine?: ScheduledTask;
+  readonly delivery?: ScheduledTask;
   readonly mqtt?: MqttBridgeKeeper;
 }
 
@@ -107,10 +114,13 @@ function prepareBackground(
   mqttRetryMs: number,
 ): (http: HttpServer) => BackgroundWork {
   const engine = config.automations ? container.get(AutomationEngine) : undefined;
+  // The outbox is worked wherever the engine runs; the store's leases keep servers from sending one twice.
+  const delivery = config.automations ? container.get(DeliverAlertMessages) : undefined;
+  const scheduler = container.get<Scheduler>(SCHEDULER);
   const bridge = config.mqtt === undefined ? undefined : container.get(MqttBridge);
   return ({ metrics }) => {
     if (bridge !== undefined) metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
-    const work: { engine?: ScheduledTask; mqtt?: MqttBridgeKeeper } = {};
+    const work: { engine?: ScheduledTask; delivery?: ScheduledTask; mqtt?: MqttBridgeKeeper } = {};
     if (engine !== undefined) {
       work.engine = engine.start((result) => {
         metrics.automationTick(result);
@@ -118,12 +128,52 @@ function prepareBackground(
       });
       logger.info('automations started', { tickMs: config.automationTickMs });
     }
+    if (delivery !== undefined) {
+      work.delivery = scheduler.every(config.alertDeliveryMs ?? 5000, async () => {
+        logDelivery(logger, await delivery.execute());
+      });
+    }
     if (bridge !== undefined) {
       work.mqtt = new MqttBridgeKeeper(bridge, logger, mqttRetryMs);
       work.mqtt.start();
     }
     return work;
   };
+}
+
+/** Where a message went, without a webhook URL's path or query (they often hold its token). */
+function destination(message: OutboxMessage): Record<string, string> {
+  const { channel } = message;
+  return channel.type === 'email' ? { to: channel.to } : { webhook: redactWebhookUrl(channel.url) };
+}
+
+function logDelivery(logger: Logger, { delivered, retrying, failed }: DeliveryRound): void {
+  for (const message of delivered) {
+    logger.info('alert delivered', {
+      group: message.group,
+      event: message.event,
+      attempts: message.attempts,
+      ...destination(message),
+    });
+  }
+  for (const { message, error } of retrying) {
+    logger.warn('alert delivery failed, will retry', {
+      group: message.group,
+      event: message.event,
+      attempts: message.attempts,
+      error,
+      ...destination(message),
+    });
+  }
+  for (const { message, error } of failed) {
+    logger.error('alert delivery given up', {
+      group: message.group,
+      event: message.event,
+      attempts: message.attempts,
+      error,
+      ...destination(message),
+    });
+  }
 }
 
 /**
@@ -173,7 +223,7 @@ async function shutDown(
 ): Promise<void> {
   logger.info('shutting down', { graceMs });
   // The engine's tick in progress finishes while requests drain; both need the store.
-  await Promise.all([http.close(graceMs), background.engine?.stop()]);
+  await Promise.all([http.close(graceMs), background.engine?.stop(), background.delivery?.stop()]);
   if (background.engine !== undefined) logger.info('automations stopped');
   // After the requests: a change they made is still published; what the bridge queued is stored.
   await background.mqtt?.stop();

@@ -11,7 +11,12 @@ import {
 } from '@hortus/core';
 import { httpSettingsFromEnv, type HttpSettings } from '@hortus/http-koa';
 import { type IdentitySettings, identitySettingsFromEnv } from '@hortus/identity';
-import { type MailSettings, mailSettingsFromEnv } from '@hortus/mail';
+import {
+  type MailSettings,
+  mailSettingsFromEnv,
+  type WebhookSettings,
+  webhookSettingsFromEnv,
+} from '@hortus/mail';
 import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt';
 
 /** sqlite: one file on this machine (the default); mongodb: a database server; memory: gone at exit. */
@@ -39,6 +44,10 @@ export interface AppConfig extends HttpSettings {
   readonly identity: IdentitySettings;
   /** Outgoing mail (SMTP_URL, MAIL_FROM); without SMTP_URL mail goes to the log. */
   readonly mail: MailSettings;
+  /** How often the outbox of alert messages is worked (ALERT_DELIVERY_MS); by default 5 s. */
+  readonly alertDeliveryMs?: number;
+  /** Alert webhooks (WEBHOOK_TIMEOUT_MS); defaults when absent. */
+  readonly webhooks?: WebhookSettings;
 }
 
 export const MIN_COMMITS_CACHE_MS = 30_000;
@@ -49,6 +58,7 @@ export const appDefaults = {
   COMMITS_CACHE_MS: '60000',
   AUTOMATIONS: 'on',
   AUTOMATION_TICK_MS: '10000',
+  ALERT_DELIVERY_MS: '5000',
 } as const;
 
 /**
@@ -86,10 +96,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const commitsCacheMs = integer('COMMITS_CACHE_MS', MIN_COMMITS_CACHE_MS, DAY_MS);
   const automations = onOff('AUTOMATIONS');
   const automationTickMs = integer('AUTOMATION_TICK_MS', MIN_AUTOMATION_TICK_MS, MAX_AUTOMATION_TICK_MS);
+  const alertDeliveryMs = integer('ALERT_DELIVERY_MS', MIN_AUTOMATION_TICK_MS, 10 * MAX_AUTOMATION_TICK_MS);
 
   const limits = collectProblems(problems, () => coreLimitsFromEnv(env));
   const identity = collectProblems(problems, () => identitySettingsFromEnv(env));
   const mail = collectProblems(problems, () => mailSettingsFromEnv(env));
+  const webhooks = collectProblems(problems, () => webhookSettingsFromEnv(env));
 
   const mqtt = mqttConfigFromEnv(env);
   if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
@@ -113,9 +125,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     commitsCacheMs,
     automations,
     automationTickMs,
+    alertDeliveryMs,
     limits,
     ...(mqtt === undefined ? {} : { mqtt }),
     identity,
     mail,
+    ...(webhooks === undefined ? {} : { webhooks }),
   };
 }

@@ -1,4 +1,5 @@
 import { inject, injectable } from 'inversify';
+import { type OutboxMessage, QueueAlertMessages } from '../alerts/alert-delivery.js';
 import { EvaluateAlerts, type WithheldAlert } from '../alerts/evaluate-alerts.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { type Notification } from '../notifications/notification.js';
@@ -21,6 +22,8 @@ export interface TickResult {
   readonly alerts: readonly Notification[];
   /** Alert changes not written because their group holds the most open notifications allowed. */
   readonly withheld: readonly WithheldAlert[];
+  /** Messages put in the outbox for the delivery worker (e-mail, webhooks). */
+  readonly queued: readonly OutboxMessage[];
   readonly failures: readonly GroupFailure[];
 }
 
@@ -33,6 +36,7 @@ export class AutomationEngine {
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(RunAutomations) private readonly automations: RunAutomations,
     @inject(EvaluateAlerts) private readonly alerts: EvaluateAlerts,
+    @inject(QueueAlertMessages) private readonly queue: QueueAlertMessages,
     @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
     @inject(SCHEDULER) private readonly scheduler: Scheduler,
     @inject(CLOCK) private readonly clock: Clock,
@@ -55,6 +59,7 @@ export class AutomationEngine {
     const alerts: Notification[] = [];
     const withheld: WithheldAlert[] = [];
     const failures: GroupFailure[] = [];
+    const queued: OutboxMessage[] = [];
     const groups = await this.groups.list();
     const startedAt = this.clock.now();
     const missedSince = await this.lastRun();
@@ -72,6 +77,9 @@ export class AutomationEngine {
         const outcome = await this.alerts.evaluateGroup(group, alertsAt);
         for (const notification of outcome.raised) alerts.push(notification);
         for (const alert of outcome.withheld) withheld.push(alert);
+        const groupSwitches = switched.filter((event) => event.group === group.name);
+        for (const message of await this.queue.execute(group, outcome.changes, groupSwitches))
+          queued.push(message);
       } catch (error) {
         failures.push({ group: group.name, stage: 'alerts', error });
       }
@@ -82,7 +90,7 @@ export class AutomationEngine {
       this.lastPurge = now;
       await this.state.purgeBefore(new Date(now - this.settings.stateRetentionMs));
     }
-    return { switched, alerts, withheld, failures };
+    return { switched, alerts, withheld, queued, failures };
   }
 
   /**

@@ -30,7 +30,11 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { regex: '^(?!inversify$|\\.{1,2}/)', message: 'core is pure: it imports inversify only.' },
+            // temporal-polyfill is computation only (time-zone rules), no I/O.
+            {
+              regex: '^(?!inversify$|temporal-polyfill$|\\.{1,2}/)',
+              message: 'core is pure: it imports inversify and temporal-polyfill only.',
+            },
           ],
         },
       ],

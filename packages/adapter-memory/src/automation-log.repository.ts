@@ -35,5 +35,6 @@ function toEvent(event: AutomationEvent): AutomationEvent {
     ...(event.reading === undefined
       ? {}
       : { reading: { ...event.reading, time: new Date(event.reading.time.getTime()) } }),
+    ...(event.slot === undefined ? {} : { slot: new Date(event.slot.getTime()) }),
   };
 }

@@ -2,6 +2,8 @@ import { ContainerModule } from 'inversify';
 import {
   ACCESS_KEY_REPOSITORY,
   type AccessKeyRepository,
+  ALERT_OUTBOX_REPOSITORY,
+  type AlertOutboxRepository,
   ACTION_REPOSITORY,
   type ActionRepository,
   AUTOMATION_LOG_REPOSITORY,
@@ -26,6 +28,7 @@ import {
   STORE_LIFECYCLE,
   type StoreLifecycle,
 } from '@hortus/core';
+import { InMemoryAlertOutboxRepository } from './alert-outbox.repository.js';
 import { InMemoryAccessKeyRepository } from './access-key.repository.js';
 import { InMemoryActionRepository } from './action.repository.js';
 import { InMemoryAutomationLogRepository } from './automation-log.repository.js';
@@ -58,6 +61,7 @@ export function createMemoryStore(): MemoryStore {
     automationLog: new InMemoryAutomationLogRepository(),
     accessKeys: new InMemoryAccessKeyRepository(),
     serverSecrets: new InMemoryServerSecretRepository(),
+    alertOutbox: new InMemoryAlertOutboxRepository(),
     close: async () => {},
   };
 }
@@ -94,6 +98,7 @@ export function memoryStoreModule(): ContainerModule {
     bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY)
       .to(InMemoryServerSecretRepository)
       .inSingletonScope();
+    bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(InMemoryAlertOutboxRepository).inSingletonScope();
     bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(inMemoryLifecycle);
   });
 }

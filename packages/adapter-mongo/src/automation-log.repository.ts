@@ -18,6 +18,8 @@ interface AutomationEventDocument {
   trigger: AutomationTrigger;
   rule: string;
   reading?: { topic: string; value: number; time: Date };
+  slot?: Date;
+  late?: true;
 }
 
 export const automationLogCollection: CollectionSpec = {
@@ -46,6 +48,8 @@ const automationEventMapper = {
               time: new Date(event.reading.time.getTime()),
             },
           }),
+      ...(event.slot === undefined ? {} : { slot: new Date(event.slot.getTime()) }),
+      ...(event.late === true ? { late: true as const } : {}),
     };
   },
   toEntity(document: AutomationEventDocument): AutomationEvent {
@@ -62,6 +66,8 @@ const automationEventMapper = {
       ...(isLiteralObject(reading)
         ? { reading: { topic: reading.topic, value: Number(reading.value), time: toDate(reading.time) } }
         : {}),
+      ...(document.slot === undefined || document.slot === null ? {} : { slot: toDate(document.slot) }),
+      ...(document.late === true ? { late: true as const } : {}),
     };
   },
 };

@@ -22,6 +22,8 @@ import {
   type ReadingRepository,
   SERVER_SECRET_REPOSITORY,
   type ServerSecretRepository,
+  ALERT_OUTBOX_REPOSITORY,
+  type AlertOutboxRepository,
   STORE_LIFECYCLE,
   type StoreLifecycle,
   StoreUnavailableError,
@@ -46,6 +48,12 @@ import { MongoReadingRepository, readingCollection } from './reading.repository.
 import { revisionCollection } from './revisions.js';
 import { rollupCollections } from './rollups.js';
 import { MongoServerSecretRepository, serverSecretCollection } from './server-secret.repository.js';
+import {
+  MongoAlertOutboxRepository,
+  notifySettingsCollection,
+  outboxClaimCollection,
+  outboxCollection,
+} from './alert-outbox.repository.js';
 import {
   type CollectionSpec,
   isUnavailableError,
@@ -88,6 +96,9 @@ export const collections: readonly CollectionSpec[] = [
   ...rollupCollections,
   accessKeyCollection,
   serverSecretCollection,
+  outboxCollection,
+  notifySettingsCollection,
+  outboxClaimCollection,
 ];
 
 /** Which database the repositories use and how writes are acknowledged. */
@@ -195,6 +206,7 @@ function bindRepositories(db: Db, lifecycle?: StoreLifecycle): ContainerModule {
       .inSingletonScope();
     bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(MongoAccessKeyRepository).inSingletonScope();
     bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY).to(MongoServerSecretRepository).inSingletonScope();
+    bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(MongoAlertOutboxRepository).inSingletonScope();
   });
 }
 
@@ -300,6 +312,7 @@ export class MongoStore implements StoreLifecycle {
       automationLog: new MongoAutomationLogRepository(this.db),
       accessKeys: new MongoAccessKeyRepository(this.db),
       serverSecrets: new MongoServerSecretRepository(this.db),
+      alertOutbox: new MongoAlertOutboxRepository(this.db),
     };
   }
 

@@ -308,6 +308,15 @@ describe(serverSuite('Mongo store on a server'), () => {
       ['revisions', {}],
       ['serversecrets', {}],
       ['usedresettokens', {}],
+      ['notifysettings', {}],
+      [
+        'outbox',
+        {
+          status_due: { key: { status: 1, nextAttemptAt: 1, _id: 1 }, unique: false },
+          group_id: { key: { group: 1, _id: -1 }, unique: false },
+        },
+      ],
+      ['outboxclaims', { message: { key: { message: 1 }, unique: false } }],
       [
         'readingrollups_1h',
         { chunk_v_unique: { key: { group: 1, topic: 1, start: 1, v: 1 }, unique: true } },

@@ -18,6 +18,8 @@ interface AutomationEventRow {
   rule: string;
   /** JSON `{ topic, value, time }` with time in milliseconds. */
   reading: string | null;
+  slot: number | null;
+  late: number | null;
 }
 
 const automationEventMapper = {
@@ -39,6 +41,8 @@ const automationEventMapper = {
               value: event.reading.value,
               time: event.reading.time.getTime(),
             }),
+      slot: event.slot?.getTime() ?? null,
+      late: event.late === true ? 1 : null,
     };
   },
   toEntity(row: AutomationEventRow): AutomationEvent {
@@ -61,11 +65,13 @@ const automationEventMapper = {
               time: new Date(reading.time),
             },
           }),
+      ...(row.slot === null ? {} : { slot: new Date(row.slot) }),
+      ...(row.late === 1 ? { late: true as const } : {}),
     };
   },
 };
 
-const columns = 'id, grp, object, value, previous_value, at, trigger, rule, reading';
+const columns = 'id, grp, object, value, previous_value, at, trigger, rule, reading, slot, late';
 
 @injectable()
 export class SqliteAutomationLogRepository extends SqliteRepository implements AutomationLogRepository {
@@ -79,7 +85,7 @@ export class SqliteAutomationLogRepository extends SqliteRepository implements A
       this.connection
         .prepare(
           `INSERT INTO automation_events (${columns})
-           VALUES (@id, @grp, @object, @value, @previous_value, @at, @trigger, @rule, @reading)`,
+           VALUES (@id, @grp, @object, @value, @previous_value, @at, @trigger, @rule, @reading, @slot, @late)`,
         )
         .run(row),
     );

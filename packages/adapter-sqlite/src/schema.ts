@@ -200,6 +200,43 @@ export const migrations: readonly {
       ALTER TABLE groups ADD COLUMN retention_days INTEGER;
     `,
   },
+  {
+    version: 5,
+    sql: `
+      -- A time rule's switch keeps its slot (milliseconds), and late = 1 when it was caught up after downtime.
+      ALTER TABLE automation_events ADD COLUMN slot INTEGER;
+      ALTER TABLE automation_events ADD COLUMN late INTEGER;
+    `,
+  },
+  {
+    version: 6,
+    sql: `
+      -- Alert delivery: where each group's alerts go (webhooks, events) and the outbox the worker sends
+      -- from, so an alert raised before a restart is still delivered after it.
+      CREATE TABLE notify_settings (
+        grp TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) WITHOUT ROWID;
+      CREATE TABLE outbox (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        grp TEXT NOT NULL,
+        event TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        text TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_attempt_at INTEGER NOT NULL,
+        last_error TEXT,
+        delivered_at INTEGER
+      );
+      CREATE INDEX outbox_due ON outbox (status, next_attempt_at, seq);
+      CREATE INDEX outbox_grp_seq ON outbox (grp, seq);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

@@ -26,6 +26,8 @@ import {
   type Repositories,
   SERVER_SECRET_REPOSITORY,
   type ServerSecretRepository,
+  ALERT_OUTBOX_REPOSITORY,
+  type AlertOutboxRepository,
   STORE_LIFECYCLE,
   type StoreLifecycle,
   StoreUnavailableError,
@@ -43,6 +45,7 @@ import { SqliteNotificationRepository } from './notification.repository.js';
 import { SqliteReadingRepository } from './reading.repository.js';
 import { checkSchema, migrate, SchemaProblem } from './schema.js';
 import { SqliteServerSecretRepository } from './server-secret.repository.js';
+import { SqliteAlertOutboxRepository } from './alert-outbox.repository.js';
 import { isUnavailableError, SQLITE_CONNECTION, SqliteConnection } from './support.js';
 import { SqliteUserRepository } from './user.repository.js';
 
@@ -124,6 +127,7 @@ function bindRepositories(connection: SqliteConnection, lifecycle: StoreLifecycl
     bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY)
       .to(SqliteServerSecretRepository)
       .inSingletonScope();
+    bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(SqliteAlertOutboxRepository).inSingletonScope();
   });
 }
 
@@ -274,6 +278,7 @@ export class SqliteStore implements StoreLifecycle {
       automationLog: new SqliteAutomationLogRepository(this.connection),
       accessKeys: new SqliteAccessKeyRepository(this.connection),
       serverSecrets: new SqliteServerSecretRepository(this.connection),
+      alertOutbox: new SqliteAlertOutboxRepository(this.connection),
     };
   }
 

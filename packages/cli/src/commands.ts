@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import {
   type Action,
   ConflictError,
+  alertEvents,
   ChangeUserEmail,
+  ConfigureGroupNotify,
   CreateAction,
   CreateDevice,
   CreateGroup,
@@ -341,6 +344,72 @@ export function registerDataCommands(program: Command, io: RunIo): void {
       }),
     `hortus group set-settings greenhouse-1 '[{"tempMin":15},{"tempMax":30}]'`,
     'hortus group set-settings greenhouse-1 @settings.json',
+  );
+
+  withExamples(
+    group
+      .command('notify')
+      .description(
+        'show or change where alerts of a group are sent besides e-mail (webhooks), and which events',
+      )
+      .argument('<name>', 'group name')
+      .option('--add-webhook <url>', 'POST each message as signed JSON to this http(s) URL')
+      .option(
+        '--secret <text>',
+        'HMAC-SHA256 key for --add-webhook (16+ characters; generated when not given)',
+      )
+      .option('--remove-webhook <url>', 'stop sending to this URL')
+      .option(
+        '--events <events...>',
+        `what to send, among ${alertEvents.join(', ')} (default: opened resolved no-data)`,
+      )
+      .action(
+        async (
+          name: string,
+          options: { addWebhook?: string; secret?: string; removeWebhook?: string; events?: string[] },
+          command: Command,
+        ) => {
+          if (options.secret !== undefined && options.addWebhook === undefined)
+            throw new UsageError('--secret goes with --add-webhook');
+          const secret = options.secret ?? randomBytes(24).toString('base64url');
+          const events = options.events?.flatMap((event) => event.split(',')).filter((event) => event !== '');
+          const settings = await store(command, (useCase) =>
+            useCase(ConfigureGroupNotify).execute({
+              group: name,
+              ...(options.addWebhook === undefined
+                ? {}
+                : { addWebhook: { url: options.addWebhook, secret } }),
+              ...(options.removeWebhook === undefined ? {} : { removeWebhook: options.removeWebhook }),
+              ...(events === undefined ? {} : { events }),
+            }),
+          );
+          // A secret is printed once, when it is set; afterwards only its end, to tell hooks apart.
+          const added = options.addWebhook === undefined ? undefined : new URL(options.addWebhook).toString();
+          const shown = {
+            ...settings,
+            webhooks: settings.webhooks.map((hook) => ({
+              url: hook.url,
+              secret: hook.url === added ? hook.secret : `…${hook.secret.slice(-4)}`,
+            })),
+          };
+          outputFor(io, command).result(shown, (view) =>
+            fields([
+              ['Group', view.group],
+              ['E-mail', view.email ?? '(off: set emailNotification and email in the group settings)'],
+              ['Events', view.events.join(', ')],
+              [
+                'Webhooks',
+                view.webhooks.length === 0
+                  ? '(none)'
+                  : view.webhooks.map((h) => `${h.url} (secret ${h.secret})`).join('\n'),
+              ],
+            ]),
+          );
+        },
+      ),
+    'hortus group notify greenhouse-1',
+    'hortus group notify greenhouse-1 --add-webhook https://ntfy.example.org/greenhouse',
+    'hortus group notify greenhouse-1 --events opened resolved no-data switched',
   );
 
   // user

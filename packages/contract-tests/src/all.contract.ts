@@ -1,3 +1,4 @@
+import { alertOutboxRepositoryContract } from './alert-outbox.contract.js';
 import { accessKeyRepositoryContract } from './access-key.contract.js';
 import { actionRepositoryContract } from './action.contract.js';
 import { automationLogRepositoryContract } from './automation-log.contract.js';
@@ -28,4 +29,5 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   automationLogRepositoryContract(name, createStore);
   accessKeyRepositoryContract(name, createStore);
   serverSecretRepositoryContract(name, createStore);
+  alertOutboxRepositoryContract(name, createStore);
 }

@@ -43,10 +43,21 @@ export function automationLogRepositoryContract(
       expect(await repository().listByGroup('gh', 0)).to.deep.equal([]);
     });
 
-    it('when an event without a reading is recorded, then it has no reading field', async () => {
+    it('when an event without a reading is recorded, then it has no reading, slot or late field', async () => {
       await repository().record(event(0));
       const [listed] = await repository().listByGroup('gh', 1);
       expect(listed).not.to.have.property('reading');
+      expect(listed).not.to.have.property('slot');
+      expect(listed).not.to.have.property('late');
+    });
+
+    it('when a late time-rule switch is recorded, then its slot and the late mark come back', async () => {
+      const recorded = await repository().record({ ...event(0), slot: at(-70 * MINUTE), late: true });
+      expectPlainEntity(recorded);
+      const [listed] = await repository().listByGroup('gh', 1);
+      expect(listed).to.deep.equal(recorded);
+      expect(listed?.slot?.getTime()).to.equal(at(-70 * MINUTE).getTime());
+      expect(listed?.late).to.equal(true);
     });
 
     it('when the events of a group are deleted, then it answers how many and other groups keep theirs', async () => {

@@ -121,6 +121,15 @@ class NaiveReadingRepository implements ReadingRepository {
     return topics.filter((topic) => this.stored.some((r) => r.group === group && r.topic === topic));
   }
 
+  async groups(): Promise<string[]> {
+    return [...new Set(this.stored.map((r) => r.group))];
+  }
+
+  /** It keeps no summaries. */
+  async deleteSummariesBefore(): Promise<number> {
+    return 0;
+  }
+
   /** Pages in insertion order, a fourth classic bug. */
   async page(
     selection: ReadingExportSelection,

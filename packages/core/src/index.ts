@@ -74,6 +74,7 @@ export * from './automations/automation-log.port.js';
 export * from './automations/automation-settings.js';
 export * from './automations/scheduler.port.js';
 export * from './automations/rules.js';
+export * from './alerts/alert-delivery.js';
 export * from './automations/run-automations.js';
 export * from './automations/list-automation-events.js';
 export * from './automations/automation-engine.js';

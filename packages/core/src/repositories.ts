@@ -1,5 +1,6 @@
 import { type ServerSecretRepository } from './accounts/accounts.port.js';
 import { type AccessKeyRepository } from './access-keys/access-key.port.js';
+import { type AlertOutboxRepository } from './alerts/alert-delivery.js';
 import { type ActionRepository } from './actions/action.port.js';
 import { type AutomationLogRepository } from './automations/automation-log.port.js';
 import { type EngineStateRepository } from './automations/engine-state.port.js';
@@ -23,4 +24,5 @@ export interface Repositories {
   readonly automationLog: AutomationLogRepository;
   readonly accessKeys: AccessKeyRepository;
   readonly serverSecrets: ServerSecretRepository;
+  readonly alertOutbox: AlertOutboxRepository;
 }

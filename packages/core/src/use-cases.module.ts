@@ -16,6 +16,7 @@ import { ListAccessKeys } from './access-keys/list-access-keys.js';
 import { RevokeAccessKey } from './access-keys/revoke-access-key.js';
 import { ActionChanges } from './actions/action-changes.js';
 import { CreateAction } from './actions/create-action.js';
+import { ConfigureGroupNotify, DeliverAlertMessages, QueueAlertMessages } from './alerts/alert-delivery.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
 import { AutomationEngine } from './automations/automation-engine.js';
 import {
@@ -120,6 +121,9 @@ export const useCases = [
   ActionChanges,
   RunAutomations,
   EvaluateAlerts,
+  QueueAlertMessages,
+  DeliverAlertMessages,
+  ConfigureGroupNotify,
   AutomationEngine,
   ListAutomationEvents,
   CreateAccessKey,

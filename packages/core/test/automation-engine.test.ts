@@ -4,6 +4,7 @@ import { Container, ContainerModule } from 'inversify';
 import {
   type Action,
   ACTION_REPOSITORY,
+  ALERT_OUTBOX_REPOSITORY,
   ActionChanges,
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
@@ -64,6 +65,7 @@ function instance(store: SharedStore, clock: FakeClock, timeZone = 'Europe/Berli
       bind(USER_REPOSITORY).toConstantValue(store.users);
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
+      bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
       bind(SCHEDULER).toConstantValue(noScheduler);
     }),
   );
@@ -210,6 +212,125 @@ describe('automation engine', () => {
       const [a, b] = await Promise.all([first.run.execute(), second.run.execute()]);
       expect(a.length + b.length).to.equal(1);
       expect(await store.automationLog.listByGroup('gh', 10)).to.have.length(1);
+    });
+  });
+
+  describe('catch-up after downtime', () => {
+    // Berlin in June is UTC+2: 06:00 is 04:00Z, 20:00 is 18:00Z.
+    const lights = [
+      {
+        timeAutomations: [
+          { action: 'on', time: '06:00', frequency: 'every day' },
+          { action: 'off', time: '20:00', frequency: 'every day' },
+        ],
+        sensorAutomations: [],
+      },
+    ] as AutomationSet[];
+
+    it('when the server was down at 06:00 and restarts at 07:13, then the lights go on, logged late with the slot', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T03:50:00Z')); // 05:50
+      const before = instance(store, clock);
+      await greenhouse(before, lights);
+      await before.engine.tick();
+      expect(await pumpValue(store)).to.equal('off');
+
+      clock.set('2026-06-10T05:13:00Z'); // 07:13: the 06:00 slot passed while no engine ran
+      const after = instance(store, clock);
+      const { switched } = await after.engine.tick();
+      expect(switched).to.have.length(1);
+      expect(switched[0]).to.deep.include({
+        value: 'on',
+        late: true,
+        slot: new Date('2026-06-10T04:00:00Z'),
+      });
+      expect(await pumpValue(store)).to.equal('on');
+      const [logged] = await store.automationLog.listByGroup('gh', 10);
+      expect(logged).to.deep.include({
+        rule: '06:00 every day -> on',
+        late: true,
+        slot: new Date('2026-06-10T04:00:00Z'),
+      });
+
+      // Fired once: switched off by hand, later ticks leave it off.
+      await after.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      clock.set('2026-06-10T05:14:00Z');
+      expect((await after.engine.tick()).switched).to.have.length(0);
+      expect(await pumpValue(store)).to.equal('off');
+    });
+
+    it('when the server was down over 20:00 and restarts at 21:30, then the missed "off" still turns them off', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T04:00:10Z'));
+      const before = instance(store, clock);
+      await greenhouse(before, lights);
+      expect((await before.engine.tick()).switched.map((e) => e.value)).to.deep.equal(['on']);
+      clock.set('2026-06-10T17:50:00Z'); // 19:50, the last tick before the restart
+      await before.engine.tick();
+
+      clock.set('2026-06-10T19:30:00Z'); // 21:30
+      const { switched } = await instance(store, clock).engine.tick();
+      expect(switched).to.have.length(1);
+      expect(switched[0]).to.deep.include({
+        value: 'off',
+        late: true,
+        slot: new Date('2026-06-10T18:00:00Z'),
+      });
+    });
+
+    it('when a later slot of the same action also passed during the downtime, then only the latest fires', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T17:50:00Z')); // 19:50, lights on
+      const before = instance(store, clock);
+      await greenhouse(before, lights);
+      await before.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+      await before.engine.tick();
+
+      clock.set('2026-06-11T19:00:00Z'); // 21:00 the next day: 20:00, 06:00 and 20:00 were all missed
+      const { switched } = await instance(store, clock).engine.tick();
+      expect(switched.map(({ value, slot }) => ({ value, slot }))).to.deep.equal([
+        { value: 'off', slot: new Date('2026-06-11T18:00:00Z') },
+      ]);
+      expect(await store.automationLog.listByGroup('gh', 10)).to.have.length(1);
+    });
+
+    it("when the restart comes before the day's first slot, then only the missed slot of the day before fires", async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T17:50:00Z'));
+      const before = instance(store, clock);
+      await greenhouse(before, lights);
+      await before.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+      await before.engine.tick();
+
+      clock.set('2026-06-11T03:00:00Z'); // 05:00: outside the on-window, the 20:00 "off" was missed
+      const after = instance(store, clock);
+      expect((await after.engine.tick()).switched.map((e) => e.value)).to.deep.equal(['off']);
+      clock.set('2026-06-11T04:00:30Z'); // 06:00 comes on time: not late
+      const [on] = (await after.engine.tick()).switched;
+      expect(on).to.deep.include({ value: 'on', slot: new Date('2026-06-11T04:00:00Z') });
+      expect(on).not.to.have.property('late');
+    });
+
+    it('when a rule is added while the engine runs, then its slot from earlier today does not fire', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T08:00:00Z')); // 10:00
+      const server = instance(store, clock);
+      await server.engine.tick();
+      await greenhouse(server, lights);
+      clock.set('2026-06-10T08:00:10Z');
+      expect((await server.engine.tick()).switched).to.have.length(0);
+      expect(await pumpValue(store)).to.equal('off');
+    });
+
+    it('when no engine ever ran on the store (a fresh start), then each action gets what its latest slot says', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T05:13:00Z')); // 07:13
+      const server = instance(store, clock);
+      await greenhouse(server, lights);
+      const { switched } = await server.engine.tick();
+      expect(switched.map(({ value, late }) => ({ value, late }))).to.deep.equal([
+        { value: 'on', late: true },
+      ]);
     });
   });
 

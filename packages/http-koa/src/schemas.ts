@@ -393,6 +393,12 @@ export const entitySchemas: Record<string, JsonSchema> = {
         'value',
         'time',
       ]),
+      slot: { ...date, description: "A time rule's slot: when it was due" },
+      late: {
+        type: 'boolean',
+        enum: [true],
+        description: 'The slot was missed while no engine ran and fired late',
+      },
     },
     ['_id', 'group', 'object', 'value', 'previousValue', 'at', 'trigger', 'rule'],
   ),

@@ -1,1 +1,2 @@
 export * from './mailers.js';
+export * from './notifiers.js';

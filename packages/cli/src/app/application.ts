@@ -1,6 +1,11 @@
 import {
   ApplyRetention,
   AutomationEngine,
+  DeliverAlertMessages,
+  type DeliveryRound,
+  type OutboxMessage,
+  SCHEDULER,
+  type Scheduler,
   type DemoSummary,
   isDomainError,
   type ScheduledTask,
@@ -10,6 +15,7 @@ import {
   type TickResult,
 } from '@hortus/core';
 import { HTTP_LOGGER, HttpServer, type Logger } from '@hortus/http-koa';
+import { redactUrl as redactWebhookUrl } from '@hortus/mail';
 import { MqttBridge, redactUrl } from '@hortus/mqtt';
 import { type Server } from 'node:http';
 import { type Container } from 'inversify';
@@ -48,6 +54,7 @@ export interface RunningServer {
 /** What runs beside the HTTP server and must stop before the store closes. */
 interface BackgroundWork {
   readonly engine?: ScheduledTask;
+  readonly delivery?: ScheduledTask;
   readonly mqtt?: MqttBridgeKeeper;
   readonly retention: RetentionJob;
 }
@@ -106,13 +113,21 @@ function prepareBackground(
   options: StartOptions,
 ): (http: HttpServer) => BackgroundWork {
   const engine = config.automations ? container.get(AutomationEngine) : undefined;
+  // The outbox is worked wherever the engine runs; the store's leases keep servers from sending one twice.
+  const delivery = config.automations ? container.get(DeliverAlertMessages) : undefined;
+  const scheduler = container.get<Scheduler>(SCHEDULER);
   const bridge = config.mqtt === undefined ? undefined : container.get(MqttBridge);
   const retention = new RetentionJob(container.get(ApplyRetention), logger);
   return ({ metrics }) => {
     if (bridge !== undefined) metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
     // Every server runs it: passes of several servers only find less to delete.
     retention.start(options.retentionFirstRunMs);
-    const work: { engine?: ScheduledTask; mqtt?: MqttBridgeKeeper; retention: RetentionJob } = { retention };
+    const work: {
+      engine?: ScheduledTask;
+      delivery?: ScheduledTask;
+      mqtt?: MqttBridgeKeeper;
+      retention: RetentionJob;
+    } = { retention };
     if (engine !== undefined) {
       work.engine = engine.start((result) => {
         metrics.automationTick(result);
@@ -120,12 +135,52 @@ function prepareBackground(
       });
       logger.info('automations started', { tickMs: config.automationTickMs });
     }
+    if (delivery !== undefined) {
+      work.delivery = scheduler.every(config.alertDeliveryMs ?? 5000, async () => {
+        logDelivery(logger, await delivery.execute());
+      });
+    }
     if (bridge !== undefined) {
       work.mqtt = new MqttBridgeKeeper(bridge, logger, options.mqttRetryMs ?? MQTT_RETRY_MS);
       work.mqtt.start();
     }
     return work;
   };
+}
+
+/** Where a message went, without a webhook URL's path or query (they often hold its token). */
+function destination(message: OutboxMessage): Record<string, string> {
+  const { channel } = message;
+  return channel.type === 'email' ? { to: channel.to } : { webhook: redactWebhookUrl(channel.url) };
+}
+
+function logDelivery(logger: Logger, { delivered, retrying, failed }: DeliveryRound): void {
+  for (const message of delivered) {
+    logger.info('alert delivered', {
+      group: message.group,
+      event: message.event,
+      attempts: message.attempts,
+      ...destination(message),
+    });
+  }
+  for (const { message, error } of retrying) {
+    logger.warn('alert delivery failed, will retry', {
+      group: message.group,
+      event: message.event,
+      attempts: message.attempts,
+      error,
+      ...destination(message),
+    });
+  }
+  for (const { message, error } of failed) {
+    logger.error('alert delivery given up', {
+      group: message.group,
+      event: message.event,
+      attempts: message.attempts,
+      error,
+      ...destination(message),
+    });
+  }
 }
 
 /**
@@ -149,13 +204,14 @@ function logTick(logger: Logger, { switched, alerts, withheld, failures }: TickR
   }
   if (switched.length === 0 && alerts.length === 0) return;
   logger.info('automation tick', {
-    switched: switched.map(({ group, object, value, previousValue, trigger, rule }) => ({
+    switched: switched.map(({ group, object, value, previousValue, trigger, rule, slot, late }) => ({
       group,
       object,
       value,
       previousValue,
       trigger,
       rule,
+      ...(late === true && slot !== undefined ? { late, slot: slot.toISOString() } : {}),
     })),
     alerts: alerts.map(({ group, topic, message }) => ({
       group,
@@ -174,7 +230,12 @@ async function shutDown(
 ): Promise<void> {
   logger.info('shutting down', { graceMs });
   // The engine's tick in progress finishes while requests drain; both need the store.
-  await Promise.all([http.close(graceMs), background.engine?.stop(), background.retention.stop()]);
+  await Promise.all([
+    http.close(graceMs),
+    background.engine?.stop(),
+    background.delivery?.stop(),
+    background.retention.stop(),
+  ]);
   if (background.engine !== undefined) logger.info('automations stopped');
   // After the requests: a change they made is still published; what the bridge queued is stored.
   await background.mqtt?.stop();

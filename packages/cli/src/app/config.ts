@@ -13,7 +13,12 @@ import {
 } from '@hortus/core';
 import { httpSettingsFromEnv, type HttpSettings, type LogLevel, logLevels } from '@hortus/http-koa';
 import { type IdentitySettings, identitySettingsFromEnv } from '@hortus/identity';
-import { type MailSettings, mailSettingsFromEnv } from '@hortus/mail';
+import {
+  type MailSettings,
+  mailSettingsFromEnv,
+  type WebhookSettings,
+  webhookSettingsFromEnv,
+} from '@hortus/mail';
 import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt';
 
 /** sqlite: one file on this machine (the default); mongodb: a database server; memory: gone at exit. */
@@ -45,6 +50,10 @@ export interface AppConfig extends HttpSettings {
   readonly mail: MailSettings;
   /** LOG_LEVEL: the least severe log lines written (debug, info, warn, error). */
   readonly logLevel: LogLevel;
+  /** How often the outbox of alert messages is worked (ALERT_DELIVERY_MS); by default 5 s. */
+  readonly alertDeliveryMs?: number;
+  /** Alert webhooks (WEBHOOK_TIMEOUT_MS); defaults when absent. */
+  readonly webhooks?: WebhookSettings;
 }
 
 export const MIN_COMMITS_CACHE_MS = 30_000;
@@ -56,6 +65,7 @@ export const appDefaults = {
   AUTOMATIONS: 'on',
   AUTOMATION_TICK_MS: '10000',
   LOG_LEVEL: 'info',
+  ALERT_DELIVERY_MS: '5000',
 } as const;
 
 /**
@@ -93,6 +103,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const commitsCacheMs = integer('COMMITS_CACHE_MS', MIN_COMMITS_CACHE_MS, DAY_MS);
   const automations = onOff('AUTOMATIONS');
   const automationTickMs = integer('AUTOMATION_TICK_MS', MIN_AUTOMATION_TICK_MS, MAX_AUTOMATION_TICK_MS);
+  const alertDeliveryMs = integer('ALERT_DELIVERY_MS', MIN_AUTOMATION_TICK_MS, 10 * MAX_AUTOMATION_TICK_MS);
 
   const logLevelText = read('LOG_LEVEL').toLowerCase();
   const logLevel = (logLevels as readonly string[]).includes(logLevelText)
@@ -105,6 +116,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const retention = collectProblems(problems, () => retentionSettingsFromEnv(env));
   const identity = collectProblems(problems, () => identitySettingsFromEnv(env));
   const mail = collectProblems(problems, () => mailSettingsFromEnv(env));
+  const webhooks = collectProblems(problems, () => webhookSettingsFromEnv(env));
 
   const mqtt = mqttConfigFromEnv(env);
   if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
@@ -129,11 +141,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     commitsCacheMs,
     automations,
     automationTickMs,
+    alertDeliveryMs,
     limits,
     retention,
     ...(mqtt === undefined ? {} : { mqtt }),
     identity,
     mail,
     logLevel,
+    ...(webhooks === undefined ? {} : { webhooks }),
   };
 }

@@ -14,7 +14,7 @@ import {
 } from '@hortus/core';
 import { createJsonLogger, HTTP_LOGGER, httpModule, type Logger } from '@hortus/http-koa';
 import { identityModule } from '@hortus/identity';
-import { mailModule } from '@hortus/mail';
+import { mailModule, notifierModule } from '@hortus/mail';
 import { type MqttLogger, mqttModule } from '@hortus/mqtt';
 import { Container, ContainerModule } from 'inversify';
 import { IntervalScheduler } from './background.js';
@@ -87,6 +87,7 @@ export function coreOnStore(
     }),
     identityModule(config.identity),
     mailModule(config.mail, logger),
+    notifierModule(config.webhooks),
   ];
 }
 

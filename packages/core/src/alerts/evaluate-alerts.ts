@@ -1,4 +1,5 @@
 import { inject, injectable } from 'inversify';
+import { type AlertChange } from './alert-delivery.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from '../automations/automation-settings.js';
 import {
   ENGINE_STATE_REPOSITORY,
@@ -37,6 +38,8 @@ export interface WithheldAlert {
 
 export interface GroupAlerts {
   readonly raised: Notification[];
+  /** The raised notifications with what each means, for the messages sent out. */
+  readonly changes: AlertChange[];
   readonly withheld: WithheldAlert[];
 }
 
@@ -74,7 +77,7 @@ export class EvaluateAlerts {
    * notifications is withheld, not written (its state stays, so it is tried again on the next tick).
    */
   async evaluateGroup(group: Group, now: Date): Promise<GroupAlerts> {
-    const outcome: GroupAlerts = { raised: [], withheld: [] };
+    const outcome: GroupAlerts = { raised: [], changes: [], withheld: [] };
     const latest = await this.readings.latestOfEveryTopic(group.name);
     if (latest.length === 0) return outcome;
     // Appended one by one: a spread of a group's topics as arguments overflows the stack past ~100k.
@@ -160,6 +163,9 @@ export class EvaluateAlerts {
       ? { open, openedAt: now.getTime() }
       : { open, ...(openedAt === undefined ? {} : { openedAt }) };
     if (!(await this.state.compareAndSet(alertKey, stored?.version ?? 0, value, now))) return;
-    outcome.raised.push(await this.notifications.create({ group, time: now, ...notification }));
+    const created = await this.notifications.create({ group, time: now, ...notification });
+    outcome.raised.push(created);
+    const event = !open ? 'resolved' : kind === 'no-data' ? 'no-data' : 'opened';
+    outcome.changes.push({ notification: created, event });
   }
 }

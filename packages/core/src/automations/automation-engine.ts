@@ -1,11 +1,12 @@
 import { inject, injectable } from 'inversify';
+import { type OutboxMessage, QueueAlertMessages } from '../alerts/alert-delivery.js';
 import { EvaluateAlerts, type WithheldAlert } from '../alerts/evaluate-alerts.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { type Notification } from '../notifications/notification.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { type AutomationEvent } from './automation-event.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
-import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from './engine-state.port.js';
+import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
 import { RunAutomations } from './run-automations.js';
 import { SCHEDULER, type ScheduledTask, type Scheduler } from './scheduler.port.js';
 
@@ -21,6 +22,8 @@ export interface TickResult {
   readonly alerts: readonly Notification[];
   /** Alert changes not written because their group holds the most open notifications allowed. */
   readonly withheld: readonly WithheldAlert[];
+  /** Messages put in the outbox for the delivery worker (e-mail, webhooks). */
+  readonly queued: readonly OutboxMessage[];
   readonly failures: readonly GroupFailure[];
 }
 
@@ -33,6 +36,7 @@ export class AutomationEngine {
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(RunAutomations) private readonly automations: RunAutomations,
     @inject(EvaluateAlerts) private readonly alerts: EvaluateAlerts,
+    @inject(QueueAlertMessages) private readonly queue: QueueAlertMessages,
     @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
     @inject(SCHEDULER) private readonly scheduler: Scheduler,
     @inject(CLOCK) private readonly clock: Clock,
@@ -55,11 +59,14 @@ export class AutomationEngine {
     const alerts: Notification[] = [];
     const withheld: WithheldAlert[] = [];
     const failures: GroupFailure[] = [];
+    const queued: OutboxMessage[] = [];
     const groups = await this.groups.list();
     const startedAt = this.clock.now();
+    const missedSince = await this.lastRun();
     for (const group of groups) {
       try {
-        for (const event of await this.automations.runGroup(group, startedAt)) switched.push(event);
+        for (const event of await this.automations.runGroup(group, startedAt, missedSince))
+          switched.push(event);
       } catch (error) {
         failures.push({ group: group.name, stage: 'automations', error });
       }
@@ -70,15 +77,39 @@ export class AutomationEngine {
         const outcome = await this.alerts.evaluateGroup(group, alertsAt);
         for (const notification of outcome.raised) alerts.push(notification);
         for (const alert of outcome.withheld) withheld.push(alert);
+        const groupSwitches = switched.filter((event) => event.group === group.name);
+        for (const message of await this.queue.execute(group, outcome.changes, groupSwitches))
+          queued.push(message);
       } catch (error) {
         failures.push({ group: group.name, stage: 'alerts', error });
       }
     }
+    await this.markRun(startedAt);
     const now = this.clock.now().getTime();
     if (now - this.lastPurge > 3_600_000) {
       this.lastPurge = now;
       await this.state.purgeBefore(new Date(now - this.settings.stateRetentionMs));
     }
-    return { switched, alerts, withheld, failures };
+    return { switched, alerts, withheld, queued, failures };
+  }
+
+  /**
+   * When an engine (this one or another on the store) last evaluated the rules: slots after it were missed
+   * and are caught up. A store no engine ever ran on counts as missing the whole lookback, so a fresh
+   * start (or the demo) shows what the rules say now.
+   */
+  private async lastRun(): Promise<Date> {
+    const at = (await this.state.get(lastRunKey))?.value['at'];
+    return new Date(typeof at === 'number' ? at : 0);
+  }
+
+  private async markRun(at: Date): Promise<void> {
+    const stored = await this.state.get(lastRunKey);
+    const previous = stored?.value['at'];
+    if (typeof previous === 'number' && previous >= at.getTime()) return;
+    // Losing the race to another engine is fine: it ran just as recently.
+    await this.state.compareAndSet(lastRunKey, stored?.version ?? 0, { at: at.getTime() }, at);
   }
 }
+
+const lastRunKey = engineStateKey('engine', 'lastRun');

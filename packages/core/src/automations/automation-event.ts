@@ -13,6 +13,10 @@ export interface AutomationEvent {
   /** The rule in words, e.g. `06:30 weekdays -> on` or `temperature above 28 -> off`. */
   readonly rule: string;
   readonly reading?: { readonly topic: string; readonly value: number; readonly time: Date };
+  /** For a time rule: the instant its slot was due. */
+  readonly slot?: Date;
+  /** Present when a time rule's slot fired after its grace: it was missed while no engine ran. */
+  readonly late?: true;
 }
 
 export type NewAutomationEvent = Omit<AutomationEvent, 'id'>;

@@ -12,7 +12,7 @@ export interface AutomationSettings {
   readonly maxReadingAgeMs: number;
   /** A group whose newest reading is older than this gets a "no data received" alert. */
   readonly noDataAlertMs: number;
-  /** Slot claims older than this are purged. */
+  /** Slot claims older than this are purged; longer than the 7 days a missed slot is looked back for. */
   readonly stateRetentionMs: number;
 }
 
@@ -25,5 +25,5 @@ export const defaultAutomationSettings: AutomationSettings = {
   minSwitchIntervalMs: 60_000,
   maxReadingAgeMs: 10 * 60_000,
   noDataAlertMs: 30 * 60_000,
-  stateRetentionMs: 3 * 24 * 3_600_000,
+  stateRetentionMs: 8 * 24 * 3_600_000,
 };

@@ -20,30 +20,43 @@ export function frequencyMatches(frequency: Frequency, weekday: number): boolean
 
 const pad = (n: number): string => String(n).padStart(2, '0');
 
+export interface Slot {
+  /** The local day of the slot, `YYYY-MM-DD`. */
+  readonly localDate: string;
+  readonly at: Date;
+}
+
+/** How far back a missed slot is looked for: a weekly rule's latest slot is at most 7 days old. */
+export const SLOT_LOOKBACK_DAYS = 7;
+
 /**
- * The slot of a time rule that is due at `now`: its minute has come (in the zone) no longer than `graceMs`
- * ago, on a local day the frequency includes. Yesterday is looked at too, so 23:59 survives midnight.
- * In a daylight-saving gap the slot moves forward by the gap (02:30 fires at 03:30); in an overlap it
- * fires at the first pass only.
+ * The latest slot of a time rule at or before `now` (its minute, in the zone, on a local day the frequency
+ * includes), looking back at most `SLOT_LOOKBACK_DAYS` days. In a daylight-saving gap the slot moves
+ * forward by the gap (02:30 fires at 03:30); in an overlap it is the first pass only.
  */
+export function latestSlot(rule: TimeAutomation, now: Date, timeZone: string): Slot | undefined {
+  const [hour = 0, minute = 0] = rule.time.split(':').map(Number);
+  const today = toLocal(now, timeZone);
+  for (let daysBack = 0; daysBack <= SLOT_LOOKBACK_DAYS; daysBack += 1) {
+    const day = new Date(Date.UTC(today.year, today.month - 1, today.day - daysBack));
+    if (!frequencyMatches(rule.frequency, day.getUTCDay())) continue;
+    const local = { year: day.getUTCFullYear(), month: day.getUTCMonth() + 1, day: day.getUTCDate() };
+    const at = fromLocal({ ...local, hour, minute }, timeZone);
+    if (at.getTime() <= now.getTime())
+      return { localDate: `${local.year}-${pad(local.month)}-${pad(local.day)}`, at };
+  }
+  return undefined;
+}
+
+/** The latest slot of a rule if its minute came no longer than `graceMs` ago (23:59 survives midnight). */
 export function dueSlot(
   rule: TimeAutomation,
   now: Date,
   timeZone: string,
   graceMs: number,
-): { localDate: string; at: Date } | undefined {
-  const [hour = 0, minute = 0] = rule.time.split(':').map(Number);
-  const today = toLocal(now, timeZone);
-  for (const daysBack of [0, 1]) {
-    const day = new Date(Date.UTC(today.year, today.month - 1, today.day - daysBack));
-    if (!frequencyMatches(rule.frequency, day.getUTCDay())) continue;
-    const local = { year: day.getUTCFullYear(), month: day.getUTCMonth() + 1, day: day.getUTCDate() };
-    const at = fromLocal({ ...local, hour, minute }, timeZone);
-    const age = now.getTime() - at.getTime();
-    if (age >= 0 && age < graceMs)
-      return { localDate: `${local.year}-${pad(local.month)}-${pad(local.day)}`, at };
-  }
-  return undefined;
+): Slot | undefined {
+  const slot = latestSlot(rule, now, timeZone);
+  return slot !== undefined && now.getTime() - slot.at.getTime() < graceMs ? slot : undefined;
 }
 
 const sensorAliases: Readonly<Record<string, string>> = {

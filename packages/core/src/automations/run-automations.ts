@@ -6,10 +6,9 @@ import { groupTimeZone } from '../groups/group-settings.js';
 import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
-import { type Reading } from '../readings/reading.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
-import { type AutomationEvent, type AutomationTrigger } from './automation-event.js';
+import { type AutomationEvent, type AutomationTrigger, type NewAutomationEvent } from './automation-event.js';
 import { AUTOMATION_LOG_REPOSITORY, type AutomationLogRepository } from './automation-log.port.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import {
@@ -20,16 +19,21 @@ import {
 import {
   describeSensorRule,
   describeTimeRule,
-  dueSlot,
+  latestSlot,
   ruleSide,
   type RuleSide,
   sensorTopic,
+  type Slot,
 } from './rules.js';
 
 /**
  * One evaluation of every automation rule of every group. Time rules fire once per slot: the slot is
  * claimed in the shared engine state first, so a restart or a second server cannot fire it again. Sensor
  * rules fire when the newest fresh reading crosses the threshold, not on every evaluation.
+ *
+ * Catch-up: given `missedSince` (the last time an engine ran), a slot that came after it was missed while
+ * no engine ran; it still fires, late and once, if it is the latest slot of its action's time rules (a
+ * later slot of the same action supersedes it: a missed "on" is not worth switching when "off" followed).
  */
 @injectable()
 export class RunAutomations {
@@ -46,28 +50,28 @@ export class RunAutomations {
   ) {}
 
   /** Every group in turn; the engine calls runGroup itself so that one failing group stops no other. */
-  async execute(): Promise<AutomationEvent[]> {
+  async execute(missedSince?: Date): Promise<AutomationEvent[]> {
     const now = this.clock.now();
     const events: AutomationEvent[] = [];
     for (const group of await this.groups.list()) {
-      for (const event of await this.runGroup(group, now)) events.push(event);
+      for (const event of await this.runGroup(group, now, missedSince)) events.push(event);
     }
     return events;
   }
 
-  async runGroup(group: Group, now: Date): Promise<AutomationEvent[]> {
+  async runGroup(group: Group, now: Date, missedSince?: Date): Promise<AutomationEvent[]> {
     const events: AutomationEvent[] = [];
     const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
     for (const action of await this.actions.listByGroup(group.name)) {
       let current = action;
-      for (const set of action.automations) {
-        for (const rule of set.timeAutomations) {
-          const switched = await this.runTimeRule(current, rule, now, timeZone);
-          if (switched !== undefined) {
-            current = switched.action;
-            events.push(switched.event);
-          }
+      for (const { rule, slot } of this.slotsToFire(action, now, timeZone, missedSince)) {
+        const switched = await this.runTimeRule(current, rule, slot, now);
+        if (switched !== undefined) {
+          current = switched.action;
+          events.push(switched.event);
         }
+      }
+      for (const set of action.automations) {
         for (const rule of set.sensorAutomations) {
           const switched = await this.runSensorRule(current, rule, now);
           if (switched !== undefined) {
@@ -80,14 +84,35 @@ export class RunAutomations {
     return events;
   }
 
+  /**
+   * The time rules of an action whose latest slot is the action's latest (several when they share the
+   * minute, in rule order), if that slot is due: within the grace, or missed since `missedSince`.
+   */
+  private slotsToFire(
+    action: Action,
+    now: Date,
+    timeZone: string,
+    missedSince: Date | undefined,
+  ): { rule: TimeAutomation; slot: Slot }[] {
+    const slots = action.automations.flatMap((set) =>
+      set.timeAutomations.flatMap((rule) => {
+        const slot = latestSlot(rule, now, timeZone);
+        return slot === undefined ? [] : [{ rule, slot }];
+      }),
+    );
+    const latest = Math.max(...slots.map(({ slot }) => slot.at.getTime()));
+    const onTime = now.getTime() - latest < this.settings.slotGraceMs;
+    const missed = missedSince !== undefined && latest > missedSince.getTime();
+    if (!onTime && !missed) return [];
+    return slots.filter(({ slot }) => slot.at.getTime() === latest);
+  }
+
   private async runTimeRule(
     action: Action,
     rule: TimeAutomation,
+    slot: Slot,
     now: Date,
-    timeZone: string,
   ): Promise<Switched | undefined> {
-    const slot = dueSlot(rule, now, timeZone, this.settings.slotGraceMs);
-    if (slot === undefined) return undefined;
     const slotKey = key(
       'slot',
       action.group,
@@ -99,7 +124,11 @@ export class RunAutomations {
     );
     const claimed = await this.state.compareAndSet(slotKey, 0, { firedAt: now.getTime() }, now);
     if (!claimed) return undefined;
-    return this.switchAction(action, rule.action, 'time', describeTimeRule(rule), now);
+    const late = now.getTime() - slot.at.getTime() >= this.settings.slotGraceMs;
+    return this.switchAction(action, rule.action, 'time', describeTimeRule(rule), now, {
+      slot: slot.at,
+      ...(late ? { late: true as const } : {}),
+    });
   }
 
   private async runSensorRule(
@@ -130,7 +159,9 @@ export class RunAutomations {
     // Only the engine that records the crossing acts on it.
     if (!(await this.state.compareAndSet(ruleKey, stored?.version ?? 0, { side }, now))) return undefined;
     if (side === 'within') return undefined;
-    return this.switchAction(action, rule.action, 'sensor', describeSensorRule(rule), now, reading);
+    return this.switchAction(action, rule.action, 'sensor', describeSensorRule(rule), now, {
+      reading: { topic: reading.topic, value: reading.value, time: reading.time },
+    });
   }
 
   /** Claims the action's switch slot unless a sensor rule switched it less than the minimum interval ago. */
@@ -149,7 +180,7 @@ export class RunAutomations {
     trigger: AutomationTrigger,
     rule: string,
     now: Date,
-    reading?: Reading,
+    why: Pick<NewAutomationEvent, 'reading' | 'slot' | 'late'>,
   ): Promise<Switched | undefined> {
     if (action.value === value) return undefined;
     const updated = await this.actions.setValue(action.group, action.object, value);
@@ -163,9 +194,7 @@ export class RunAutomations {
       at: now,
       trigger,
       rule,
-      ...(reading === undefined
-        ? {}
-        : { reading: { topic: reading.topic, value: reading.value, time: reading.time } }),
+      ...why,
     });
     return { action: updated, event };
   }

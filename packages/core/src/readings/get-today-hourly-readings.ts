@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
-import { fromLocal, localDayBounds, toLocal } from '../shared/time-zone.js';
+import { localHoursSoFar } from '../shared/time-zone.js';
 import { type Reading, sensorTopics } from './reading.js';
 import { READING_REPOSITORY, type ReadingRepository } from './reading.port.js';
 import { type ReadingQuery, toReadingRange } from './query-readings.js';
@@ -32,15 +32,7 @@ export class GetTodayHourlyReadings {
     const { timeZone } = this.settings;
     const now = this.clock.now();
     const range = toReadingRange({ ...query, topic: sensorTopics.temperature });
-    const day = localDayBounds(now, timeZone);
-    const today = toLocal(now, timeZone);
-    const hours: { hour: number; start: Date; end: Date }[] = [];
-    for (let hour = 0; hour < 24; hour += 1) {
-      const start = hour === 0 ? day.start : fromLocal({ ...today, hour, minute: 0 }, timeZone);
-      const end = hour === 23 ? day.end : fromLocal({ ...today, hour: hour + 1, minute: 0 }, timeZone);
-      if (start > now) break;
-      if (end > start && toLocal(start, timeZone).hour === hour) hours.push({ hour, start, end });
-    }
+    const hours = localHoursSoFar(now, timeZone);
     const earliest = await Promise.all(
       hours.map(({ start, end }) =>
         this.readings.oldest({ ...range, startDate: start, endDate: new Date(end.getTime() - 1) }),

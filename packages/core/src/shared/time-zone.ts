@@ -1,33 +1,23 @@
+import { Temporal } from 'temporal-polyfill';
 import { InvalidInputError } from './errors.js';
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
-  if (formatter === undefined) {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      weekday: 'short',
-    });
-    formatters.set(timeZone, formatter);
-  }
-  return formatter;
-}
+// Zone rules come from Temporal (the polyfill on Node 20): no hand-written offset arithmetic here.
+const validity = new Map<string, boolean>();
 
 export function isValidTimeZone(timeZone: string): boolean {
-  try {
-    formatterFor(timeZone);
-    return true;
-  } catch {
-    return false;
+  let valid = validity.get(timeZone);
+  if (valid === undefined) {
+    try {
+      // Intl refuses bare offsets ("+01:00") that Temporal would take; a group names an IANA zone.
+      new Intl.DateTimeFormat('en-US', { timeZone });
+      Temporal.Instant.fromEpochMilliseconds(0).toZonedDateTimeISO(timeZone);
+      valid = true;
+    } catch {
+      valid = false;
+    }
+    if (validity.size < 1000) validity.set(timeZone, valid);
   }
+  return valid;
 }
 
 export function assertTimeZone(timeZone: string): string {
@@ -47,60 +37,82 @@ export interface LocalDateTime {
   readonly weekday: number;
 }
 
-const weekdays = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
-
-export function toLocal(instant: Date, timeZone: string): LocalDateTime {
-  const parts: Record<string, string> = {};
-  for (const part of formatterFor(timeZone).formatToParts(instant)) parts[part.type] = part.value;
-  return {
-    year: Number(parts['year']),
-    month: Number(parts['month']),
-    day: Number(parts['day']),
-    hour: Number(parts['hour']),
-    minute: Number(parts['minute']),
-    second: Number(parts['second']),
-    weekday: weekdays.indexOf(parts['weekday'] ?? ''),
-  };
+function zoned(instant: Date, timeZone: string): Temporal.ZonedDateTime {
+  return Temporal.Instant.fromEpochMilliseconds(instant.getTime()).toZonedDateTimeISO(timeZone);
 }
 
-/** Offset of the zone from UTC at that instant, in milliseconds (positive east of Greenwich). */
-function offsetMs(instant: Date, timeZone: string): number {
-  const local = toLocal(instant, timeZone);
-  const asUtc = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second);
-  return asUtc - Math.floor(instant.getTime() / 1000) * 1000;
+export function toLocal(instant: Date, timeZone: string): LocalDateTime {
+  const z = zoned(instant, timeZone);
+  return {
+    year: z.year,
+    month: z.month,
+    day: z.day,
+    hour: z.hour,
+    minute: z.minute,
+    second: z.second,
+    weekday: z.dayOfWeek % 7,
+  };
 }
 
 /**
  * The instant at which the wall clock of the zone shows the given local time. In a gap (spring forward)
- * the time is moved forward by the gap's length (02:30 becomes 03:30, as Temporal's "compatible" rule and
- * cron do); in an overlap (fall back) it is the earlier of the two instants.
+ * the time is moved forward by the gap's length (02:30 becomes 03:30: Temporal's "compatible", as cron
+ * does); in an overlap (fall back) it is the earlier of the two instants. Out-of-range days roll over
+ * (day 0 is the last day of the month before), as Date.UTC does.
  */
 export function fromLocal(
   local: { year: number; month: number; day: number; hour?: number; minute?: number },
   timeZone: string,
 ): Date {
-  const wall = Date.UTC(local.year, local.month - 1, local.day, local.hour ?? 0, local.minute ?? 0);
-  // Two passes settle on the offset in force at the target instant, also around transitions.
-  let guess = wall - offsetMs(new Date(wall), timeZone);
-  guess = wall - offsetMs(new Date(guess), timeZone);
-  const earlier = wall - offsetMs(new Date(guess - 3_600_000), timeZone);
-  if (earlier < guess && sameWallTime(earlier, wall, timeZone)) return new Date(earlier);
-  return new Date(guess);
-}
-
-function sameWallTime(instant: number, wall: number, timeZone: string): boolean {
-  const local = toLocal(new Date(instant), timeZone);
-  return Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute) === wall;
+  const date = Temporal.PlainDate.from({ year: local.year, month: local.month, day: 1 }).add({
+    days: local.day - 1,
+  });
+  const wall = date.toPlainDateTime({ hour: local.hour ?? 0, minute: local.minute ?? 0 });
+  return new Date(wall.toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds);
 }
 
 /** The start of the local calendar day containing `instant`, and the start of the next one. */
 export function localDayBounds(instant: Date, timeZone: string): { start: Date; end: Date } {
-  const today = toLocal(instant, timeZone);
-  const start = fromLocal({ year: today.year, month: today.month, day: today.day }, timeZone);
-  const tomorrow = new Date(Date.UTC(today.year, today.month - 1, today.day + 1));
-  const end = fromLocal(
-    { year: tomorrow.getUTCFullYear(), month: tomorrow.getUTCMonth() + 1, day: tomorrow.getUTCDate() },
-    timeZone,
-  );
-  return { start, end };
+  const today = zoned(instant, timeZone).toPlainDate();
+  return {
+    start: new Date(today.toZonedDateTime(timeZone).epochMilliseconds),
+    end: new Date(today.add({ days: 1 }).toZonedDateTime(timeZone).epochMilliseconds),
+  };
+}
+
+/**
+ * The local hours of the day containing `now` that have begun by `now`, each with its instants. On the
+ * day clocks fall back the repeated hour is one span of two hours; on the day they spring forward the
+ * skipped hour is absent.
+ */
+export function localHoursSoFar(now: Date, timeZone: string): { hour: number; start: Date; end: Date }[] {
+  const today = zoned(now, timeZone).toPlainDate();
+  const first = today.toZonedDateTime(timeZone);
+  const last = today.add({ days: 1 }).toZonedDateTime(timeZone);
+  const dayStart = first.epochMilliseconds;
+  const dayEnd = last.epochMilliseconds;
+  const hours: { hour: number; start: Date; end: Date }[] = [];
+  // Most days have one offset throughout: 24 plain hours, without asking the zone 24 times.
+  const plain =
+    dayEnd - dayStart === 86_400_000 &&
+    first.hour === 0 &&
+    first.offsetNanoseconds === last.offsetNanoseconds;
+  const startOf = (hour: number): number =>
+    hour === 0
+      ? dayStart
+      : hour === 24
+        ? dayEnd
+        : plain
+          ? dayStart + hour * 3_600_000
+          : today.toPlainDateTime({ hour }).toZonedDateTime(timeZone, { disambiguation: 'compatible' })
+              .epochMilliseconds;
+  for (let hour = 0; hour < 24; hour += 1) {
+    const start = startOf(hour);
+    if (start > now.getTime()) break;
+    const end = startOf(hour + 1);
+    // A skipped hour starts where the next one does, or shows another hour on the clock.
+    if (end > start && (plain || toLocal(new Date(start), timeZone).hour === hour))
+      hours.push({ hour, start: new Date(start), end: new Date(end) });
+  }
+  return hours;
 }

@@ -1,0 +1,84 @@
+import { injectable } from 'inversify';
+import {
+  type AlertOutboxRepository,
+  type GroupNotifySettings,
+  type NewOutboxMessage,
+  type OutboxMessage,
+} from '@hortus/core';
+import { newId } from './ids.js';
+
+@injectable()
+export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
+  private readonly settings = new Map<string, GroupNotifySettings>();
+  /** In the order enqueued, so the oldest is first. */
+  private readonly messages: OutboxMessage[] = [];
+
+  async getSettings(group: string): Promise<GroupNotifySettings | undefined> {
+    const found = this.settings.get(group);
+    return found === undefined ? undefined : structuredClone(found);
+  }
+
+  async saveSettings(settings: GroupNotifySettings): Promise<void> {
+    this.settings.set(settings.group, structuredClone(settings));
+  }
+
+  async enqueue(messages: readonly NewOutboxMessage[]): Promise<OutboxMessage[]> {
+    const stored = messages.map((message): OutboxMessage => ({
+      ...structuredClone(message),
+      id: newId(),
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: new Date(message.createdAt.getTime()),
+    }));
+    this.messages.push(...stored);
+    return stored.map((message) => structuredClone(message));
+  }
+
+  async claimDue(now: Date, leaseMs: number, limit: number): Promise<OutboxMessage[]> {
+    const claimed: OutboxMessage[] = [];
+    for (const [index, message] of this.messages.entries()) {
+      if (claimed.length >= limit) break;
+      if (message.status !== 'pending' || message.nextAttemptAt > now) continue;
+      const leased = {
+        ...message,
+        attempts: message.attempts + 1,
+        nextAttemptAt: new Date(now.getTime() + leaseMs),
+      };
+      this.messages[index] = leased;
+      claimed.push(structuredClone(leased));
+    }
+    return claimed;
+  }
+
+  async markDelivered(id: string, at: Date): Promise<void> {
+    this.update(id, (message) => {
+      const delivered = { ...message, status: 'delivered' as const, deliveredAt: new Date(at.getTime()) };
+      delete (delivered as { lastError?: string }).lastError;
+      return delivered;
+    });
+  }
+
+  async markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void> {
+    this.update(id, (message) => ({
+      ...message,
+      status: retryAt === undefined ? 'failed' : 'pending',
+      lastError: error,
+      ...(retryAt === undefined ? {} : { nextAttemptAt: new Date(retryAt.getTime()) }),
+    }));
+  }
+
+  async list(group: string, limit: number): Promise<OutboxMessage[]> {
+    if (!(limit > 0)) return [];
+    return this.messages
+      .filter((message) => message.group === group)
+      .slice(-limit)
+      .reverse()
+      .map((message) => structuredClone(message));
+  }
+
+  private update(id: string, change: (message: OutboxMessage) => OutboxMessage): void {
+    const index = this.messages.findIndex((message) => message.id === id);
+    const message = this.messages[index];
+    if (message !== undefined) this.messages[index] = change(message);
+  }
+}

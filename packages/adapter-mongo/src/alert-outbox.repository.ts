@@ -1,0 +1,205 @@
+import { inject, injectable } from 'inversify';
+import { type Db, ObjectId } from 'mongodb';
+import {
+  ConflictError,
+  type AlertEvent,
+  type AlertOutboxRepository,
+  type Channel,
+  type GroupNotifySettings,
+  type NewOutboxMessage,
+  type OutboxMessage,
+  type OutboxStatus,
+} from '@hortus/core';
+import { type CollectionSpec, MONGO_DB, MongoRepository, toDate } from './support.js';
+
+interface OutboxDocument {
+  _id: ObjectId;
+  group: string;
+  event: AlertEvent;
+  channel: Channel;
+  subject: string;
+  text: string;
+  payload: OutboxMessage['payload'];
+  createdAt: Date;
+  status: OutboxStatus;
+  attempts: number;
+  nextAttemptAt: Date;
+  lastError?: string;
+  deliveredAt?: Date;
+}
+
+interface NotifySettingsDocument {
+  _id: string;
+  webhooks: { url: string; secret: string }[];
+  events: AlertEvent[];
+}
+
+export const outboxCollection: CollectionSpec = {
+  name: 'outbox',
+  // claimDue: pending messages by due time; list: a group's messages, newest first.
+  indexes: [
+    { key: { status: 1, nextAttemptAt: 1, _id: 1 }, name: 'status_due' },
+    { key: { group: 1, _id: -1 }, name: 'group_id' },
+  ],
+};
+
+export const notifySettingsCollection: CollectionSpec = { name: 'notifysettings', indexes: [] };
+
+/**
+ * One document per (message, attempt): its unique _id lets exactly one worker lease an attempt, also on
+ * servers whose conditional updates are not isolated (FerretDB v1).
+ */
+export const outboxClaimCollection: CollectionSpec = {
+  name: 'outboxclaims',
+  indexes: [{ key: { message: 1 }, name: 'message' }],
+};
+
+interface OutboxClaimDocument {
+  _id: string;
+  message: ObjectId;
+  at: Date;
+}
+
+function toMessage(document: OutboxDocument): OutboxMessage {
+  return {
+    id: document._id.toHexString(),
+    group: document.group,
+    event: document.event,
+    channel: { ...document.channel },
+    subject: document.subject,
+    text: document.text,
+    payload: { ...document.payload },
+    createdAt: toDate(document.createdAt),
+    status: document.status,
+    attempts: document.attempts,
+    nextAttemptAt: toDate(document.nextAttemptAt),
+    ...(typeof document.lastError === 'string' ? { lastError: document.lastError } : {}),
+    ...(document.deliveredAt instanceof Date ? { deliveredAt: toDate(document.deliveredAt) } : {}),
+  };
+}
+
+@injectable()
+export class MongoAlertOutboxRepository
+  extends MongoRepository<OutboxDocument>
+  implements AlertOutboxRepository
+{
+  private readonly settings;
+  private readonly claims;
+
+  constructor(@inject(MONGO_DB) db: Db) {
+    super(db, outboxCollection, 'group', 'That message is already queued');
+    this.settings = db.collection<NotifySettingsDocument>(notifySettingsCollection.name);
+    this.claims = db.collection<OutboxClaimDocument>(outboxClaimCollection.name);
+  }
+
+  async getSettings(group: string): Promise<GroupNotifySettings | undefined> {
+    const document = await this.run(() => this.settings.findOne({ _id: group }));
+    if (document === null) return undefined;
+    return {
+      group,
+      webhooks: document.webhooks.map(({ url, secret }) => ({ url, secret })),
+      events: [...document.events],
+    };
+  }
+
+  async saveSettings(settings: GroupNotifySettings): Promise<void> {
+    await this.run(() =>
+      this.settings.replaceOne(
+        { _id: settings.group },
+        {
+          webhooks: settings.webhooks.map(({ url, secret }) => ({ url, secret })),
+          events: [...settings.events],
+        },
+        { upsert: true },
+      ),
+    );
+  }
+
+  async enqueue(messages: readonly NewOutboxMessage[]): Promise<OutboxMessage[]> {
+    const documents = messages.map((message): OutboxDocument => ({
+      _id: new ObjectId(),
+      group: message.group,
+      event: message.event,
+      channel: { ...message.channel },
+      subject: message.subject,
+      text: message.text,
+      payload: { ...message.payload },
+      createdAt: new Date(message.createdAt.getTime()),
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: new Date(message.createdAt.getTime()),
+    }));
+    if (documents.length > 0) await this.run(() => this.collection.insertMany(documents), 2);
+    return documents.map(toMessage);
+  }
+
+  async claimDue(now: Date, leaseMs: number, limit: number): Promise<OutboxMessage[]> {
+    if (!(limit > 0)) return [];
+    const due = await this.run(() =>
+      this.collection
+        .find({ status: 'pending', nextAttemptAt: { $lte: now } })
+        .sort({ nextAttemptAt: 1, _id: 1 })
+        .limit(Math.floor(limit))
+        .toArray(),
+    );
+    const until = new Date(now.getTime() + leaseMs);
+    const claimed: OutboxMessage[] = [];
+    for (const document of due) {
+      const attempt = document.attempts + 1;
+      try {
+        await this.run(() =>
+          this.claims.insertOne({
+            _id: `${document._id.toHexString()}:${attempt}`,
+            message: document._id,
+            at: now,
+          }),
+        );
+      } catch (error) {
+        // Another worker leased this attempt first.
+        if (error instanceof ConflictError) continue;
+        throw error;
+      }
+      await this.run(() =>
+        this.collection.updateOne(
+          { _id: document._id },
+          { $set: { nextAttemptAt: until, attempts: attempt } },
+        ),
+      );
+      claimed.push(toMessage({ ...document, attempts: attempt, nextAttemptAt: until }));
+    }
+    return claimed;
+  }
+
+  async markDelivered(id: string, at: Date): Promise<void> {
+    await this.run(() => this.claims.deleteMany({ message: new ObjectId(id) }));
+    await this.run(() =>
+      this.collection.updateOne(
+        { _id: new ObjectId(id) },
+        { $set: { status: 'delivered', deliveredAt: new Date(at.getTime()) }, $unset: { lastError: '' } },
+      ),
+    );
+  }
+
+  async markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void> {
+    if (retryAt === undefined) await this.run(() => this.claims.deleteMany({ message: new ObjectId(id) }));
+    await this.run(() =>
+      this.collection.updateOne(
+        { _id: new ObjectId(id) },
+        {
+          $set:
+            retryAt === undefined
+              ? { status: 'failed', lastError: error }
+              : { status: 'pending', lastError: error, nextAttemptAt: new Date(retryAt.getTime()) },
+        },
+      ),
+    );
+  }
+
+  async list(group: string, limit: number): Promise<OutboxMessage[]> {
+    if (!(limit > 0)) return [];
+    const documents = await this.run(() =>
+      this.collection.find({ group }).sort({ _id: -1 }).limit(Math.floor(limit)).toArray(),
+    );
+    return documents.map(toMessage);
+  }
+}

@@ -1,0 +1,156 @@
+import { inject, injectable } from 'inversify';
+import {
+  type AlertEvent,
+  type AlertOutboxRepository,
+  type Channel,
+  type GroupNotifySettings,
+  type NewOutboxMessage,
+  type OutboxMessage,
+  type OutboxStatus,
+} from '@hortus/core';
+import { fromJson, newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
+
+interface OutboxRow {
+  id: string;
+  grp: string;
+  event: string;
+  channel: string;
+  subject: string;
+  text: string;
+  payload: string;
+  created_at: number;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  delivered_at: number | null;
+}
+
+function toMessage(row: OutboxRow): OutboxMessage {
+  return {
+    id: row.id,
+    group: row.grp,
+    event: row.event as AlertEvent,
+    channel: fromJson(row.channel) as Channel,
+    subject: row.subject,
+    text: row.text,
+    payload: fromJson(row.payload) as OutboxMessage['payload'],
+    createdAt: new Date(row.created_at),
+    status: row.status as OutboxStatus,
+    attempts: row.attempts,
+    nextAttemptAt: new Date(row.next_attempt_at),
+    ...(row.last_error === null ? {} : { lastError: row.last_error }),
+    ...(row.delivered_at === null ? {} : { deliveredAt: new Date(row.delivered_at) }),
+  };
+}
+
+const columns =
+  'id, grp, event, channel, subject, text, payload, created_at, status, attempts, next_attempt_at, last_error, delivered_at';
+
+@injectable()
+export class SqliteAlertOutboxRepository extends SqliteRepository implements AlertOutboxRepository {
+  constructor(@inject(SQLITE_CONNECTION) connection: SqliteConnection) {
+    super(connection, 'group', 'That message is already queued');
+  }
+
+  async getSettings(group: string): Promise<GroupNotifySettings | undefined> {
+    const row = this.run(
+      () =>
+        this.connection.prepare('SELECT value FROM notify_settings WHERE grp = ?').get(group) as
+          { value: string } | undefined,
+    );
+    return row === undefined ? undefined : (fromJson(row.value) as GroupNotifySettings);
+  }
+
+  async saveSettings(settings: GroupNotifySettings): Promise<void> {
+    this.run(() =>
+      this.connection
+        .prepare(
+          'INSERT INTO notify_settings (grp, value) VALUES (?, ?) ON CONFLICT (grp) DO UPDATE SET value = excluded.value',
+        )
+        .run(settings.group, JSON.stringify(settings)),
+    );
+  }
+
+  async enqueue(messages: readonly NewOutboxMessage[]): Promise<OutboxMessage[]> {
+    const rows = messages.map((message): OutboxRow => ({
+      id: newId(),
+      grp: message.group,
+      event: message.event,
+      channel: JSON.stringify(message.channel),
+      subject: message.subject,
+      text: message.text,
+      payload: JSON.stringify(message.payload),
+      created_at: message.createdAt.getTime(),
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: message.createdAt.getTime(),
+      last_error: null,
+      delivered_at: null,
+    }));
+    this.run(() =>
+      this.connection.write(() => {
+        const insert = this.connection.prepare(
+          `INSERT INTO outbox (${columns}) VALUES (@id, @grp, @event, @channel, @subject, @text, @payload,
+           @created_at, @status, @attempts, @next_attempt_at, @last_error, @delivered_at)`,
+        );
+        for (const row of rows) insert.run(row);
+      }),
+    );
+    return rows.map(toMessage);
+  }
+
+  async claimDue(now: Date, leaseMs: number, limit: number): Promise<OutboxMessage[]> {
+    if (!(limit > 0)) return [];
+    // Read and lease under one write lock: two processes on the file never take the same message.
+    return this.run(() =>
+      this.connection.write(() => {
+        const rows = this.connection
+          .prepare(
+            `SELECT ${columns} FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?
+             ORDER BY seq LIMIT ?`,
+          )
+          .all(now.getTime(), Math.floor(limit)) as OutboxRow[];
+        const lease = this.connection.prepare(
+          'UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?',
+        );
+        const until = now.getTime() + leaseMs;
+        return rows.map((row) => {
+          lease.run(until, row.id);
+          return toMessage({ ...row, attempts: row.attempts + 1, next_attempt_at: until });
+        });
+      }),
+    );
+  }
+
+  async markDelivered(id: string, at: Date): Promise<void> {
+    this.run(() =>
+      this.connection
+        .prepare("UPDATE outbox SET status = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ?")
+        .run(at.getTime(), id),
+    );
+  }
+
+  async markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void> {
+    this.run(() =>
+      retryAt === undefined
+        ? this.connection
+            .prepare("UPDATE outbox SET status = 'failed', last_error = ? WHERE id = ?")
+            .run(error, id)
+        : this.connection
+            .prepare("UPDATE outbox SET status = 'pending', last_error = ?, next_attempt_at = ? WHERE id = ?")
+            .run(error, retryAt.getTime(), id),
+    );
+  }
+
+  async list(group: string, limit: number): Promise<OutboxMessage[]> {
+    if (!(limit > 0)) return [];
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(`SELECT ${columns} FROM outbox WHERE grp = ? ORDER BY seq DESC LIMIT ?`)
+          .all(group, Math.floor(limit)) as OutboxRow[],
+    );
+    return rows.map(toMessage);
+  }
+}

@@ -1,0 +1,99 @@
+import { type AlertOutboxRepository, type NewOutboxMessage } from '@hortus/core';
+import { at, expect, expectPlainEntity, freshStorePerTest, MINUTE, type StoreFactory } from './store.js';
+
+function message(
+  offsetMs: number,
+  group = 'gh',
+  text = 'Temperature is above its maximum of 30: 31',
+): NewOutboxMessage {
+  return {
+    group,
+    event: 'opened',
+    channel: { type: 'webhook', url: 'https://hooks.example.org/x', secret: 'a-secret-of-16-chars' },
+    subject: `[Hortus] ${group}: ${text}`,
+    text,
+    payload: { group, event: 'opened', message: text, value: 31, time: at(offsetMs).toISOString() },
+    createdAt: at(offsetMs),
+  };
+}
+
+export function alertOutboxRepositoryContract(name: string, createStore: StoreFactory<'alertOutbox'>): void {
+  describe(`${name}: AlertOutboxRepository contract`, () => {
+    const store = freshStorePerTest(createStore);
+    const repository = (): AlertOutboxRepository => store().alertOutbox;
+
+    it('when a group has no notify settings, then none are found; saved ones come back and replace', async () => {
+      expect(await repository().getSettings('gh')).to.equal(undefined);
+      const settings = {
+        group: 'gh',
+        webhooks: [{ url: 'https://hooks.example.org/x', secret: 'a-secret-of-16-chars' }],
+        events: ['opened', 'switched'] as const,
+      };
+      await repository().saveSettings(settings);
+      expect(await repository().getSettings('gh')).to.deep.equal(settings);
+      await repository().saveSettings({ group: 'gh', webhooks: [], events: [] });
+      expect(await repository().getSettings('gh')).to.deep.equal({ group: 'gh', webhooks: [], events: [] });
+      expect(await repository().getSettings('other')).to.equal(undefined);
+    });
+
+    it('when messages are enqueued, then they are plain pending data, due at once, listed newest first', async () => {
+      const [first] = await repository().enqueue([message(0)]);
+      await repository().enqueue([message(MINUTE), message(0, 'other')]);
+      expect(first).to.not.equal(undefined);
+      expectPlainEntity(first ?? {});
+      expect(first).to.deep.include({ status: 'pending', attempts: 0, group: 'gh', event: 'opened' });
+      expect(first?.nextAttemptAt.getTime()).to.equal(at(0).getTime());
+      const listed = await repository().list('gh', 10);
+      expect(listed.map((m) => m.createdAt.getTime())).to.deep.equal([at(MINUTE).getTime(), at(0).getTime()]);
+      expect(listed[1]).to.deep.equal(first);
+      expect(await repository().list('gh', 0)).to.deep.equal([]);
+    });
+
+    it('when due messages are claimed, then each is leased once (attempts + 1) until the lease ends', async () => {
+      await repository().enqueue([message(0), message(MINUTE), message(10 * MINUTE)]);
+      const claimed = await repository().claimDue(at(2 * MINUTE), 5 * MINUTE, 10);
+      expect(claimed.map((m) => m.createdAt.getTime())).to.deep.equal([
+        at(0).getTime(),
+        at(MINUTE).getTime(),
+      ]);
+      expect(claimed.map((m) => m.attempts)).to.deep.equal([1, 1]);
+      expect(await repository().claimDue(at(3 * MINUTE), 5 * MINUTE, 10)).to.deep.equal([]);
+      // A worker that died with the lease: the message is due again once the lease is over.
+      const again = await repository().claimDue(at(7 * MINUTE + 1), 5 * MINUTE, 1);
+      expect(again.map((m) => [m.createdAt.getTime(), m.attempts])).to.deep.equal([[at(0).getTime(), 2]]);
+    });
+
+    it('when a message is delivered or failed, then its status, error and next attempt are kept', async () => {
+      const [a, b, c] = await repository().enqueue([message(0), message(1), message(2)]);
+      await repository().claimDue(at(MINUTE), MINUTE, 10);
+      await repository().markDelivered(a?.id ?? '', at(2 * MINUTE));
+      await repository().markFailed(b?.id ?? '', 'HTTP 500', at(10 * MINUTE));
+      await repository().markFailed(c?.id ?? '', 'HTTP 410', undefined);
+      const byId = new Map((await repository().list('gh', 10)).map((m) => [m.id, m]));
+      expect(byId.get(a?.id ?? '')).to.deep.include({ status: 'delivered', deliveredAt: at(2 * MINUTE) });
+      expect(byId.get(a?.id ?? '')).not.to.have.property('lastError');
+      expect(byId.get(b?.id ?? '')).to.deep.include({
+        status: 'pending',
+        lastError: 'HTTP 500',
+        attempts: 1,
+      });
+      expect(byId.get(b?.id ?? '')?.nextAttemptAt.getTime()).to.equal(at(10 * MINUTE).getTime());
+      expect(byId.get(c?.id ?? '')).to.deep.include({ status: 'failed', lastError: 'HTTP 410' });
+      expect((await repository().claimDue(at(9 * MINUTE), MINUTE, 10)).map((m) => m.id)).to.deep.equal([]);
+      expect((await repository().claimDue(at(10 * MINUTE), MINUTE, 10)).map((m) => m.id)).to.deep.equal([
+        b?.id,
+      ]);
+    });
+
+    it('when two workers claim at once, then no message goes to both', async () => {
+      await repository().enqueue([message(0), message(1), message(2), message(3)]);
+      const [x, y] = await Promise.all([
+        repository().claimDue(at(MINUTE), MINUTE, 10),
+        repository().claimDue(at(MINUTE), MINUTE, 10),
+      ]);
+      const ids = [...x, ...y].map((m) => m.id);
+      expect(new Set(ids).size).to.equal(ids.length);
+      expect(ids).to.have.length(4);
+    });
+  });
+}

@@ -507,15 +507,12 @@ function ingestRate({ perSecond, concurrency }) {
   return `${perSecond.toLocaleString('en')}/s (${concurrency} batch${concurrency > 1 ? 'es' : ''} at a time)`;
 }
 
-async function memoryHistoryAndIngest() {
-  log(`history on the memory store: ${plan.historyDays} days of 20-second readings`);
-  const server = await startServer('hortus', { BENCH_HISTORY_DAYS: String(plan.historyDays) });
-  const readings = Math.floor((plan.historyDays * DAY_MS) / STEP_MS);
-  const history = await historyLatency(server.url, readings, (path) =>
-    latency(server.url, path, { seconds: plan.historySeconds }),
-  );
-  log(`ingest into the memory store: ${plan.ingestBatches} batches of ${BATCH}`);
-  // Four groups, each receiving its batches in time order, as boxes send them.
+/**
+ * Ingest one batch at a time, then two (boxes send on their own; the server parses the next batch while the
+ * client still reads the last answer), after a warm-up. Four groups each get their batches in time order,
+ * as boxes send them; every run stores new readings.
+ */
+async function ingestRuns(url) {
   const bodies = [];
   const span = BATCH * STEP_MS;
   const first = Date.now() - plan.ingestBatches * span;
@@ -525,11 +522,22 @@ async function memoryHistoryAndIngest() {
     } = readingBatches(`bench-ingest-${b % 4}`, span / DAY_MS, first + (b + 1) * span);
     bodies.push(body);
   }
-  await ingest(server.url, bodies.slice(0, 2), 1);
+  await ingest(url, bodies.slice(0, 2), 1);
   const fresh = (suffix) => bodies.map((body) => body.replaceAll('bench-ingest-', `bench-ingest-${suffix}-`));
-  const ingestRuns = [await ingest(server.url, fresh('a'), 1), await ingest(server.url, fresh('b'), 2)];
+  return [await ingest(url, fresh('a'), 1), await ingest(url, fresh('b'), 2)];
+}
+
+async function memoryHistoryAndIngest() {
+  log(`history on the memory store: ${plan.historyDays} days of 20-second readings`);
+  const server = await startServer('hortus', { BENCH_HISTORY_DAYS: String(plan.historyDays) });
+  const readings = Math.floor((plan.historyDays * DAY_MS) / STEP_MS);
+  const history = await historyLatency(server.url, readings, (path) =>
+    latency(server.url, path, { seconds: plan.historySeconds }),
+  );
+  log(`ingest into the memory store: ${plan.ingestBatches} batches of ${BATCH}`);
+  const runs = await ingestRuns(server.url);
   await server.stop();
-  return { history: { readings, ...history }, ingest: ingestRuns };
+  return { history: { readings, ...history }, ingest: runs };
 }
 
 // ---- SQLite (the default store) -------------------------------------------------------------------
@@ -591,25 +599,8 @@ async function sqliteStore() {
     const history = await historyLatency(historyServer.url, readings, (query) =>
       latency(historyServer.url, query, { seconds: plan.historySeconds }),
     );
-    const bodies = [];
-    const span = BATCH * STEP_MS;
-    const first = Date.now() - plan.ingestBatches * span;
-    for (let b = 0; b < plan.ingestBatches; b += 1) {
-      const {
-        bodies: [body],
-      } = readingBatches(`bench-ingest-${b % 4}`, span / DAY_MS, first + (b + 1) * span);
-      bodies.push(body);
-    }
     log(`SQLite: ingest of ${plan.ingestBatches} batches of ${BATCH} over HTTP`);
-    await ingest(historyServer.url, bodies.slice(0, 2), 1);
-    // As on the memory store: one batch at a time, then two (boxes send on their own; the server parses the
-    // next batch while the client still reads the last answer).
-    const fresh = (suffix) =>
-      bodies.map((body) => body.replaceAll('bench-ingest-', `bench-ingest-${suffix}-`));
-    const ingested = [
-      await ingest(historyServer.url, fresh('a'), 1),
-      await ingest(historyServer.url, fresh('b'), 2),
-    ];
+    const ingested = await ingestRuns(historyServer.url);
     await historyServer.stop();
 
     log('SQLite: polling throughput against the memory store');

@@ -53,6 +53,9 @@ const PAYLOAD_EXCERPT_CHARS = 120;
 @injectable()
 export class MqttBridge {
   private readonly filter: string;
+  /** What is sent to the broker: the filter, or `$share/<group>/<filter>` with a shared group. */
+  private readonly subscription: string;
+  private readonly sharedGroup: string | false;
   private readonly prefix: string;
   private client: MqttClient | undefined;
   private unsubscribeChanges: (() => void) | undefined;
@@ -81,6 +84,9 @@ export class MqttBridge {
     @inject(MQTT_LOGGER) private readonly log: MqttLogger,
   ) {
     this.filter = config.topicFilter ?? mqttDefaults.topicFilter;
+    this.sharedGroup = config.sharedGroup ?? mqttDefaults.sharedGroup;
+    this.subscription =
+      this.sharedGroup === false ? this.filter : `$share/${this.sharedGroup}/${this.filter}`;
     this.prefix = config.publishPrefix ?? mqttDefaults.publishPrefix;
   }
 
@@ -102,6 +108,8 @@ export class MqttBridge {
       // A clean session plus mqtt.js's resubscribe restores the subscription after every reconnect.
       clean: true,
       resubscribe: true,
+      // Shared subscriptions are standard from MQTT 5 on; without them MQTT 3.1.1 reaches older brokers.
+      protocolVersion: this.sharedGroup === false ? 4 : 5,
       ...(this.config.clientId === undefined ? {} : { clientId: this.config.clientId }),
       ...(this.config.username === undefined ? {} : { username: this.config.username }),
       ...(this.config.password === undefined ? {} : { password: this.config.password }),
@@ -135,6 +143,7 @@ export class MqttBridge {
       event: 'mqtt.started',
       url,
       topicFilter: this.filter,
+      sharedGroup: this.sharedGroup,
       publishPrefix: this.prefix,
     });
   }
@@ -159,9 +168,17 @@ export class MqttBridge {
     if (!client.connected) {
       await new Promise<void>((resolve) => client.once('connect', () => resolve()));
     }
-    const granted = await client.subscribeAsync(this.filter, { qos: 1 });
-    if (granted.some((grant) => grant.qos === 128)) {
-      throw new Error(`MQTT broker refused the subscription to ${this.filter}`);
+    const granted = await client.subscribeAsync(this.subscription, { qos: 1 });
+    // MQTT 3.1.1 refuses with 128; MQTT 5 with a reason code from 128 on (158: no shared subscriptions).
+    const refused = granted.find((grant) => grant.qos >= 128);
+    if (refused !== undefined) {
+      const hint =
+        this.sharedGroup === false
+          ? ''
+          : ' (set MQTT_SHARED_GROUP=off if the broker has no shared subscriptions)';
+      throw new Error(
+        `MQTT broker refused the subscription to ${this.subscription} (code ${refused.qos})${hint}`,
+      );
     }
   }
 

@@ -19,6 +19,11 @@ export interface MqttConfig {
    * another server) reach the retained topics too (MQTT_STATE_POLL_MS).
    */
   readonly statePollMs?: number;
+  /**
+   * The shared-subscription group (MQTT 5 `$share/<group>/<filter>`): the broker hands each sensor message
+   * to one server of the group, so several servers store it once. `false` subscribes plainly (MQTT 3.1.1).
+   */
+  readonly sharedGroup?: string | false;
 }
 
 /** One structured log event (one JSON line); `level` and `event` are always set. */
@@ -33,6 +38,7 @@ export const mqttDefaults = {
   startTimeoutMs: 10_000,
   reconnectPeriodMs: 1000,
   statePollMs: 5000,
+  sharedGroup: 'hortus',
 } as const;
 
 const brokerProtocols = ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:'];
@@ -42,7 +48,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 /**
  * Reads MQTT_URL (the bridge is off when it is unset or empty), MQTT_TOPIC (default `esp/#`),
  * MQTT_CLIENT_ID, MQTT_USERNAME, MQTT_PASSWORD, MQTT_PUBLISH_PREFIX (default `hortus`) and
- * MQTT_STATE_POLL_MS (default 5000; a text that is no whole number is left for mqttConfigProblems).
+ * MQTT_STATE_POLL_MS (default 5000; a text that is no whole number is left for mqttConfigProblems) and
+ * MQTT_SHARED_GROUP (default `hortus`; `off` subscribes without a shared subscription).
  */
 export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefined {
   const read = (name: string): string | undefined => {
@@ -60,8 +67,10 @@ export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefine
     publishPrefix: read('MQTT_PUBLISH_PREFIX'),
   };
   const statePoll = read('MQTT_STATE_POLL_MS');
+  const shared = read('MQTT_SHARED_GROUP');
   return {
     url,
+    ...(shared === undefined ? {} : { sharedGroup: shared.toLowerCase() === 'off' ? false : shared }),
     ...(statePoll === undefined
       ? {}
       : { statePollMs: /^\d+$/u.test(statePoll) ? Number(statePoll) : Number.NaN }),
@@ -88,6 +97,10 @@ export function mqttConfigProblems(config: MqttConfig): string[] {
   const poll = config.statePollMs;
   if (poll !== undefined && !(Number.isSafeInteger(poll) && poll >= 100 && poll <= 3_600_000)) {
     problems.push('MQTT_STATE_POLL_MS must be a whole number of milliseconds from 100 to 3600000');
+  }
+  const group = config.sharedGroup;
+  if (typeof group === 'string' && !(isPlainTopic(group) && !group.includes('/'))) {
+    problems.push('MQTT_SHARED_GROUP must be a name without `/`, `+` or `#` (or `off`)');
   }
   for (const name of ['startTimeoutMs', 'reconnectPeriodMs'] as const) {
     const value = config[name];

@@ -148,6 +148,29 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
     expect(h.bridge.stats()).to.include({ received: 1, accepted: 1, rejected: 0, malformed: 0 });
   });
 
+  it('when two servers subscribe in one shared group, then each message reaches one of them; with the group off, both', async () => {
+    const send = async (topic: string): Promise<void> => {
+      for (let i = 0; i < 10; i += 1) await box.publishAsync(topic, `${i},greenhouse`, { qos: 1 });
+    };
+    const sharedGroup = `g-${h.prefix}`;
+    const filter = { topicFilter: `${h.prefix}/shared/#` };
+    const shared = [harness({ ...filter, sharedGroup }), harness({ ...filter, sharedGroup })];
+    const plain = [harness({ ...filter, sharedGroup: false }), harness({ ...filter, sharedGroup: false })];
+    const servers = [...shared, ...plain];
+    try {
+      for (const server of servers) await server.bridge.start();
+      await send(`${h.prefix}/shared/t`);
+
+      const received = (group: readonly Harness[]): number[] =>
+        group.map((server) => server.bridge.stats().received);
+      await eventually(() => expect(received(plain)).to.deep.equal([10, 10]));
+      await eventually(() => expect(received(shared).reduce((a, b) => a + b)).to.equal(10));
+      expect(h.bridge.stats().received, 'the default bridge has its own filter').to.equal(0);
+    } finally {
+      for (const server of servers) await server.bridge.stop();
+    }
+  });
+
   it('when boxes publish JSON (one reading, an array, the compact form), then every reading is stored', async () => {
     const humidity = `${h.prefix}/esp/air/humidity`;
     const moisture = `${h.prefix}/esp/ground/moisture/1`;
@@ -414,5 +437,17 @@ describe('MqttBridge start and configuration', () => {
         MQTT_USERNAME: 'hortus',
       }),
     ).to.deep.equal({ url: 'mqtt://broker:1883', topicFilter: 'site/esp/#', username: 'hortus' });
+    expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'OFF' })).to.include({
+      sharedGroup: false,
+    });
+    expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'site-a' })).to.include({
+      sharedGroup: 'site-a',
+    });
+    expect(() =>
+      mqttModule(
+        mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'a/b' }) ?? { url: '' },
+        () => {},
+      ),
+    ).to.throw(/MQTT_SHARED_GROUP must be a name/);
   });
 });

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { use } from 'chai';
 import chaiAsPromised from 'chai-as-promised';
@@ -143,5 +144,19 @@ export async function dropTestDatabase(env: Readonly<Record<string, string | und
     await store.db.dropDatabase();
   } finally {
     await store.close();
+  }
+}
+
+/** Retries `check` until it passes or `waitMs` has gone by, then throws its last failure. */
+export async function eventually(check: () => unknown, waitMs = 5000): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await sleep(25);
+    }
   }
 }

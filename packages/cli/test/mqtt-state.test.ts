@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { connectAsync, type MqttClient } from 'mqtt';
-import { Capture, hortus, type Outcome, scratchDataDir } from './harness.js';
+import { Capture, eventually, hortus, type Outcome, scratchDataDir } from './harness.js';
 
 const BROKER_URL = 'mqtt://127.0.0.1:1883';
 
@@ -15,19 +14,6 @@ const brokerUp = await new Promise<boolean>((resolve) => {
 });
 const ci = process.env['CI'] === 'true';
 const suite = brokerUp || ci ? describe : describe.skip;
-
-async function eventually(check: () => unknown, waitMs = 5000): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(50);
-    }
-  }
-}
 
 suite(
   `hortus serve with MQTT: action state from the CLI's side${brokerUp ? '' : ' (SKIPPED: no broker on 127.0.0.1:1883)'}`,

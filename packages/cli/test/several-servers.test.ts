@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { connectAsync, type MqttClient } from 'mqtt';
-import { dropTestDatabase, hortus } from './harness.js';
+import { dropTestDatabase, eventually, hortus } from './harness.js';
 
 const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const BROKER_URL = 'mqtt://127.0.0.1:1883';
@@ -22,19 +22,6 @@ const skipReason =
     : !brokerUp && !ci
       ? ' [skipped: no MQTT broker on 127.0.0.1:1883]'
       : '';
-
-async function eventually(check: () => unknown, waitMs = 5000): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(25);
-    }
-  }
-}
 
 interface Server {
   readonly child: ChildProcess;

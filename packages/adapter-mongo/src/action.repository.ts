@@ -5,11 +5,10 @@ import {
   type ActionRepository,
   type AutomationSet,
   type NewAction,
-  type SensorAutomation,
-  type TimeAutomation,
+  storedAutomations,
 } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
-import { type CollectionSpec, isLiteralObject, MONGO_DB, MongoRepository } from './support.js';
+import { type CollectionSpec, MONGO_DB, MongoRepository } from './support.js';
 
 interface ActionDocument {
   _id: ObjectId;
@@ -27,27 +26,6 @@ export const actionCollection: CollectionSpec = {
   ],
 };
 
-function list(value: unknown): Record<string, unknown>[] {
-  return Array.isArray(value) ? value.filter(isLiteralObject) : [];
-}
-
-/** Known fields only: older records carry sub-document `_id`s that must not leak. */
-function toAutomations(value: unknown): AutomationSet[] {
-  return list(value).map((set) => ({
-    timeAutomations: list(set['timeAutomations']).map((rule): TimeAutomation => ({
-      action: rule['action'] as TimeAutomation['action'],
-      time: String(rule['time']),
-      frequency: rule['frequency'] as TimeAutomation['frequency'],
-    })),
-    sensorAutomations: list(set['sensorAutomations']).map((rule): SensorAutomation => ({
-      action: rule['action'] as SensorAutomation['action'],
-      sensor: String(rule['sensor']),
-      condition: rule['condition'] as SensorAutomation['condition'],
-      value: String(rule['value']),
-    })),
-  }));
-}
-
 const actionMapper = {
   toDocument(action: NewAction): ActionDocument {
     return {
@@ -55,7 +33,7 @@ const actionMapper = {
       group: action.group,
       object: action.object,
       value: action.value,
-      automations: toAutomations(action.automations),
+      automations: storedAutomations(action.automations),
     };
   },
   toEntity(document: ActionDocument): Action {
@@ -64,7 +42,7 @@ const actionMapper = {
       group: document.group,
       object: document.object,
       value: String(document.value),
-      automations: toAutomations(document.automations),
+      automations: storedAutomations(document.automations),
     };
   },
 };
@@ -132,7 +110,7 @@ export class MongoActionRepository extends MongoRepository<ActionDocument> imple
     object: string,
     automations: readonly AutomationSet[],
   ): Promise<Action | undefined> {
-    return this.update(group, object, { automations: toAutomations(automations) });
+    return this.update(group, object, { automations: storedAutomations(automations) });
   }
 
   private async update(

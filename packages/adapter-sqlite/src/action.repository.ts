@@ -4,8 +4,7 @@ import {
   type ActionRepository,
   type AutomationSet,
   type NewAction,
-  type SensorAutomation,
-  type TimeAutomation,
+  storedAutomations,
 } from '@hortus/core';
 import { SqliteRevisions } from './revisions.js';
 import { fromJson, newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
@@ -18,29 +17,6 @@ interface ActionRow {
   automations: string;
 }
 
-function records(value: unknown): Record<string, unknown>[] {
-  return Array.isArray(value)
-    ? value.filter((item): item is Record<string, unknown> => typeof item === 'object' && item !== null)
-    : [];
-}
-
-/** Known fields only, in a fixed order, so what is stored is exactly the domain's shape. */
-function toAutomations(value: unknown): AutomationSet[] {
-  return records(value).map((set) => ({
-    timeAutomations: records(set['timeAutomations']).map((rule): TimeAutomation => ({
-      action: rule['action'] as TimeAutomation['action'],
-      time: String(rule['time']),
-      frequency: rule['frequency'] as TimeAutomation['frequency'],
-    })),
-    sensorAutomations: records(set['sensorAutomations']).map((rule): SensorAutomation => ({
-      action: rule['action'] as SensorAutomation['action'],
-      sensor: String(rule['sensor']),
-      condition: rule['condition'] as SensorAutomation['condition'],
-      value: String(rule['value']),
-    })),
-  }));
-}
-
 const actionMapper = {
   toRow(action: NewAction): ActionRow {
     return {
@@ -48,7 +24,7 @@ const actionMapper = {
       grp: action.group,
       object: action.object,
       value: action.value,
-      automations: JSON.stringify(toAutomations(action.automations)),
+      automations: JSON.stringify(storedAutomations(action.automations)),
     };
   },
   toEntity(row: ActionRow): Action {
@@ -57,7 +33,7 @@ const actionMapper = {
       group: row.grp,
       object: row.object,
       value: String(row.value),
-      automations: toAutomations(fromJson(row.automations)),
+      automations: storedAutomations(fromJson(row.automations)),
     };
   },
 };
@@ -148,7 +124,7 @@ export class SqliteActionRepository extends SqliteRepository implements ActionRe
     object: string,
     automations: readonly AutomationSet[],
   ): Promise<Action | undefined> {
-    return this.update(group, object, 'automations', JSON.stringify(toAutomations(automations)));
+    return this.update(group, object, 'automations', JSON.stringify(storedAutomations(automations)));
   }
 
   private update(

@@ -103,6 +103,36 @@ function toSensorAutomation(raw: unknown, field: string): SensorAutomation {
   };
 }
 
+function storedRecords(value: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((item): item is Record<string, unknown> => {
+    if (typeof item !== 'object' || item === null) return false;
+    const prototype: unknown = Object.getPrototypeOf(item);
+    return prototype === Object.prototype || prototype === null;
+  });
+}
+
+/**
+ * The automations of an action as a store holds them, reshaped to exactly the domain's shape: known fields
+ * only, in a fixed order, so sub-document `_id`s of older records never leak. They were validated by
+ * parseAutomations on the way in, so this never throws.
+ */
+export function storedAutomations(value: unknown): AutomationSet[] {
+  return storedRecords(value).map((set) => ({
+    timeAutomations: storedRecords(set['timeAutomations']).map((rule): TimeAutomation => ({
+      action: rule['action'] as TimeAutomation['action'],
+      time: String(rule['time']),
+      frequency: rule['frequency'] as TimeAutomation['frequency'],
+    })),
+    sensorAutomations: storedRecords(set['sensorAutomations']).map((rule): SensorAutomation => ({
+      action: rule['action'] as SensorAutomation['action'],
+      sensor: String(rule['sensor']),
+      condition: rule['condition'] as SensorAutomation['condition'],
+      value: String(rule['value']),
+    })),
+  }));
+}
+
 /**
  * Validates automations as clients write them and keeps only the known fields, which drops the `_id`s
  * that clients echo back from get_automations.

@@ -81,13 +81,20 @@ type Credential =
 /** A JWT's shape: three base64url parts. Anything else is taken for an access key. */
 const tokenShape = /^[\w-]+\.[\w-]+\.[\w-]*$/u;
 
+/** What a route's target is read from: the parsed query, the path parameters and the body. */
+export interface RequestParts {
+  readonly query: unknown;
+  readonly params: unknown;
+  readonly body: unknown;
+}
+
 /** How one route is guarded, derived once from its declaration when the router is built. */
 export type AccessRule =
   | { readonly open: true }
   | {
       readonly open?: false;
       readonly operation: AccessOperation;
-      readonly target: (ctx: Context) => AccessTarget;
+      readonly target: (request: RequestParts) => AccessTarget;
     };
 
 /** Whether a schema declares the named property. */
@@ -142,7 +149,7 @@ export function accessRuleOf(route: RouteSpec, fullPath: string): AccessRule {
   if (method === 'get' && isOpenPath(fullPath)) return { open: true };
   if (isAccountPath(fullPath)) return { open: true };
   if (name === ingestRoute) {
-    return { operation: 'ingest', target: (ctx) => ({ groups: ingestGroups(ctx.request.body) }) };
+    return { operation: 'ingest', target: (request) => ({ groups: ingestGroups(request.body) }) };
   }
   const operation: AccessOperation = method !== 'get' || writingGets.has(name) ? 'write' : 'read';
   if (serviceRoutes.has(name)) return { operation, target: () => ({ scope: 'service' }) };
@@ -150,9 +157,9 @@ export function accessRuleOf(route: RouteSpec, fullPath: string): AccessRule {
   if (declares(route.params, 'userId')) {
     return {
       operation,
-      target: (ctx) => ({
+      target: (request) => ({
         scope: 'user',
-        userId: (ctx as unknown as { params?: Record<string, unknown> }).params?.['userId'],
+        userId: (request.params as Record<string, unknown> | undefined)?.['userId'],
       }),
     };
   }
@@ -164,11 +171,11 @@ export function accessRuleOf(route: RouteSpec, fullPath: string): AccessRule {
   }
   return {
     operation,
-    target: (ctx) => ({
+    target: (request) => ({
       groups: [
-        ...valuesOf(ctx.query, queryFields),
-        ...valuesOf((ctx as unknown as { params?: unknown }).params, paramFields),
-        ...valuesOf(ctx.request.body, bodyFields),
+        ...valuesOf(request.query, queryFields),
+        ...valuesOf(request.params, paramFields),
+        ...valuesOf(request.body, bodyFields),
       ],
     }),
   };
@@ -196,6 +203,35 @@ function callerFor(credential: Credential | undefined): Caller {
     case 'invalid':
       return { kind: 'anonymous', rejectedCredential: true };
   }
+}
+
+export type RouteDecision =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly status: 401 | 403; readonly message: string };
+
+const ROUTE_ALLOWED: RouteDecision = { allowed: true };
+
+/** Whether the caller may use one route on what the request names; the guard's decision, without a context. */
+export function decideRoute(
+  rule: AccessRule,
+  access: RequestAccess | undefined,
+  request: RequestParts,
+): RouteDecision {
+  if (rule.open === true || access?.required === false) return ROUTE_ALLOWED;
+  if (access?.session !== undefined) {
+    const decision = decideSessionAccess(access.session, rule.operation, rule.target(request));
+    return decision.allowed ? ROUTE_ALLOWED : { allowed: false, status: 403, message: decision.reason };
+  }
+  // Keys are required but none was checked: the access middleware did not run, so refuse.
+  if (access?.key === undefined) {
+    return {
+      allowed: false,
+      status: 401,
+      message: 'An access key is required: send the header Authorization: Bearer <key>',
+    };
+  }
+  const decision = decideAccess(access.key, rule.operation, rule.target(request));
+  return decision.allowed ? ROUTE_ALLOWED : { allowed: false, status: 403, message: decision.reason };
 }
 
 export function forbidden(ctx: Context, message: string): void {
@@ -415,27 +451,38 @@ export class AccessControl {
   /** The guard of one route, run after its body is parsed: 403 when the key may not do what it asks. */
   guard(rule: AccessRule): Middleware {
     return async (ctx, next) => {
-      const access = accessOf(ctx);
-      if (rule.open === true || access?.required === false) return next();
-      if (access?.session !== undefined) {
-        const decision = decideSessionAccess(access.session, rule.operation, rule.target(ctx));
-        if (!decision.allowed) {
-          forbidden(ctx, decision.reason);
-          return undefined;
-        }
-        return next();
-      }
-      // Keys are required but none was checked: the access middleware did not run, so refuse.
-      if (access?.key === undefined) {
-        unauthorized(ctx, 'An access key is required: send the header Authorization: Bearer <key>', false);
-        return undefined;
-      }
-      const decision = decideAccess(access.key, rule.operation, rule.target(ctx));
-      if (!decision.allowed) {
-        forbidden(ctx, decision.reason);
-        return undefined;
-      }
-      return next();
+      const parts = {
+        query: ctx.query,
+        params: (ctx as unknown as { params?: unknown }).params,
+        body: ctx.request.body,
+      };
+      const decision = decideRoute(rule, accessOf(ctx), parts);
+      if (decision.allowed) return next();
+      if (decision.status === 401) unauthorized(ctx, decision.message, false);
+      else forbidden(ctx, decision.message);
+      return undefined;
     };
+  }
+
+  /**
+   * The access of a request when it is known without waiting (the mode, or fresh cached answers) and needs no
+   * 401; undefined when only the middleware can tell. The poll lane serves a request only when this knows.
+   */
+  accessKnownNow(
+    authorization: string,
+  ): { readonly access: RequestAccess; readonly caller: Caller } | undefined {
+    const required = this.requiredNow();
+    if (required === undefined) return undefined;
+    if (authorization === '') return required ? undefined : { access: NOT_REQUIRED, caller: ANONYMOUS };
+    const secret = bearerPattern.exec(authorization)?.[1];
+    if (secret === undefined) return undefined;
+    if (tokenShape.test(secret)) {
+      const session = this.sessions.get(secret)?.fresh()?.value;
+      if (session === undefined) return undefined;
+      return { access: { required, session }, caller: callerFor({ kind: 'session', session }) };
+    }
+    const key = this.keys.get(secret)?.fresh()?.value;
+    if (key === undefined) return undefined;
+    return { access: { required, key }, caller: callerFor({ kind: 'key', key }) };
   }
 }

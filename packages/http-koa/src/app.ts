@@ -1,7 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { type IncomingMessage } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { type AccessControl, accessOf, accessRuleOf } from './access.js';
+import { type AccessControl, accessRuleOf } from './access.js';
+import { allowedOrigins, cors, requestLog } from './edge.js';
+import { pollLane, type RequestListener } from './poll-lane.js';
 import { type TrustProxy } from './config.js';
 import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './errors.js';
 import { ClientFaultLog, type Logger } from './logger.js';
@@ -9,6 +11,7 @@ import { type HttpMetrics, metricsMiddleware } from './metrics.js';
 import { operationsMiddleware } from './operations.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi.js';
 import {
+  answering as newAnswering,
   type BodyParsers,
   buildRoutes,
   type HttpUseCases,
@@ -26,6 +29,8 @@ import { notificationRoutes } from './routes/notifications.js';
 import { userRoutes } from './routes/users.js';
 import {
   clientAddressMiddleware,
+  clientAddressOf,
+  hostAllowed,
   fetchMetadataMiddleware,
   hostGuardMiddleware,
   RateLimiter,
@@ -44,9 +49,6 @@ export const apiRouters: readonly RouterSpec[] = [
   userRoutes,
   ...accountRouters,
 ];
-
-export const CORS_METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
-const CORS_MAX_AGE_SECONDS = 600;
 
 export interface AppOptions {
   readonly logger: Logger;
@@ -70,6 +72,8 @@ export interface AppOptions {
   readonly bodyTimeoutMs?: number;
   /** Where warnings about what clients send go, rate-limited; by default a ClientFaultLog on `logger`. */
   readonly clientFaults?: ClientFaultLog;
+  /** Whether polls are answered by the poll lane (poll-lane.ts) in front of Koa; on unless false. */
+  readonly pollLane?: boolean;
 }
 
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
@@ -172,63 +176,15 @@ export function openApiDocument(): Record<string, unknown> {
   return description().document;
 }
 
-const requestIdPattern = /^[\w.:-]{1,128}$/u;
-
-/** One JSON line per request; the id is the caller's X-Request-Id when it is sane, else a new one. */
-function requestLog(logger: Logger): Middleware {
-  return async (ctx, next) => {
-    const started = performance.now();
-    const given = ctx.get('X-Request-Id');
-    const requestId = requestIdPattern.test(given) ? given : randomUUID();
-    (ctx.state as { requestId?: string }).requestId = requestId;
-    ctx.res.setHeader('X-Request-Id', requestId);
-    try {
-      await next();
-    } finally {
-      // The key's id (never its secret) says who made the request once keys are in use.
-      const keyId = accessOf(ctx)?.key?.id;
-      const ms = Math.round((performance.now() - started) * 10) / 10;
-      const { method, path, status } = ctx;
-      logger.info(
-        'request',
-        keyId === undefined
-          ? { requestId, method, path, status, ms }
-          : { requestId, method, path, status, ms, keyId },
-      );
-    }
-  };
+/** The HTTP application: Koa for every route, with the poll lane in front of it unless turned off. */
+export interface HttpApp {
+  readonly koa: Koa;
+  /** Node's request listener: the poll lane, handing the rest to Koa. */
+  readonly handle: RequestListener;
 }
 
-/** CORS for an allow-list of origins with credentials; a preflight is answered here and goes no further. */
-function cors(origins: readonly string[]): Middleware {
-  const allowed = new Set(origins.map((origin) => origin.toLowerCase()));
-  return async (ctx, next) => {
-    const origin = ctx.get('Origin');
-    if (origin === '') return next();
-    ctx.vary('Origin');
-    const permitted = allowed.has(origin.toLowerCase());
-    if (permitted) {
-      const { res } = ctx;
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Allow-Credentials', 'true');
-      res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After');
-    }
-    if (ctx.method !== 'OPTIONS' || ctx.get('Access-Control-Request-Method') === '') return next();
-    if (permitted) {
-      ctx.set('Access-Control-Allow-Methods', CORS_METHODS);
-      const requested = ctx.get('Access-Control-Request-Headers');
-      ctx.set('Access-Control-Allow-Headers', requested === '' ? 'Content-Type' : requested);
-      ctx.set('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
-      ctx.vary('Access-Control-Request-Headers');
-    }
-    ctx.body = null;
-    ctx.status = 204;
-    return undefined;
-  };
-}
-
-/** Assembles the Koa application on the given use cases; it does not listen. */
-export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
+/** Assembles the HTTP application on the given use cases; it does not listen. */
+export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp {
   const app = new Koa();
   const trustProxy = options.trustProxy ?? { hops: 0 };
   app.proxy = 'proxies' in trustProxy || trustProxy.hops > 0;
@@ -276,7 +232,9 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
   }
   app.use(cors(options.corsOrigins));
   const perMinute = options.rateLimitPerMinute ?? 0;
-  if (perMinute > 0) app.use(rateLimitMiddleware(new RateLimiter(perMinute)));
+  const limiter = perMinute > 0 ? new RateLimiter(perMinute) : undefined;
+  const counted = new WeakSet<IncomingMessage>();
+  if (limiter !== undefined) app.use(rateLimitMiddleware(limiter, counted));
   app.use(writingHeadMiddleware);
   app.use(fetchMetadataMiddleware(options.corsOrigins));
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults));
@@ -292,7 +250,28 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): Koa {
     access === undefined
       ? undefined
       : (route: RouteSpec, fullPath: string) => access.guard(accessRuleOf(route, fullPath));
-  app.use(buildRoutes(routers, useCases, bodyParsers, guard));
+  const answering = newAnswering();
+  app.use(buildRoutes(routers, useCases, bodyParsers, answering, guard));
   app.use(unmatched);
-  return app;
+  const koaHandle = app.callback();
+  const viaKoa: RequestListener = (request, response) => void koaHandle(request, response);
+  if (options.pollLane === false) return { koa: app, handle: viaKoa };
+  const hostGuarded = options.allowedHosts !== undefined && !options.allowedHosts.includes('*');
+  const handle = pollLane(
+    {
+      routers: apiRouters,
+      useCases,
+      answering,
+      logger: options.logger,
+      metrics: options.metrics,
+      access,
+      allowedOrigins: allowedOrigins(options.corsOrigins),
+      hostAllowed: hostGuarded ? hostAllowed(options.allowedHosts ?? []) : undefined,
+      clientAddress: app.proxy ? clientAddressOf(trustProxy) : undefined,
+      limiter,
+      counted,
+    },
+    viaKoa,
+  );
+  return { koa: app, handle };
 }

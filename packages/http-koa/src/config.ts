@@ -52,6 +52,8 @@ export interface HttpSettings {
   readonly auth: AuthMode;
   /** How long the answers to "are keys in use" and "whose key is this" are reused. */
   readonly authCacheMs: number;
+  /** POLL_LANE: polls answered in front of Koa (the default), or `off` to send every request through Koa. */
+  readonly pollLane: boolean;
 }
 
 export const MAX_CODE_HOST_TIMEOUT_MS = 5000;
@@ -76,6 +78,7 @@ export const httpDefaults = {
   MAX_CONNECTIONS: '1024',
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
+  POLL_LANE: 'on',
 } as const;
 
 /**
@@ -125,6 +128,10 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const auth = (authModes as readonly string[]).includes(authText) ? (authText as AuthMode) : 'auto';
   if (auth !== authText) problems.push(`AUTH must be one of: ${authModes.join(', ')}, got "${read('AUTH')}"`);
   const authCacheMs = integer('AUTH_CACHE_MS', 0, 60_000);
+  const pollLaneText = read('POLL_LANE').toLowerCase();
+  if (pollLaneText !== 'on' && pollLaneText !== 'off') {
+    problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -147,6 +154,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     maxConnections,
     auth,
     authCacheMs,
+    pollLane: pollLaneText !== 'off',
   };
 }
 

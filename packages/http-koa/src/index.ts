@@ -11,3 +11,4 @@ export * from './access.js';
 export * from './metrics.js';
 export * from './operations.js';
 export * from './security.js';
+export * from './edge.js';

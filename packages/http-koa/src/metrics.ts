@@ -52,6 +52,7 @@ export class HttpMetrics {
   private mqttAccepted: (() => number) | undefined;
   private automationsFired = 0;
   private alertsRaised = 0;
+  private laneAnswers = 0;
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const methodLabel = knownMethods.has(method) ? method : 'OTHER';
@@ -94,6 +95,11 @@ export class HttpMetrics {
     }
     histogram.sum += seconds;
     histogram.count += 1;
+  }
+
+  /** One answer written by the poll lane (it is counted in http_requests_total as well). */
+  pollLaneAnswered(): void {
+    this.laneAnswers += 1;
   }
 
   readingsIngested(source: IngestSource, count: number): void {
@@ -143,6 +149,11 @@ export class HttpMetrics {
     lines.push('# HELP hortus_alerts_raised_total Alert notifications the automation engine raised.');
     lines.push('# TYPE hortus_alerts_raised_total counter');
     lines.push(`hortus_alerts_raised_total ${this.alertsRaised}`);
+    lines.push(
+      '# HELP hortus_poll_lane_answers_total Polls answered by the poll lane, without the middleware chain.',
+    );
+    lines.push('# TYPE hortus_poll_lane_answers_total counter');
+    lines.push(`hortus_poll_lane_answers_total ${this.laneAnswers}`);
     return `${lines.join('\n')}\n`;
   }
 }

@@ -36,6 +36,7 @@ import {
   SetActionValue,
   UpdateGroupSettings,
 } from '@hortus/core';
+import { type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { type Context, type Middleware } from 'koa';
 import { AnswerCache, type EntityTagOf, namesWildcard, noneMatchFails } from './conditional.js';
@@ -198,14 +199,75 @@ export function withUnderscoreId<T extends { readonly id: string }>(
 /** Middleware a route runs after its body is parsed and before it is validated (access checks). */
 export type RouteGuard = (route: RouteSpec, fullPath: string) => Middleware;
 
+/**
+ * What a route answers, with conditional GET: 304 when If-None-Match names the current tag; for a route
+ * cached by its tag, the serialised answer kept for that tag, else the route's own reply (cached when it is
+ * a 200 of JSON). If-None-Match `*` holds once the route has found what it names (a missing group is its 404).
+ */
+export type Answer =
+  | { readonly tag: string; readonly notModified: true }
+  | { readonly tag: string; readonly body: string }
+  | { readonly tag: string | undefined; readonly reply: Reply };
+
+export async function answerOf(
+  route: RouteSpec,
+  input: RouteInput,
+  useCases: HttpUseCases,
+  answers: AnswerCache,
+  ifNoneMatch: string,
+): Promise<Answer> {
+  const tag = route.entityTag === undefined ? undefined : await route.entityTag(input, useCases);
+  if (tag === undefined) return { tag, reply: await route.handle(input, useCases) };
+  if (noneMatchFails(ifNoneMatch, tag)) return { tag, notModified: true };
+  const cached = route.cacheByTag === true ? answers.get(tag) : undefined;
+  let body = cached;
+  if (body === undefined) {
+    const reply = await route.handle(input, useCases);
+    if (reply.status !== 200 || !('json' in reply)) return { tag, reply };
+    // Serialised here so that a bare string or null (group settings may be any JSON) stays JSON.
+    body = JSON.stringify(reply.json) ?? 'null';
+    if (route.cacheByTag === true) answers.set(tag, body);
+  }
+  return namesWildcard(ifNoneMatch) ? { tag, notModified: true } : { tag, body };
+}
+
+/**
+ * Per application, never shared: each router's cache of serialised answers (see AnswerCache), and the
+ * answers the poll lane began but handed on to Koa to be written (an error, a 404): Koa's route writes that
+ * outcome instead of asking the store again, so a failing store costs one deadline, not two.
+ */
+export interface Answering {
+  readonly cacheOf: (spec: RouterSpec) => AnswerCache;
+  readonly handedOn: WeakMap<
+    IncomingMessage,
+    { readonly route: RouteSpec; readonly answer: Promise<Answer> }
+  >;
+}
+
+export function answering(): Answering {
+  const caches = new Map<RouterSpec, AnswerCache>();
+  return {
+    cacheOf: (spec) => {
+      let cache = caches.get(spec);
+      if (cache === undefined) {
+        cache = new AnswerCache();
+        caches.set(spec, cache);
+      }
+      return cache;
+    },
+    handedOn: new WeakMap(),
+  };
+}
+
 export function buildRouter(
   spec: RouterSpec,
   useCases: HttpUseCases,
   bodyParsers: BodyParsers,
+  answering: Answering,
   guard?: RouteGuard,
 ): Router {
+  const answers = answering.cacheOf(spec);
   const router = new Router({ prefix: spec.prefix });
-  const answers = new AnswerCache();
   for (const route of spec.routes) {
     const parser = route.body === undefined ? undefined : bodyParsers[route.bodyKind ?? 'default'];
     const policy: RouteErrorPolicy = {
@@ -236,35 +298,27 @@ export function buildRouter(
         accessRequired: state.access?.required === true,
         clientAddress: ctx.ip,
       };
-      const tag = route.entityTag === undefined ? undefined : await route.entityTag(input, useCases);
-      if (tag !== undefined && noneMatchFails(ctx.get('If-None-Match'), tag)) {
-        ctx.set('ETag', tag);
+      const handed = answering.handedOn.get(ctx.req);
+      const answer = await (handed?.route === route
+        ? handed.answer
+        : answerOf(route, input, useCases, answers, ctx.get('If-None-Match')));
+      if ('notModified' in answer) {
+        ctx.set('ETag', answer.tag);
         ctx.status = 304;
         return;
       }
-      const cached = tag === undefined || route.cacheByTag !== true ? undefined : answers.get(tag);
-      const reply = cached === undefined ? await route.handle(input, useCases) : undefined;
-      if (reply === undefined) {
+      if ('body' in answer) {
         ctx.status = 200;
         ctx.type = 'application/json';
-        ctx.body = cached;
+        ctx.body = answer.body;
       } else {
-        send(ctx, reply);
+        send(ctx, answer.reply);
       }
-      if (tag !== undefined && ctx.status === 200 && namesWildcard(ctx.get('If-None-Match'))) {
-        // The route found what it names (a missing group is its 404), so `*` matches.
-        ctx.set('ETag', tag);
-        ctx.body = null;
-        ctx.status = 304;
-        return;
-      }
+      const { tag } = answer;
       if (tag !== undefined && ctx.status === 200) {
         ctx.set('ETag', tag);
         // Browsers then revalidate every poll, sending If-None-Match by themselves.
         ctx.set('Cache-Control', 'no-cache');
-        if (reply !== undefined && route.cacheByTag === true && 'json' in reply) {
-          answers.set(tag, ctx.body as string);
-        }
       }
     };
     const middleware = [
@@ -288,11 +342,12 @@ export function buildRoutes(
   specs: readonly RouterSpec[],
   useCases: HttpUseCases,
   bodyParsers: BodyParsers,
+  answering: Answering,
   guard?: RouteGuard,
 ): Middleware {
   const routers = specs.map((spec) => ({
     prefix: spec.prefix.toLowerCase(),
-    middleware: buildRouter(spec, useCases, bodyParsers, guard).routes() as unknown as Middleware,
+    middleware: buildRouter(spec, useCases, bodyParsers, answering, guard).routes() as unknown as Middleware,
   }));
   return (ctx, next) => {
     // Paths match case-insensitively, with or without a trailing slash.

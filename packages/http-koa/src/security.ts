@@ -1,3 +1,4 @@
+import { type IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { type Middleware } from 'koa';
 import { type TrustProxy } from './config.js';
@@ -100,9 +101,13 @@ export class RateLimiter {
   }
 }
 
-/** 429 JSON `{message}` with Retry-After once a client (by IP address) has used up its allowance. */
-export function rateLimitMiddleware(limiter: RateLimiter): Middleware {
+/**
+ * 429 JSON `{message}` with Retry-After once a client (by IP address) has used up its allowance. Requests in
+ * `counted` have had their token taken already (the poll lane handed them on).
+ */
+export function rateLimitMiddleware(limiter: RateLimiter, counted?: WeakSet<IncomingMessage>): Middleware {
   return (ctx, next) => {
+    if (counted?.has(ctx.req) === true) return next();
     const decision = limiter.take(ctx.ip);
     if (decision.allowed) return next();
     ctx.set('Retry-After', String(decision.retryAfterSeconds));

@@ -42,10 +42,9 @@ export class HttpServer {
       ready: () => store.ping(),
       rateLimitPerMinute: settings.rateLimitPerMinute,
       trustProxy: settings.trustProxy,
+      pollLane: settings.pollLane,
     });
-    const handle = app.callback();
-    // Koa answers its own failures; the promise carries nothing left to handle.
-    this.server = createServer(serverLimits(settings), (request, response) => void handle(request, response));
+    this.server = createServer(serverLimits(settings), app.handle);
     this.server.maxConnections = settings.maxConnections;
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
       answerClientError(error, socket, clientFaults),

@@ -1,0 +1,222 @@
+import { CreateAccessKey, CreateUser, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
+import {
+  AccessControl,
+  HTTP_SETTINGS,
+  HTTP_USE_CASES,
+  HttpMetrics,
+  HttpServer,
+  type HttpSettings,
+} from '@hortus/http-koa';
+import { get, type IncomingHttpHeaders } from 'node:http';
+import { CapturingLogger, expect, startTestServer, type TestServer } from './harness.js';
+
+/**
+ * The poll lane answers the polled routes in front of Koa. Whatever it answers must be exactly what Koa
+ * would: every request here goes to the server as configured and to a twin on the same store and access
+ * control with the lane turned off, and the two answers (status, headers, body), log lines and metrics must
+ * be the same. The lane's own counter shows which requests it took.
+ */
+
+interface Seen {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/** Headers that differ between any two answers: the date, the connection, a generated request id. */
+const varying = new Set(['date', 'connection', 'keep-alive']);
+
+/** Node's client, not fetch: it sends a Host header as given. */
+function see(url: string, path: string, headers: Record<string, string>): Promise<Seen> {
+  return new Promise((resolve, reject) => {
+    const request = get(`${url}${path}`, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve(seen(response.statusCode ?? 0, response.headers, Buffer.concat(chunks).toString(), headers)),
+      );
+    });
+    request.on('error', reject);
+  });
+}
+
+function seen(
+  status: number,
+  received: IncomingHttpHeaders,
+  body: string,
+  headers: Record<string, string>,
+): Seen {
+  const kept: Record<string, string> = {};
+  for (const [name, given] of Object.entries(received)) {
+    const value = Array.isArray(given) ? given.join(', ') : (given ?? '');
+    if (varying.has(name)) continue;
+    if (name === 'x-request-id' && headers['x-request-id'] === undefined) {
+      kept[name] = /^[\da-f-]{36}$/u.test(value) ? '(generated)' : value;
+    } else {
+      kept[name] = value;
+    }
+  }
+  return { status, headers: kept, body };
+}
+
+function laneAnswers(metrics: HttpMetrics): number {
+  const line = metrics
+    .render()
+    .split('\n')
+    .find((text) => text.startsWith('hortus_poll_lane_answers_total '));
+  return Number(line?.split(' ')[1]);
+}
+
+/** The request lines of a log, without what differs between any two servers (time, ids). */
+function requestLines(logger: CapturingLogger): unknown[] {
+  return logger.lines
+    .filter(({ event }) => event === 'request')
+    .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }));
+}
+
+describe('The poll lane', function () {
+  this.timeout(30_000);
+  const origin = 'http://localhost:3000';
+  let api: TestServer;
+  let twin: HttpServer;
+  let twinUrl: string;
+  const twinLogger = new CapturingLogger();
+  const twinMetrics = new HttpMetrics();
+  let laneMetrics: HttpMetrics;
+  let group: string;
+
+  before(async () => {
+    // The limiter stays on in both, as in production, with room for every request here.
+    api = await startTestServer({ RATE_LIMIT_PER_MINUTE: '100000' });
+    const { container } = api;
+    const settings = container.get<HttpSettings>(HTTP_SETTINGS);
+    laneMetrics = container.get(HttpServer).metrics;
+    twin = new HttpServer(
+      container.get(HTTP_USE_CASES),
+      { ...settings, port: 0, pollLane: false },
+      twinLogger,
+      container.get(AccessControl),
+      twinMetrics,
+      container.get<StoreLifecycle>(STORE_LIFECYCLE),
+    );
+    twinUrl = await twin.listen();
+    group = api.unique('lane');
+    await api.seed.group(group, { tempMin: 15 });
+    await api.seed.action(group, 'pump_1');
+    await api.seed.readings([
+      { group, topic: 'esp/air/temperature', value: 21.5, time: '2025-06-15T12:00:00.000Z' },
+      { group, topic: 'esp/soil/moisture', value: 40, time: '2025-06-15T12:01:00.000Z' },
+    ]);
+  });
+
+  after(async () => {
+    await twin?.close(100);
+    await api?.close();
+  });
+
+  /** Sends one request to the twin (warming the shared access caches first) and then to the server. */
+  async function compare(path: string, headers: Record<string, string> = {}): Promise<Seen> {
+    const viaKoa = await see(twinUrl, path, headers);
+    const viaServer = await see(api.url, path, headers);
+    expect(viaServer, `${path} ${JSON.stringify(headers)}`).to.deep.equal(viaKoa);
+    return viaServer;
+  }
+
+  const polls = (name: string): string[] => [
+    `/api/actions/current_state?group=${name}`,
+    `/api/data/latestdata/All?groupId=${name}`,
+    `/api/group/abo?group=${name}`,
+    `/api/data/latestdata/temperature?groupId=${name}`,
+  ];
+
+  it('when clients poll without keys in use, then the lane answers 200s and 304s exactly as Koa does', async () => {
+    const before = laneAnswers(laneMetrics);
+    for (const path of polls(group)) {
+      const first = await compare(path, { origin });
+      expect(first.status).to.equal(200);
+      const etag = first.headers['etag'] ?? '';
+      expect(etag).to.match(/^W\//u);
+      expect((await compare(path, { origin, 'if-none-match': etag })).status).to.equal(304);
+      await compare(path, { 'if-none-match': `W/"stale", ${etag}`, 'x-request-id': 'poll-42' });
+      await compare(path, { origin: 'https://elsewhere.example' });
+      await compare(path.replace('/api/', '/API/'), {});
+    }
+    // 5 requests to each of 4 routes, all answered by the lane.
+    expect(laneAnswers(laneMetrics) - before).to.equal(20);
+    expect(requestLines(api.logger).slice(-20)).to.deep.equal(requestLines(twinLogger).slice(-20));
+  });
+
+  it('when a poll is unusual, then Koa answers it and the answers still match', async () => {
+    const before = laneAnswers(laneMetrics);
+    const missing = api.unique('missing');
+    const unusual: [string, Record<string, string>][] = [
+      [`/api/group/abo?group=${missing}`, {}],
+      [`/api/group/abo?group=${missing}`, { 'if-none-match': '*' }],
+      [`/api/actions/current_state?group=${group}`, { 'if-none-match': '*' }],
+      ['/api/actions/current_state', {}],
+      [`/api/actions/current_state?group=${group}&group=other`, {}],
+      [`/api/actions/current_state?group=${'x'.repeat(500)}`, {}],
+      [`/api/actions/current_state?group=${group}`, { host: 'evil.example' }],
+      [`/api/actions/current_state?group=${group}`, { authorization: 'Bearer hk_not-a-key' }],
+    ];
+    for (const [path, headers] of unusual) {
+      await compare(path, headers);
+      expect(laneAnswers(laneMetrics) - before, `${path} ${JSON.stringify(headers)}`).to.equal(0);
+    }
+  });
+
+  it('when a log-in token is sent, then the lane answers with Vary: Authorization and private caching, as Koa does', async () => {
+    const email = `${api.unique('lane')}@example.org`;
+    await api.container
+      .get(CreateUser)
+      .execute({ firstName: 'Lane', lastName: 'Tester', email, group, password: 'Correct-h0rse' });
+    const login = await fetch(`${twinUrl}/api/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'Correct-h0rse' }),
+    });
+    const { token } = ((await login.json()) as { data: { token: string } }).data;
+    const before = laneAnswers(laneMetrics);
+    const authorization = `Bearer ${token}`;
+    for (const path of polls(group)) {
+      const first = await compare(path, { origin, authorization });
+      expect(first.headers['cache-control']).to.equal('private, no-cache');
+      await compare(path, { authorization, 'if-none-match': first.headers['etag'] ?? '' });
+    }
+    expect(laneAnswers(laneMetrics) - before).to.equal(8);
+  });
+
+  it('when keys are in use, then a key that may read the group is served by the lane and any other is left to Koa', async () => {
+    const keys = api.container.get(CreateAccessKey);
+    const reader = await keys.execute({ name: 'reader', kind: 'client', groups: [group] });
+    const stranger = await keys.execute({ name: 'stranger', kind: 'client', groups: ['elsewhere'] });
+    // "Are keys in use" was answered before the first key existed: let the cached answer expire.
+    api.clock.advance(60_000);
+    const path = `/api/actions/current_state?group=${group}`;
+    await compare(path, { authorization: `Bearer ${reader.secret}` });
+    const before = laneAnswers(laneMetrics);
+    const served = await compare(path, { origin, authorization: `Bearer ${reader.secret}` });
+    expect(served.status).to.equal(200);
+    expect(laneAnswers(laneMetrics) - before).to.equal(1);
+    expect((await compare(path, { authorization: `Bearer ${stranger.secret}` })).status).to.equal(403);
+    expect((await compare(path, {})).status).to.equal(401);
+    expect(laneAnswers(laneMetrics) - before).to.equal(1);
+    const keyIds = requestLines(api.logger)
+      .slice(-4)
+      .map((line) => (line as { keyId?: string }).keyId);
+    expect(keyIds).to.deep.equal([reader.key.id, reader.key.id, stranger.key.id, undefined]);
+  });
+
+  it('when the lane and Koa both count, then the metrics of the polled routes are the same', () => {
+    const series = (metrics: HttpMetrics): string[] =>
+      metrics
+        .render()
+        .split('\n')
+        .filter((line) =>
+          /^http_requests_total\{.*route="\/api\/(actions\/current_state|data\/latestdata|group\/abo)/u.test(
+            line,
+          ),
+        );
+    expect(series(laneMetrics)).to.deep.equal(series(twinMetrics));
+  });
+});

@@ -52,15 +52,22 @@ function textOf(value: string | string[] | undefined): string {
   return Array.isArray(value) ? value.join(', ') : (value ?? '');
 }
 
+/** A query of plain names and values only: nothing to decode, so it is split rather than parsed. */
+const plainQuery = /^[\w.~-]+=[\w.~-]*(?:&[\w.~-]+=[\w.~-]*)*$/u;
+
 /** The query as Koa parses it: a repeated name gives an array, `__proto__` is an ordinary name. */
 function parseQuery(search: string): Record<string, unknown> {
   const query: Record<string, unknown> = {};
   if (search === '') return query;
-  const parameters = new URLSearchParams(search);
-  for (const name of new Set(parameters.keys())) {
-    const values = parameters.getAll(name);
+  const plain = plainQuery.test(search);
+  const parameters = plain ? undefined : new URLSearchParams(search);
+  const pairs = parameters ?? search.split('&').map((pair) => pair.split('=') as [string, string]);
+  for (const [name, value] of pairs) {
+    const held = Object.hasOwn(query, name) ? query[name] : undefined;
+    const joined =
+      held === undefined ? value : Array.isArray(held) ? [...(held as string[]), value] : [held, value];
     Object.defineProperty(query, name, {
-      value: values.length <= 1 ? values[0] : values,
+      value: joined,
       writable: true,
       enumerable: true,
       configurable: true,
@@ -94,6 +101,17 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     }
   }
   const { useCases, logger, metrics, access, limiter, counted } = options;
+  // Nearly every request names the same host: its verdict is kept rather than worked out again.
+  let lastHost: string | undefined;
+  let lastHostAllowed = false;
+  const hostAllowed = (host: string): boolean => {
+    if (options.hostAllowed === undefined) return true;
+    if (host !== lastHost) {
+      lastHost = host;
+      lastHostAllowed = options.hostAllowed(host);
+    }
+    return lastHostAllowed;
+  };
 
   /** The route of a path, case-insensitively, with or without one trailing slash, as the routers match. */
   const routeOf = (path: string): LaneRoute | undefined => {
@@ -123,7 +141,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       route === undefined ||
       (headers['content-length'] !== undefined && headers['content-length'] !== '0') ||
       headers['transfer-encoding'] !== undefined ||
-      (options.hostAllowed !== undefined && !options.hostAllowed(headers.host ?? '')) ||
+      !hostAllowed(headers.host ?? '') ||
       // Behind trusted proxies Koa reads the host from X-Forwarded-Host.
       (options.clientAddress !== undefined && headers['x-forwarded-host'] !== undefined)
     ) {

@@ -146,6 +146,22 @@ describe('The poll lane', function () {
     expect(requestLines(api.logger).slice(-20)).to.deep.equal(requestLines(twinLogger).slice(-20));
   });
 
+  it('when queries are written in odd ways, then the answers match whoever gives them', async () => {
+    const queries = [
+      `group=${group}&x=1&x=2`,
+      `__proto__=x&group=${group}`,
+      `group=${group}%20`,
+      `group=+${group}`,
+      `group=%2${group}`,
+      'group',
+      'group=',
+      `group=${group}&`,
+      `&group=${group}`,
+      `group=${group}#fragment`,
+    ];
+    for (const query of queries) await compare(`/api/actions/current_state?${query}`);
+  });
+
   it('when a poll is unusual, then Koa answers it and the answers still match', async () => {
     const before = laneAnswers(laneMetrics);
     const missing = api.unique('missing');

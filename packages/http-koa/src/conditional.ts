@@ -48,6 +48,8 @@ export const CACHED_ANSWERS = 1000;
  */
 export class AnswerCache {
   private readonly answers = new Map<string, string>();
+  /** Answers being built: requests arriving meanwhile wait for the same one rather than building their own. */
+  private readonly building = new Map<string, Promise<unknown>>();
 
   constructor(private readonly capacity = CACHED_ANSWERS) {}
 
@@ -58,6 +60,29 @@ export class AnswerCache {
       this.answers.set(tag, answer);
     }
     return answer;
+  }
+
+  /**
+   * The answer of `tag` when one is kept; else the outcome of `build`, shared by every request asking for
+   * the tag while it runs (after a change, every poller of a group misses at once: one store query serves
+   * them all, where a query each could swamp a slow store). A string outcome is kept.
+   */
+  async answer<T>(tag: string, build: () => Promise<string | T>): Promise<string | T> {
+    const kept = this.get(tag);
+    if (kept !== undefined) return kept;
+    let building = this.building.get(tag) as Promise<string | T> | undefined;
+    if (building === undefined) {
+      building = build().then((outcome) => {
+        if (typeof outcome === 'string') this.set(tag, outcome);
+        return outcome;
+      });
+      this.building.set(tag, building);
+      const done = (): void => {
+        this.building.delete(tag);
+      };
+      building.then(done, done);
+    }
+    return building;
   }
 
   set(tag: string, answer: string): void {

@@ -219,15 +219,14 @@ export async function answerOf(
   const tag = route.entityTag === undefined ? undefined : await route.entityTag(input, useCases);
   if (tag === undefined) return { tag, reply: await route.handle(input, useCases) };
   if (noneMatchFails(ifNoneMatch, tag)) return { tag, notModified: true };
-  const cached = route.cacheByTag === true ? answers.get(tag) : undefined;
-  let body = cached;
-  if (body === undefined) {
+  const build = async (): Promise<string | Reply> => {
     const reply = await route.handle(input, useCases);
-    if (reply.status !== 200 || !('json' in reply)) return { tag, reply };
+    if (reply.status !== 200 || !('json' in reply)) return reply;
     // Serialised here so that a bare string or null (group settings may be any JSON) stays JSON.
-    body = JSON.stringify(reply.json) ?? 'null';
-    if (route.cacheByTag === true) answers.set(tag, body);
-  }
+    return JSON.stringify(reply.json) ?? 'null';
+  };
+  const body = route.cacheByTag === true ? await answers.answer(tag, build) : await build();
+  if (typeof body !== 'string') return { tag, reply: body };
   return namesWildcard(ifNoneMatch) ? { tag, notModified: true } : { tag, body };
 }
 

@@ -5,9 +5,12 @@ import { expect, type Reply, startTestServer, type TestServer } from './harness.
 /** Counts how often the newest readings are built, to show a 304 is answered without building them. */
 class CountingReadingRepository extends InMemoryReadingRepository {
   latestBuilt = 0;
+  /** How long building the newest readings takes: a slow store. */
+  latestDelayMs = 0;
 
   override async latestOfEveryTopic(group: string): Promise<Reading[]> {
     this.latestBuilt += 1;
+    if (this.latestDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latestDelayMs));
     return super.latestOfEveryTopic(group);
   }
 }
@@ -40,6 +43,23 @@ describe('HTTP conditional GET on the polling routes', () => {
     expect(first.headers.get('cache-control'), path).to.equal('no-cache');
     return etag;
   }
+
+  it('when many clients poll a changed group at once on a slow store, then its answer is built once for all of them', async () => {
+    const group = api.unique('herd');
+    expect((await post(group, 20, '2025-06-15T12:00:00.000Z')).status).to.equal(202);
+    const built = readings.latestBuilt;
+    readings.latestDelayMs = 100;
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => poll(`/api/data/latestdata/All?groupId=${group}`)),
+      );
+      expect(answers.map(({ status }) => status)).to.deep.equal(answers.map(() => 200));
+      expect(new Set(answers.map(({ text }) => text)).size).to.equal(1);
+      expect(readings.latestBuilt - built).to.equal(1);
+    } finally {
+      readings.latestDelayMs = 0;
+    }
+  });
 
   it('when /latestdata/All is polled again with its ETag, then 304 without a body and without building the answer', async () => {
     const group = api.unique('greenhouse');

@@ -58,6 +58,8 @@ async function hortusServer() {
     HOST: '127.0.0.1',
     // The limiter stays on (its cost is measured) with an allowance the load generator cannot exhaust.
     RATE_LIMIT_PER_MINUTE: '1000000',
+    // BENCH_POLL_LANE=off measures every request through the Koa middleware chain (a before/after figure).
+    ...(env.BENCH_POLL_LANE === undefined ? {} : { POLL_LANE: env.BENCH_POLL_LANE }),
     ...(env.BENCH_MONGODB_URI !== undefined
       ? { STORE: 'mongodb', MONGODB_URI: env.BENCH_MONGODB_URI, MONGODB_DB: env.BENCH_MONGODB_DB }
       : env.BENCH_DATA_DIR !== undefined

@@ -23,7 +23,16 @@ interface RevisionDocument {
    * ask for what changed since then whatever their own clocks say. Absent on documents from before it existed.
    */
   changed?: Date;
+  /** On the clock document only: new at each bump, so every bump changes the document (see CLOCK_ID). */
+  token?: string;
 }
+
+/**
+ * A document every bump also updates: while it stays as it was, nothing changed, and one read by `_id` says
+ * so. FerretDB v1 answers any other filter by reading the whole collection (140 ms for 3000 counters on the
+ * test machine, against 2 ms by `_id`). Not a JSON array, so no group's key can be it.
+ */
+const CLOCK_ID = 'clock';
 
 export const revisionCollection: CollectionSpec = {
   name: 'revisions',
@@ -115,6 +124,9 @@ export class RevisionMirror {
   private lastAskedAt = 0;
   /** The newest `changed` seen, by the database's clock. */
   private watermark: number | undefined;
+  /** The clock document as last read, and when it was last seen to change (this process's clock). */
+  private clock: string | undefined;
+  private clockChangedAt = Number.NEGATIVE_INFINITY;
   private readonly staleAfterMs: number;
 
   constructor(
@@ -190,10 +202,21 @@ export class RevisionMirror {
     const startedAt = performance.now();
     const sequence = ++this.sequence;
     const since = this.watermark;
-    const full = !this.loaded || since === undefined || startedAt - this.lastFullAt >= FULL_RESYNC_MS;
+    const full = !this.loaded || startedAt - this.lastFullAt >= FULL_RESYNC_MS;
+    if (!full && startedAt - this.clockChangedAt >= CHANGE_MARGIN_MS) {
+      // Quiet for a while: while the clock stays as it was, that one cheap read is the whole refresh.
+      const clock = await this.collection.findOne({ _id: CLOCK_ID });
+      if (generation !== this.generation) return;
+      if (!this.noteClock(clock, startedAt)) {
+        this.lastSuccessAt = startedAt;
+        return;
+      }
+    }
+    // Read what changed. This goes on for CHANGE_MARGIN_MS after the clock last changed: a counter's
+    // write may commit after the clock's (one unordered bulk write), and must still be read.
     const filter: Filter<RevisionDocument> = full
       ? {}
-      : { changed: { $gte: new Date(since - CHANGE_MARGIN_MS) } };
+      : { changed: { $gte: new Date((since ?? 0) - CHANGE_MARGIN_MS) } };
     const documents = await this.collection.find(filter).toArray();
     if (generation !== this.generation) return;
     if (full) {
@@ -203,14 +226,29 @@ export class RevisionMirror {
       this.loaded = true;
     }
     for (const document of documents) {
+      if (document._id === CLOCK_ID) {
+        this.noteClock(document, startedAt);
+        continue;
+      }
       this.apply(document._id, textOf(document), sequence);
       const changed = document.changed instanceof Date ? document.changed.getTime() : undefined;
       if (changed !== undefined && !(changed <= (this.watermark ?? Number.NEGATIVE_INFINITY))) {
         this.watermark = changed;
       }
     }
-    // The watermark needs a change time: without any, the next refresh reads everything again.
     this.lastSuccessAt = startedAt;
+  }
+
+  /** True when the clock differs from the one last read: something changed since. */
+  private noteClock(document: RevisionDocument | null, at: number): boolean {
+    const clock =
+      document === null
+        ? ''
+        : `${document.epoch}.${document.n}.${document.token}.${document.changed?.getTime()}`;
+    if (clock === this.clock) return false;
+    this.clock = clock;
+    this.clockChangedAt = at;
+    return true;
   }
 
   private apply(key: string, text: string, sequence: number): void {
@@ -259,13 +297,15 @@ export class StoredRevisions {
   /** Bumps after the write it follows, so a revision never names data older than what it stands for. */
   async bump(groups: Iterable<string>): Promise<void> {
     const keys = [...new Set(groups)].map((group) => this.key(group));
-    const operations = keys.map((key): AnyBulkWriteOperation<RevisionDocument> => ({
+    if (keys.length === 0) return;
+    const operations = [...keys, CLOCK_ID].map((key): AnyBulkWriteOperation<RevisionDocument> => ({
       updateOne: {
         filter: { _id: key },
         update: {
           $inc: { n: 1 },
           $currentDate: { changed: true },
           $setOnInsert: { epoch: randomBytes(6).toString('base64url') },
+          ...(key === CLOCK_ID ? { $set: { token: randomBytes(6).toString('base64url') } } : {}),
         },
         upsert: true,
       },

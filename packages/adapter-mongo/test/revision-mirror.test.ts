@@ -13,6 +13,8 @@ const { expect } = chai;
 interface CountingStore {
   readonly store: MongoStore;
   revisionFinds(): number;
+  /** Those of them that do not look one document up by `_id` (FerretDB v1 reads every document for them). */
+  revisionScans(): number;
 }
 
 async function openCountingStore(
@@ -23,8 +25,17 @@ async function openCountingStore(
   if (mongoUri === undefined) throw new Error('MONGODB_URI is not set');
   const client = new MongoClient(mongoUri, { monitorCommands: true, serverSelectionTimeoutMS: 2000 });
   let finds = 0;
+  let scans = 0;
   client.on('commandStarted', (event: CommandStartedEvent) => {
-    if (event.commandName === 'find' && event.command['find'] === 'revisions') finds += 1;
+    if (event.commandName !== 'find' || event.command['find'] !== 'revisions') return;
+    finds += 1;
+    const filter: unknown = event.command['filter'];
+    const byId =
+      typeof filter === 'object' &&
+      filter !== null &&
+      Object.keys(filter).join() === '_id' &&
+      !('$in' in filter);
+    if (!byId) scans += 1;
   });
   const store = new MongoStore(client, {
     dbName,
@@ -32,7 +43,7 @@ async function openCountingStore(
     ...(revisionPollMS === undefined ? {} : { revisionPollMS }),
   });
   await store.start();
-  return { store, revisionFinds: () => finds };
+  return { store, revisionFinds: () => finds, revisionScans: () => scans };
 }
 
 async function addAction(store: MongoStore, group: string, object: string): Promise<void> {
@@ -122,6 +133,35 @@ describe(serverSuite('Mongo revisions mirrored in the process'), function () {
     }
     console.log(`      another store's change seen after ${figures.join(', ')} ms`);
     for (const ms of figures) expect(ms).to.be.below(1000);
+  });
+
+  it('when nothing changed for a while, then the mirror reads one document by _id per interval, and a change after the quiet is still seen within 1 s', async function (this: Context) {
+    this.timeout(30_000);
+    const writer = await open();
+    const reader = await open();
+    const readerActions = reader.store.repositories().actions;
+    await addAction(writer.store, 'garden', 'pump');
+    await readerActions.revision('garden');
+    // The mirror reads what changed for 5 s after the last change it saw; then it only watches.
+    await sleep(6000);
+    const scansBefore = reader.revisionScans();
+    const findsBefore = reader.revisionFinds();
+    const before = await readerActions.revision('garden');
+    await sleep(1000);
+    expect(reader.revisionScans() - scansBefore, 'scans while quiet').to.equal(0);
+    expect(reader.revisionFinds() - findsBefore, 'reads while quiet').to.be.at.least(2);
+
+    await writer.store.repositories().actions.setValue('garden', 'pump', 'on');
+    const started = performance.now();
+    let seen = before;
+    while (seen === before && performance.now() - started < 3000) {
+      await sleep(20);
+      seen = await readerActions.revision('garden');
+    }
+    const ms = Math.round(performance.now() - started);
+    console.log(`      after a quiet period, another store's change seen after ${ms} ms`);
+    expect(seen).to.not.equal(before);
+    expect(ms).to.be.below(1000);
   });
 
   it('when this store writes, then its next revision of the group already differs (read-your-writes)', async () => {

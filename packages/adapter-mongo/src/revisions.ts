@@ -96,9 +96,10 @@ interface MirroredRevision {
 
 /**
  * This process's copy of the revisions collection, so a poll of an unchanged group answers without a round
- * trip. One query per interval keeps it fresh: only the documents changed since the newest change seen
- * (less a margin), and every document each FULL_RESYNC_MS. A change through another server or the CLI is
- * thus seen within about one interval. FerretDB v1 has no change streams, hence polling.
+ * trip. One query per interval keeps it fresh: the clock document by `_id` while nothing changes; once it
+ * changed, the documents changed since the newest change seen (less a margin); every document each
+ * FULL_RESYNC_MS. A change through another server or the CLI is thus seen within about one interval.
+ * FerretDB v1 has no change streams, hence polling.
  *
  * A question is answered from the database instead, as before the mirror existed, when
  * - the mirror has not refreshed successfully within max(1 s, 4 intervals) (a frozen or unreachable database
@@ -159,6 +160,7 @@ export class RevisionMirror {
     this.generation += 1;
     this.loaded = false;
     this.watermark = undefined;
+    this.clock = undefined;
     clearTimeout(this.timer);
     this.timer = undefined;
   }

@@ -45,7 +45,13 @@ import {
 } from './history-chart.repository.js';
 import { MongoNotificationRepository, notificationCollection } from './notification.repository.js';
 import { MongoReadingRepository, readingCollection } from './reading.repository.js';
-import { revisionCollection } from './revisions.js';
+import {
+  DEFAULT_REVISION_POLL_MS,
+  MAX_REVISION_POLL_MS,
+  revisionCollection,
+  setRevisionPollInterval,
+  stopRevisionMirror,
+} from './revisions.js';
 import { rollupCollections } from './rollups.js';
 import { MongoServerSecretRepository, serverSecretCollection } from './server-secret.repository.js';
 import {
@@ -108,6 +114,11 @@ export interface MongoDatabaseOptions {
   readonly writeConcern?: W;
   /** The deadline of each store operation; DEFAULT_OPERATION_TIMEOUT_MS when absent, 0 for none. */
   readonly operationTimeoutMS?: number;
+  /**
+   * How often each process refreshes its mirror of the revisions (the ETags of polled groups);
+   * DEFAULT_REVISION_POLL_MS when absent, 0 for no mirror (a query per poll). See RevisionMirror.
+   */
+  readonly revisionPollMS?: number;
 }
 
 export interface MongoStoreSettings extends Partial<MongoDatabaseOptions> {
@@ -116,7 +127,10 @@ export interface MongoStoreSettings extends Partial<MongoDatabaseOptions> {
   readonly serverSelectionTimeoutMS?: number;
 }
 
-/** Reads MONGODB_URI, MONGODB_DB, MONGODB_WRITE_CONCERN and MONGODB_TIMEOUT_MS; undefined when no URI is set. */
+/**
+ * Reads MONGODB_URI, MONGODB_DB, MONGODB_WRITE_CONCERN, MONGODB_TIMEOUT_MS and MONGODB_REVISION_POLL_MS;
+ * undefined when no URI is set.
+ */
 export function mongoSettingsFromEnv(
   env: Readonly<Record<string, string | undefined>>,
 ): MongoStoreSettings | undefined {
@@ -125,12 +139,16 @@ export function mongoSettingsFromEnv(
   const dbName = env['MONGODB_DB']?.trim();
   const writeConcern = env['MONGODB_WRITE_CONCERN']?.trim();
   const timeout = env['MONGODB_TIMEOUT_MS']?.trim();
+  const revisionPoll = env['MONGODB_REVISION_POLL_MS']?.trim();
   return {
     uri,
     ...(dbName === undefined || dbName === '' ? {} : { dbName }),
     ...(timeout === undefined || timeout === ''
       ? {}
       : { operationTimeoutMS: parseOperationTimeout(timeout) }),
+    ...(revisionPoll === undefined || revisionPoll === ''
+      ? {}
+      : { revisionPollMS: parseRevisionPoll(revisionPoll) }),
     ...(writeConcern === undefined || writeConcern === ''
       ? {}
       : { writeConcern: parseWriteConcern(writeConcern) }),
@@ -151,6 +169,18 @@ export function parseOperationTimeout(text: string): number {
     throw InvalidInputError.forField(
       'MONGODB_TIMEOUT_MS',
       `must be a whole number from ${MIN_OPERATION_TIMEOUT_MS} to ${MAX_OPERATION_TIMEOUT_MS}, got "${text}"`,
+    );
+  }
+  return value;
+}
+
+/** MONGODB_REVISION_POLL_MS: whole milliseconds, 0 (no mirror) up to MAX_REVISION_POLL_MS. */
+export function parseRevisionPoll(text: string): number {
+  const value = /^\d{1,6}$/u.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= 0 && value <= MAX_REVISION_POLL_MS)) {
+    throw InvalidInputError.forField(
+      'MONGODB_REVISION_POLL_MS',
+      `must be a whole number from 0 (off) to ${MAX_REVISION_POLL_MS}, got "${text}"`,
     );
   }
   return value;
@@ -186,6 +216,7 @@ export function openDatabase(client: MongoClient, options: MongoDatabaseOptions)
   const w = options.writeConcern ?? client.options.writeConcern?.w ?? DEFAULT_WRITE_CONCERN;
   const db = client.db(options.dbName, { writeConcern: { ...client.options.writeConcern, w } });
   setOperationDeadline(db, options.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS);
+  setRevisionPollInterval(db, options.revisionPollMS ?? DEFAULT_REVISION_POLL_MS);
   return db;
 }
 
@@ -257,6 +288,7 @@ export class MongoStore implements StoreLifecycle {
       ...(settings.operationTimeoutMS === undefined
         ? {}
         : { operationTimeoutMS: settings.operationTimeoutMS }),
+      ...(settings.revisionPollMS === undefined ? {} : { revisionPollMS: settings.revisionPollMS }),
     });
   }
 
@@ -322,6 +354,7 @@ export class MongoStore implements StoreLifecycle {
    * so a shutdown during a freeze still ends within its grace period.
    */
   async close(): Promise<void> {
+    stopRevisionMirror(this.db);
     const closing = this.client.close();
     try {
       await withDeadline(closing, this.deadlineMs);

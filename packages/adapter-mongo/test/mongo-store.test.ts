@@ -114,6 +114,25 @@ describe('Mongo store configuration', () => {
     await Promise.all(stores.map((store) => store.close()));
   });
 
+  it('when MONGODB_REVISION_POLL_MS is set, then it is the mirror interval (0 turns the mirror off), and anything else is invalid input', () => {
+    expect(
+      mongoSettingsFromEnv({ MONGODB_URI: 'mongodb://db/', MONGODB_REVISION_POLL_MS: '100' }),
+    ).to.deep.include({
+      revisionPollMS: 100,
+    });
+    expect(
+      mongoSettingsFromEnv({ MONGODB_URI: 'mongodb://db/', MONGODB_REVISION_POLL_MS: '0' }),
+    ).to.deep.include({
+      revisionPollMS: 0,
+    });
+    for (const bad of ['soon', '-1', '1.5', '60001']) {
+      expect(
+        () => mongoSettingsFromEnv({ MONGODB_URI: 'mongodb://db/', MONGODB_REVISION_POLL_MS: bad }),
+        bad,
+      ).to.throw(InvalidInputError);
+    }
+  });
+
   it('when the database is named by MONGODB_DB, in the URI path or nowhere, then that name or "hortus" is used', async () => {
     const stores = [
       MongoStore.fromSettings({ uri: 'mongodb://127.0.0.1:1/fromuri?w=1', dbName: 'explicit' }),

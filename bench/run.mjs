@@ -132,7 +132,8 @@ function startServer(kind, env = {}, { pin = true } = {}) {
 }
 
 async function stopChild(child) {
-  if (child.exitCode !== null) return;
+  // A child ended by a signal keeps exitCode null: it is gone all the same, and will not exit again.
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;

@@ -47,17 +47,65 @@ async function seedReadings(repository, group, topics, perTopic, stepMs, endMs) 
   }
 }
 
+/** The six topics of a sensor box; the capacity part's boxes send the same. */
+const boxTopics = [
+  'esp/air/temperature',
+  'esp/air/humidity',
+  'esp/ground/light/lux',
+  'esp/ground/moisture/1',
+  'esp/ground/moisture/2',
+  'esp/ground/moisture/3',
+];
+
+/**
+ * Groups bench-0 .. bench-<n-1> as the capacity part's web clients see them: the group record, an hour of
+ * readings of one box (12 per topic) and one open notification. Straight into the repositories: the demo
+ * seeding stores a day per group, which the test MongoDB would take minutes to take in for 750 groups.
+ */
+async function seedGroups(container, tokens, count) {
+  const groups = container.get(tokens.GROUP_REPOSITORY);
+  const readings = container.get(tokens.READING_REPOSITORY);
+  const notifications = container.get(tokens.NOTIFICATION_REPOSITORY);
+  const end = Math.floor(Date.now() / 300_000) * 300_000;
+  for (let g = 0; g < count; g += 1) {
+    const group = `bench-${g}`;
+    await groups.create({
+      name: group,
+      package: 'small',
+      employee: [`bench-${g}`],
+      settings: [{ tempMin: 15 }, { tempMax: 30 }, { moistureMin: 30 }, { moistureMax: 70 }],
+    });
+    const batch = [];
+    for (let i = 0; i < 12; i += 1) {
+      const time = new Date(end - (11 - i) * 300_000);
+      for (const [t, topic] of boxTopics.entries())
+        batch.push({ group, topic, value: 20 + t + i / 10, time });
+    }
+    await readings.add(batch);
+    await notifications.create({
+      group,
+      time: new Date(end),
+      message: 'Bench: soil moisture of sensor 3 is below its minimum',
+      topic: 'esp/ground/moisture/3',
+      value: 29.5,
+    });
+  }
+}
+
 async function hortusServer() {
   await import(pathToFileURL(fromHttpKoa.resolve('reflect-metadata')).href);
   const { createContainer, loadConfig, startServer } = await hortus('cli');
   const { createJsonLogger } = await hortus('http-koa');
-  const { READING_REPOSITORY, STORE_LIFECYCLE } = await hortus('core');
+  const { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY, STORE_LIFECYCLE } =
+    await hortus('core');
   // Only what is named here: an MQTT_URL or STORE of the calling shell must not change the server under test.
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     // The limiter stays on (its cost is measured) with an allowance the load generator cannot exhaust.
     RATE_LIMIT_PER_MINUTE: '1000000',
+    // The capacity part holds one connection per simulated client, far beyond the default 1024.
+    ...(env.BENCH_MAX_CONNECTIONS === undefined ? {} : { MAX_CONNECTIONS: env.BENCH_MAX_CONNECTIONS }),
     ...(env.BENCH_MONGODB_URI !== undefined
       ? { STORE: 'mongodb', MONGODB_URI: env.BENCH_MONGODB_URI, MONGODB_DB: env.BENCH_MONGODB_DB }
       : env.BENCH_DATA_DIR !== undefined
@@ -96,6 +144,12 @@ async function hortusServer() {
       step,
       Date.now(),
     );
+  }
+  const groups = Number(env.BENCH_GROUPS ?? 0);
+  if (groups > 0) {
+    const started = performance.now();
+    await seedGroups(container, { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY }, groups);
+    process.send({ type: 'seeded', groups, seconds: (performance.now() - started) / 1000 });
   }
   const after = memory();
   const running = await startServer(config, { container, logger, demo: env.BENCH_DEMO === 'on' });

@@ -39,6 +39,7 @@ function freshFigures() {
     statuses: {},
     /** Statuses per route, e.g. {'latestdata/All': {200: n, 304: n}}: which routes answer 304. */
     routes: {},
+    routeLatencies: {},
     errors: { socket: 0, timeout: 0, closed: 0, status: 0, overrun: 0 },
     retries: 0,
     connects: 0,
@@ -166,6 +167,7 @@ class Client {
     const request = this.requests[this.index];
     if (measuring) {
       figures.latencies.push(now - this.started);
+      (figures.routeLatencies[request.route] ??= []).push(now - this.started);
       figures.statuses[status] = (figures.statuses[status] ?? 0) + 1;
       if (request.method === 'POST') figures.boxPosts += 1;
       const route = (figures.routes[request.route] ??= {});
@@ -307,6 +309,9 @@ async function step({ clients, clientsPerGroup, settleMs, measureMs }) {
     max: latencies.at(-1) ?? NaN,
     statuses: figures.statuses,
     routes: figures.routes,
+    routeP99: Object.fromEntries(
+      Object.entries(figures.routeLatencies).map(([route, values]) => [route, at(sorted(values), 99)]),
+    ),
     notModifiedShare: (figures.statuses[304] ?? 0) / Math.max(1, answered - figures.boxPosts),
     boxPosts: figures.boxPosts,
     errors,

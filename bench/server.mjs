@@ -57,17 +57,20 @@ const boxTopics = [
   'esp/ground/moisture/3',
 ];
 
+let groupSeeder;
+let seededGroups = 0;
+
 /**
- * Groups bench-0 .. bench-<n-1> as the capacity part's web clients see them: the group record, an hour of
+ * Groups bench-<from> .. bench-<count-1> as the capacity part's web clients see them: the group record, an hour of
  * readings of one box (12 per topic) and one open notification. Straight into the repositories: the demo
  * seeding stores a day per group, which the test MongoDB would take minutes to take in for 750 groups.
  */
-async function seedGroups(container, tokens, count) {
+async function seedGroups(container, tokens, from, count) {
   const groups = container.get(tokens.GROUP_REPOSITORY);
   const readings = container.get(tokens.READING_REPOSITORY);
   const notifications = container.get(tokens.NOTIFICATION_REPOSITORY);
   const end = Math.floor(Date.now() / 300_000) * 300_000;
-  for (let g = 0; g < count; g += 1) {
+  for (let g = from; g < count; g += 1) {
     const group = `bench-${g}`;
     await groups.create({
       name: group,
@@ -115,8 +118,8 @@ async function hortusServer() {
   // Production logging: one JSON line per request on stdout, which run.mjs points at /dev/null.
   const logger = createJsonLogger();
   const container = createContainer(config, { logger });
-  // The embedded store opens its file at start; seeding writes through it, so open it first.
-  if (config.store === 'sqlite') await container.get(STORE_LIFECYCLE).start();
+  // The embedded store opens its file at start, MongoDB connects; seeding writes through them, so start first.
+  if (config.store !== 'memory') await container.get(STORE_LIFECYCLE).start();
   const before = memory();
   const seeded = Number(env.BENCH_SEED_READINGS ?? 0);
   if (seeded > 0) {
@@ -145,12 +148,19 @@ async function hortusServer() {
       Date.now(),
     );
   }
-  const groups = Number(env.BENCH_GROUPS ?? 0);
-  if (groups > 0) {
+  // The capacity part adds groups before each step ({type: 'groups', count}): as many as its clients watch.
+  groupSeeder = async (count) => {
     const started = performance.now();
-    await seedGroups(container, { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY }, groups);
-    process.send({ type: 'seeded', groups, seconds: (performance.now() - started) / 1000 });
-  }
+    const from = seededGroups;
+    seededGroups = Math.max(seededGroups, count);
+    await seedGroups(
+      container,
+      { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY },
+      from,
+      count,
+    );
+    process.send({ type: 'groups', count: seededGroups, seconds: (performance.now() - started) / 1000 });
+  };
   const after = memory();
   const running = await startServer(config, { container, logger, demo: env.BENCH_DEMO === 'on' });
   if (env.BENCH_ACCOUNT !== undefined) {
@@ -226,6 +236,12 @@ const servers = {
 };
 
 process.on('message', (message) => {
+  if (message?.type === 'groups') {
+    groupSeeder(message.count).catch((error) => {
+      process.stderr.write(`${error?.stack ?? error}\n`);
+      process.exit(1);
+    });
+  }
   if (message?.type === 'memory') process.send({ type: 'memory', ...memory() });
   // Microseconds of CPU (user + system) this process has used: work per request, whatever the machine's noise.
   if (message?.type === 'cpu') {

@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -42,6 +42,7 @@ const plan = smoke
       loginPollSeconds: 0.5,
       // One small step per store, on a tenth of the period: the code path, not a figure.
       capacitySteps: [30],
+      mongoCapacitySteps: [30],
       capacityPeriodMs: 400,
     }
   : {
@@ -62,6 +63,10 @@ const plan = smoke
       // BENCH_CAPACITY_STEPS=5000,10000 replaces them (while working on the polling path).
       capacitySteps: process.env.BENCH_CAPACITY_STEPS?.split(',').map(Number) ?? [
         1000, 2500, 5000, 7500, 10_000, 12_500, 15_000,
+      ],
+      // The test MongoDB (FerretDB) takes about 0.6 s per box post: it starts lower.
+      mongoCapacitySteps: process.env.BENCH_CAPACITY_STEPS?.split(',').map(Number) ?? [
+        250, 500, 1000, 2500, 5000, 7500,
       ],
       capacityPeriodMs: 5000,
     };
@@ -882,6 +887,8 @@ function capacityRow(figures) {
     retries: figures.retries,
     connects: figures.connects,
     serverCpu: round(figures.serverCpu),
+    // The machine is shared: its load while measuring says how far other work may have moved the figures.
+    loadAverage: round(loadavg()[0]),
     generatorCpu: round(figures.generatorCpu),
     generatorLatenessP50Ms: ms(figures.latenessP50),
     generatorLatenessP99Ms: ms(figures.latenessP99),
@@ -890,8 +897,8 @@ function capacityRow(figures) {
 }
 
 /** Steps of growing client counts on one server, up to the first with p99 >= 100 ms or any error. */
-async function capacityOfStore(name, env) {
-  const most = Math.max(...plan.capacitySteps);
+async function capacityOfStore(name, env, stepsOfStore = plan.capacitySteps) {
+  const most = Math.max(...stepsOfStore);
   const server = await startServer('hortus', {
     ...env,
     // One connection per client and per box, with room to spare.
@@ -900,20 +907,33 @@ async function capacityOfStore(name, env) {
   const ready = performance.now();
   /** The store holds the groups the step's clients watch, as a deployment of that many clients would. */
   const seedGroups = (count) =>
-    new Promise((resolve) => {
+    new Promise((resolve, reject) => {
+      const exited = (code) => reject(new Error(`server exited with ${code} while adding groups`));
       const seeded = (message) => {
         if (message.type !== 'groups') return;
         server.child.off('message', seeded);
-        resolve(message);
+        server.child.off('exit', exited);
+        if (message.error === undefined) resolve(message);
+        else reject(new Error(`adding ${count} groups failed: ${message.error}`));
       };
       server.child.on('message', seeded);
+      server.child.once('exit', exited);
       server.child.send({ type: 'groups', count });
     });
   const generator = await startGenerator(server);
   const steps = [];
+  let stopped;
   try {
-    for (const [index, clients] of plan.capacitySteps.entries()) {
-      const seeded = await seedGroups(Math.ceil(clients / CLIENTS_PER_GROUP));
+    for (const [index, clients] of stepsOfStore.entries()) {
+      let seeded;
+      try {
+        seeded = await seedGroups(Math.ceil(clients / CLIENTS_PER_GROUP));
+      } catch (error) {
+        // Reported beside the steps measured so far: the store could not even take the groups in.
+        stopped = error.message;
+        log(`capacity, ${name}: ${stopped}`);
+        break;
+      }
       log(`capacity, ${name}: ${seeded.count} groups in the store (${round(seeded.seconds, 1)} s to add)`);
       // The automation engine's first tick (AUTOMATION_TICK_MS, 10 s, after start) records every group's
       // state; a start-up cost, let pass before the first step so that no step measures it.
@@ -937,7 +957,8 @@ async function capacityOfStore(name, env) {
     store: name,
     capacity: passed.at(-1)?.clients ?? 0,
     // The largest step passed too: the capacity is at least that, the bench did not look further.
-    openEnded: passed.length === plan.capacitySteps.length,
+    openEnded: passed.length === stepsOfStore.length,
+    ...(stopped === undefined ? {} : { stopped }),
     steps,
   };
 }
@@ -973,10 +994,11 @@ async function capacity() {
     }
     const database = `hortus_bench_${randomBytes(4).toString('hex')}`;
     try {
-      const figures = await capacityOfStore('test MongoDB', {
-        BENCH_MONGODB_URI: mongo.uri,
-        BENCH_MONGODB_DB: database,
-      });
+      const figures = await capacityOfStore(
+        'test MongoDB',
+        { BENCH_MONGODB_URI: mongo.uri, BENCH_MONGODB_DB: database },
+        plan.mongoCapacitySteps,
+      );
       results.stores.push({ ...figures, server: mongo.kind });
     } finally {
       if (mongo.kind === 'given') await dropDatabase(mongo.uri, database);
@@ -1081,9 +1103,11 @@ function targets(results) {
     const goal = figure.store === 'test MongoDB' ? 5000 : 10_000;
     const failed = figure.steps.find((row) => row.p99Ms >= CAPACITY_P99_MS || row.errors > 0);
     const why =
-      failed === undefined
-        ? ' (the largest step; not looked further)'
-        : ` (${failed.clients.toLocaleString('en')}: p99 ${failed.p99Ms} ms, ${failed.errors} errors)`;
+      failed !== undefined
+        ? ` (${failed.clients.toLocaleString('en')}: p99 ${failed.p99Ms} ms, ${failed.errors} errors)`
+        : figure.stopped !== undefined
+          ? ` (then ${figure.stopped})`
+          : ' (the largest step; not looked further)';
     add(
       `Capacity, ${figure.store}: web clients polling every ${results.capacity.periodMs / 1000} s, ` +
         `p99 < ${CAPACITY_P99_MS} ms and no errors`,
@@ -1103,6 +1127,8 @@ function capacityMarkdown(capacity) {
       `notifications and group/abo one after another every ${periodMs / 1000} s, sending the If-None-Match ` +
       `of their last 200 as a browser does; starts spread evenly over the period. ${clientsPerGroup} clients ` +
       `per group; each group's box posts 6 readings every ${boxPeriodMs / 1000} s on a connection of its own. ` +
+      "The store holds the groups of the step's clients (an hour of one box's readings and a notification " +
+      "each), added before the step; the automation engine's first tick after start is let pass first. " +
       `Per step: new clients start within one period, ${settleMs / 1000} s in all before ${measureMs / 1000} s ` +
       'of measuring; stops after the first step with p99 >= 100 ms or an error. Latency from the write of a ' +
       'request to the end of its answer (box posts included); errors: socket errors, timeouts (10 s), closes ' +
@@ -1117,17 +1143,18 @@ function capacityMarkdown(capacity) {
       `${figure.store}${figure.server === undefined ? '' : ` (${figure.server})`}:`,
       '',
       '| Clients | Groups | req/s | p50 ms | p90 ms | p99 ms | max ms | 304 share | Errors | Retries | ' +
-        'New connections | Server CPU | Generator CPU | Lateness p50 / p99 ms |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+        'New connections | Server CPU | Generator CPU | Lateness p50 / p99 ms | Load average |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...figure.steps.map(
         (row) =>
           `| ${row.clients.toLocaleString('en')} | ${row.groups} | ${row.requestsPerSecond.toLocaleString('en')} | ` +
           `${row.p50Ms} | ${row.p90Ms} | ${row.p99Ms} | ${row.maxMs} | ${Math.round(row.notModifiedShare * 100)} % | ` +
           `${row.errors}${row.firstError === undefined ? '' : ` (${row.firstError})`} | ${row.retries} | ` +
           `${row.connects} | ${row.serverCpu} | ${row.generatorCpu} | ` +
-          `${row.generatorLatenessP50Ms} / ${row.generatorLatenessP99Ms} |`,
+          `${row.generatorLatenessP50Ms} / ${row.generatorLatenessP99Ms} | ${row.loadAverage} |`,
       ),
     );
+    if (figure.stopped !== undefined) lines.push('', `Stopped: ${figure.stopped}.`);
     const last = figure.steps.at(-1);
     if (last !== undefined) {
       const answers = Object.entries(last.routes)

@@ -47,11 +47,60 @@ async function seedReadings(repository, group, topics, perTopic, stepMs, endMs) 
   }
 }
 
+/** The six topics of a sensor box; the capacity part's boxes send the same. */
+const boxTopics = [
+  'esp/air/temperature',
+  'esp/air/humidity',
+  'esp/ground/light/lux',
+  'esp/ground/moisture/1',
+  'esp/ground/moisture/2',
+  'esp/ground/moisture/3',
+];
+
+let groupSeeder;
+let seededGroups = 0;
+
+/**
+ * Groups bench-<from> .. bench-<count-1> as the capacity part's web clients see them: the group record, an hour of
+ * readings of one box (12 per topic) and one open notification. Straight into the repositories: the demo
+ * seeding stores a day per group, which the test MongoDB would take minutes to take in.
+ */
+async function seedGroups(container, tokens, from, count) {
+  const groups = container.get(tokens.GROUP_REPOSITORY);
+  const readings = container.get(tokens.READING_REPOSITORY);
+  const notifications = container.get(tokens.NOTIFICATION_REPOSITORY);
+  const end = Math.floor(Date.now() / 300_000) * 300_000;
+  for (let g = from; g < count; g += 1) {
+    const group = `bench-${g}`;
+    await groups.create({
+      name: group,
+      package: 'small',
+      employee: [`bench-${g}`],
+      settings: [{ tempMin: 15 }, { tempMax: 30 }, { moistureMin: 30 }, { moistureMax: 70 }],
+    });
+    await notifications.create({
+      group,
+      time: new Date(end),
+      message: 'Bench: soil moisture of sensor 3 is below its minimum',
+      topic: 'esp/ground/moisture/3',
+      value: 29.5,
+    });
+    const batch = [];
+    for (let i = 0; i < 12; i += 1) {
+      const time = new Date(end - (11 - i) * 300_000);
+      for (const [t, topic] of boxTopics.entries())
+        batch.push({ group, topic, value: 20 + t + i / 10, time });
+    }
+    await readings.add(batch);
+  }
+}
+
 async function hortusServer() {
   await import(pathToFileURL(fromHttpKoa.resolve('reflect-metadata')).href);
   const { createContainer, loadConfig, startServer } = await hortus('cli');
   const { createJsonLogger } = await hortus('http-koa');
-  const { READING_REPOSITORY, STORE_LIFECYCLE } = await hortus('core');
+  const { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY, STORE_LIFECYCLE } =
+    await hortus('core');
   // Only what is named here: an MQTT_URL or STORE of the calling shell must not change the server under test.
   const config = loadConfig({
     PORT: '0',
@@ -60,6 +109,8 @@ async function hortusServer() {
     RATE_LIMIT_PER_MINUTE: '1000000',
     // BENCH_POLL_LANE=off measures every request through the Koa middleware chain (a before/after figure).
     ...(env.BENCH_POLL_LANE === undefined ? {} : { POLL_LANE: env.BENCH_POLL_LANE }),
+    // The capacity part holds one connection per simulated client, far beyond the default 1024.
+    ...(env.BENCH_MAX_CONNECTIONS === undefined ? {} : { MAX_CONNECTIONS: env.BENCH_MAX_CONNECTIONS }),
     ...(env.BENCH_MONGODB_URI !== undefined
       ? { STORE: 'mongodb', MONGODB_URI: env.BENCH_MONGODB_URI, MONGODB_DB: env.BENCH_MONGODB_DB }
       : env.BENCH_DATA_DIR !== undefined
@@ -69,8 +120,8 @@ async function hortusServer() {
   // Production logging: one JSON line per request on stdout, which run.mjs points at /dev/null.
   const logger = createJsonLogger();
   const container = createContainer(config, { logger });
-  // The embedded store opens its file at start; seeding writes through it, so open it first.
-  if (config.store === 'sqlite') await container.get(STORE_LIFECYCLE).start();
+  // The embedded store opens its file at start, MongoDB connects; seeding writes through them, so start first.
+  if (config.store !== 'memory') await container.get(STORE_LIFECYCLE).start();
   const before = memory();
   const seeded = Number(env.BENCH_SEED_READINGS ?? 0);
   if (seeded > 0) {
@@ -99,6 +150,19 @@ async function hortusServer() {
       Date.now(),
     );
   }
+  // The capacity part adds groups before each step ({type: 'groups', count}): as many as its clients watch.
+  groupSeeder = async (count) => {
+    const started = performance.now();
+    const from = seededGroups;
+    seededGroups = Math.max(seededGroups, count);
+    await seedGroups(
+      container,
+      { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY },
+      from,
+      count,
+    );
+    process.send({ type: 'groups', count: seededGroups, seconds: (performance.now() - started) / 1000 });
+  };
   const after = memory();
   const running = await startServer(config, { container, logger, demo: env.BENCH_DEMO === 'on' });
   if (env.BENCH_ACCOUNT !== undefined) {
@@ -174,6 +238,15 @@ const servers = {
 };
 
 process.on('message', (message) => {
+  if (message?.type === 'groups') {
+    // A store too slow to take the groups in (the test MongoDB under load) is reported, not a crash.
+    groupSeeder(message.count).catch((error) =>
+      process.send({
+        type: 'groups',
+        error: `${error?.message ?? error} (${error?.cause?.message ?? 'no cause'})`,
+      }),
+    );
+  }
   if (message?.type === 'memory') process.send({ type: 'memory', ...memory() });
   // Microseconds of CPU (user + system) this process has used: work per request, whatever the machine's noise.
   if (message?.type === 'cpu') {

@@ -51,7 +51,12 @@ const noScheduler: Scheduler = {
 };
 
 /** One server instance: its own container and clock, over a store that instances may share. */
-function instance(store: SharedStore, clock: FakeClock, timeZone = 'Europe/Berlin') {
+function instance(
+  store: SharedStore,
+  clock: FakeClock,
+  timeZone = 'Europe/Berlin',
+  scheduler: Scheduler = noScheduler,
+) {
   const container = new Container();
   container.load(
     createCoreModule({ timeZone, commitsCacheMs: 60_000, automation: { deadBand: 0.5 } }, clock),
@@ -66,7 +71,7 @@ function instance(store: SharedStore, clock: FakeClock, timeZone = 'Europe/Berli
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
-      bind(SCHEDULER).toConstantValue(noScheduler);
+      bind(SCHEDULER).toConstantValue(scheduler);
     }),
   );
   return {
@@ -106,6 +111,23 @@ async function pumpValue(store: SharedStore): Promise<string | undefined> {
 }
 
 describe('automation engine', () => {
+  describe('sharing the event loop', () => {
+    it('when a tick evaluates several groups, then it lets other work run before each group, for rules and for alerts', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+      let pauses = 0;
+      const server = instance(store, clock, 'Europe/Berlin', {
+        ...noScheduler,
+        pause: async () => {
+          pauses += 1;
+        },
+      });
+      for (const name of ['gh-1', 'gh-2', 'gh-3']) await server.createGroup.execute({ name });
+      await server.engine.tick();
+      expect(pauses).to.equal(6);
+    });
+  });
+
   describe('time rules', () => {
     it('when the minute of an every-day rule comes, then it fires once and the change is recorded', async () => {
       const store = sharedStore();

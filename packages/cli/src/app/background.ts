@@ -18,6 +18,11 @@ function failureFields(error: unknown): Record<string, unknown> {
 export class IntervalScheduler implements Scheduler {
   constructor(private readonly logger: Logger) {}
 
+  /** After the I/O that waits: requests that arrived meanwhile are answered first. */
+  pause(): Promise<void> {
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
   every(intervalMs: number, task: () => Promise<void>): ScheduledTask {
     let running: Promise<void> | undefined;
     let stopped = false;

@@ -64,6 +64,7 @@ export class AutomationEngine {
     const startedAt = this.clock.now();
     const missedSince = await this.lastRun();
     for (const group of groups) {
+      await this.scheduler.pause?.();
       try {
         for (const event of await this.automations.runGroup(group, startedAt, missedSince))
           switched.push(event);
@@ -73,6 +74,7 @@ export class AutomationEngine {
     }
     const alertsAt = this.clock.now();
     for (const group of groups) {
+      await this.scheduler.pause?.();
       try {
         const outcome = await this.alerts.evaluateGroup(group, alertsAt);
         for (const notification of outcome.raised) alerts.push(notification);

@@ -224,6 +224,7 @@ let origin = performance.now();
 let doneMs = 0;
 let web;
 let boxes;
+let boxPeriodMs = 0;
 
 function tick() {
   const now = performance.now();
@@ -280,7 +281,10 @@ async function step({ clients, clientsPerGroup, settleMs, measureMs }) {
   for (let i = web.clients.length; i < clients; i += 1) {
     web.add(webClient(`bench-${Math.floor(i / clientsPerGroup)}`), (i * GOLDEN) % 1);
   }
-  for (let g = boxes.clients.length; g < groups; g += 1) boxes.add(box(`bench-${g}`), (g * GOLDEN + 0.5) % 1);
+  // A box period of 0: web clients only, no readings arrive (the store's writes measured apart).
+  for (let g = boxes.clients.length; boxPeriodMs > 0 && g < groups; g += 1) {
+    boxes.add(box(`bench-${g}`), (g * GOLDEN + 0.5) % 1);
+  }
   await delay(settleMs);
   figures = freshFigures();
   measuring = true;
@@ -333,7 +337,8 @@ process.on('message', (message) => {
     host = url.hostname;
     port = Number(url.port);
     web = new Wheel(message.periodMs);
-    boxes = new Wheel(message.boxPeriodMs);
+    boxPeriodMs = message.boxPeriodMs;
+    boxes = new Wheel(Math.max(1, message.boxPeriodMs));
     origin = performance.now();
     doneMs = 0;
     // Node's timers fire at most once a millisecond; a 1 ms interval visits every slot, late if busy.

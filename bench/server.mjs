@@ -112,7 +112,14 @@ async function hortusServer() {
     // The capacity part holds one connection per simulated client, far beyond the default 1024.
     ...(env.BENCH_MAX_CONNECTIONS === undefined ? {} : { MAX_CONNECTIONS: env.BENCH_MAX_CONNECTIONS }),
     ...(env.BENCH_MONGODB_URI !== undefined
-      ? { STORE: 'mongodb', MONGODB_URI: env.BENCH_MONGODB_URI, MONGODB_DB: env.BENCH_MONGODB_DB }
+      ? {
+          STORE: 'mongodb',
+          MONGODB_URI: env.BENCH_MONGODB_URI,
+          MONGODB_DB: env.BENCH_MONGODB_DB,
+          ...(env.BENCH_MONGODB_TIMEOUT_MS === undefined
+            ? {}
+            : { MONGODB_TIMEOUT_MS: env.BENCH_MONGODB_TIMEOUT_MS }),
+        }
       : env.BENCH_DATA_DIR !== undefined
         ? { STORE: 'sqlite', HORTUS_DATA_DIR: env.BENCH_DATA_DIR }
         : { STORE: 'memory' }),

@@ -62,6 +62,7 @@ export interface RequestAccess {
 }
 
 const NOT_REQUIRED: RequestAccess = Object.freeze({ required: false });
+const OPEN_TO_ANYONE = Object.freeze({ access: NOT_REQUIRED, caller: ANONYMOUS });
 
 export function accessOf(ctx: Context): RequestAccess | undefined {
   return (ctx.state as { access?: RequestAccess }).access;
@@ -473,7 +474,7 @@ export class AccessControl {
   ): { readonly access: RequestAccess; readonly caller: Caller } | undefined {
     const required = this.requiredNow();
     if (required === undefined) return undefined;
-    if (authorization === '') return required ? undefined : { access: NOT_REQUIRED, caller: ANONYMOUS };
+    if (authorization === '') return required ? undefined : OPEN_TO_ANYONE;
     const secret = bearerPattern.exec(authorization)?.[1];
     if (secret === undefined) return undefined;
     if (tokenShape.test(secret)) {

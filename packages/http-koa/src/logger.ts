@@ -41,6 +41,9 @@ export function createJsonLogger(
   minLevel: LogLevel = 'info',
 ): Logger {
   const least = logLevels.indexOf(minLevel);
+  // A busy server writes many lines within one millisecond: their time is formatted once.
+  let lastMs = Number.NaN;
+  let lastTime = '';
   let lines = '';
   let count = 0;
   let scheduled = false;
@@ -56,7 +59,13 @@ export function createJsonLogger(
   const batch = { flush };
   const log = (level: LogLevel, event: string, fields?: LogFields): void => {
     if (logLevels.indexOf(level) < least) return;
-    const time = now().toISOString();
+    const date = now();
+    const ms = date.getTime();
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastTime = date.toISOString();
+    }
+    const time = lastTime;
     // The same text as JSON.stringify({ time, level, event, ...fields }), without building that object.
     const head = `{"time":"${time}","level":"${level}","event":${JSON.stringify(event)}`;
     let line: string;

@@ -43,6 +43,8 @@ interface LaneRoute {
   readonly answers: AnswerCache;
 }
 
+/** Without access control every route is open and the caller anonymous. */
+const OPEN = Object.freeze({ access: undefined, caller: ANONYMOUS });
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 const NO_BODY: Readonly<Record<string, unknown>> = Object.freeze({});
 const securityHeaderPairs = Object.entries(securityHeaders).flat();
@@ -150,8 +152,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     }
     const ifNoneMatch = headers['if-none-match'] ?? '';
     const authorization = headers.authorization ?? '';
-    const known =
-      access === undefined ? { access: undefined, caller: ANONYMOUS } : access.accessKnownNow(authorization);
+    const known = access === undefined ? OPEN : access.accessKnownNow(authorization);
     const query = parseQuery(mark === -1 ? '' : url.slice(mark + 1));
     if (known === undefined || ifNoneMatch.includes('*') || !valid(route.spec, query)) {
       fallback(request, response);

@@ -21,8 +21,14 @@ export class GetRevision {
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
   ) {}
 
-  async execute(input: { group: unknown; subject: RevisionSubject }): Promise<string> {
-    const group = requireText(input.group, 'group');
+  /** Not async: it hands on the repository's promise, sparing every poll a promise of its own to adopt it. */
+  execute(input: { group: unknown; subject: RevisionSubject }): Promise<string> {
+    let group: string;
+    try {
+      group = requireText(input.group, 'group');
+    } catch (error) {
+      return Promise.reject(error);
+    }
     switch (input.subject) {
       case 'readings':
         return this.readings.revision(group);

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { setInterval } from 'node:timers';
 import { setTimeout as delay } from 'node:timers/promises';
 import { URL } from 'node:url';
+import { BOX_TOPICS } from './box.mjs';
 
 const ORIGIN = 'http://localhost:3000';
 /** An answer later than this is a timeout: the socket is dropped and the client connects anew next time. */
@@ -16,14 +17,6 @@ const TIMEOUT_MS = 10_000;
 /** Fractions of the golden ratio: any first n clients are spread almost evenly over the period. */
 const GOLDEN = 0.6180339887498949;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
-const BOX_TOPICS = [
-  'esp/air/temperature',
-  'esp/air/humidity',
-  'esp/ground/light/lux',
-  'esp/ground/moisture/1',
-  'esp/ground/moisture/2',
-  'esp/ground/moisture/3',
-];
 
 let host = '127.0.0.1';
 let port = 0;

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL, URL } from 'node:url';
+import { BOX_TOPICS } from './box.mjs';
 
 const fromHttpKoa = createRequire(new URL('../packages/http-koa/package.json', import.meta.url));
 const load = (name) => import(pathToFileURL(fromHttpKoa.resolve(name)).href);
@@ -47,16 +48,6 @@ async function seedReadings(repository, group, topics, perTopic, stepMs, endMs) 
   }
 }
 
-/** The six topics of a sensor box; the capacity part's boxes send the same. */
-const boxTopics = [
-  'esp/air/temperature',
-  'esp/air/humidity',
-  'esp/ground/light/lux',
-  'esp/ground/moisture/1',
-  'esp/ground/moisture/2',
-  'esp/ground/moisture/3',
-];
-
 let groupSeeder;
 let seededGroups = 0;
 
@@ -88,7 +79,7 @@ async function seedGroups(container, tokens, from, count) {
     const batch = [];
     for (let i = 0; i < 12; i += 1) {
       const time = new Date(end - (11 - i) * 300_000);
-      for (const [t, topic] of boxTopics.entries())
+      for (const [t, topic] of BOX_TOPICS.entries())
         batch.push({ group, topic, value: 20 + t + i / 10, time });
     }
     await readings.add(batch);

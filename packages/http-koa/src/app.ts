@@ -1,9 +1,9 @@
-import { type IncomingMessage } from 'node:http';
+import { type IncomingMessage, type RequestListener } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { type AccessControl, accessRuleOf } from './access.js';
 import { allowedOrigins, cors, requestLog } from './edge.js';
-import { pollLane, type RequestListener } from './poll-lane.js';
+import { pollLane } from './poll-lane.js';
 import { type TrustProxy } from './config.js';
 import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './errors.js';
 import { ClientFaultLog, type Logger } from './logger.js';

@@ -59,6 +59,22 @@ export function allowedOrigins(origins: readonly string[]): ReadonlySet<string> 
   return new Set(origins.map((origin) => origin.toLowerCase()));
 }
 
+/**
+ * The CORS headers an answer to `origin` carries, as name, value, name, value: none unless the origin is
+ * allowed. The Koa middleware and the poll lane both write these.
+ */
+export function corsHeaderPairs(origin: string, allowed: ReadonlySet<string>): readonly string[] {
+  if (!allowed.has(origin.toLowerCase())) return [];
+  return [
+    'Access-Control-Allow-Origin',
+    origin,
+    'Access-Control-Allow-Credentials',
+    'true',
+    'Access-Control-Expose-Headers',
+    CORS_EXPOSED_HEADERS,
+  ];
+}
+
 /** CORS for an allow-list of origins with credentials; a preflight is answered here and goes no further. */
 export function cors(origins: readonly string[]): Middleware {
   const allowed = allowedOrigins(origins);
@@ -66,12 +82,10 @@ export function cors(origins: readonly string[]): Middleware {
     const origin = ctx.get('Origin');
     if (origin === '') return next();
     ctx.vary('Origin');
-    const permitted = allowed.has(origin.toLowerCase());
-    if (permitted) {
-      const { res } = ctx;
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Allow-Credentials', 'true');
-      res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS);
+    const pairs = corsHeaderPairs(origin, allowed);
+    const permitted = pairs.length > 0;
+    for (let index = 0; index < pairs.length; index += 2) {
+      ctx.res.setHeader(pairs[index] ?? '', pairs[index + 1] ?? '');
     }
     if (ctx.method !== 'OPTIONS' || ctx.get('Access-Control-Request-Method') === '') return next();
     if (permitted) {

@@ -1,7 +1,7 @@
-import { type IncomingMessage, type ServerResponse } from 'node:http';
+import { type IncomingMessage, type RequestListener } from 'node:http';
 import { ANONYMOUS } from '@hortus/core';
 import { type AccessControl, type AccessRule, accessRuleOf, decideRoute } from './access.js';
-import { CORS_EXPOSED_HEADERS, logRequest, requestIdOf } from './edge.js';
+import { corsHeaderPairs, logRequest, requestIdOf } from './edge.js';
 import { type Logger } from './logger.js';
 import { type HttpMetrics } from './metrics.js';
 import {
@@ -15,8 +15,6 @@ import {
 import { type AnswerCache } from './conditional.js';
 import { validate } from './schemas.js';
 import { type RateLimiter, securityHeaders } from './security.js';
-
-export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
 export interface PollLaneOptions {
   readonly routers: readonly RouterSpec[];
@@ -198,11 +196,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
         const out: string[] = ['X-Request-Id', requestId, ...securityHeaderPairs];
         const origin = headers.origin ?? '';
         if (origin !== '') {
-          if (options.allowedOrigins.has(origin.toLowerCase())) {
-            out.push('Access-Control-Allow-Origin', origin);
-            out.push('Access-Control-Allow-Credentials', 'true');
-            out.push('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS);
-          }
+          out.push(...corsHeaderPairs(origin, options.allowedOrigins));
           // The access middleware adds Authorization to the Vary that CORS began.
           out.push('Vary', credentialed ? 'Origin, Authorization' : 'Origin');
         } else if (credentialed) {

@@ -12,3 +12,4 @@ export * from './metrics.js';
 export * from './operations.js';
 export * from './security.js';
 export * from './edge.js';
+export * from './https.js';

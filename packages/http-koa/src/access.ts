@@ -28,8 +28,20 @@ export interface AccessSettings {
 
 export const ACCESS_SETTINGS = Symbol.for('hortus.http.AccessSettings');
 
-/** Answered without a key: liveness and readiness, including the liveness texts of the old service. */
-const openPaths = new Set(['/', '/api', '/api/data/latestdata', '/healthz', '/readyz']);
+/**
+ * Answered without a key: liveness and readiness, including the liveness texts of the old service, and the
+ * API reference (it describes the routes and holds no data).
+ */
+const openPaths = new Set([
+  '/',
+  '/api',
+  '/api/data/latestdata',
+  '/healthz',
+  '/readyz',
+  '/api/openapi.json',
+  '/api/docs',
+  '/api/docs/redoc.standalone.js',
+]);
 
 export function isOpenPath(path: string): boolean {
   const normalised = path.length > 1 ? path.replace(/\/$/u, '') : path;
@@ -105,12 +117,7 @@ function declares(schema: unknown, name: string): boolean {
 }
 
 /** Routes that take no group but are no one user's data: any admin or client key may read them. */
-const serviceRoutes = new Set([
-  'GET /api/openapi.json',
-  'GET /api/docs',
-  'GET /api/docs/redoc.standalone.js',
-  'GET /api/notification/latestdata/github',
-]);
+const serviceRoutes = new Set(['GET /api/notification/latestdata/github']);
 /** GET routes that change data (SPEC makes them GETs). */
 const writingGets = new Set(['GET /api/actions/', 'GET /api/devices/create']);
 const ingestRoute = 'POST /api/data/readings';

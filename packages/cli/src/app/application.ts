@@ -1,5 +1,6 @@
 import {
   ApplyRetention,
+  Authenticate,
   AutomationEngine,
   DeliverAlertMessages,
   type DeliveryRound,
@@ -18,9 +19,11 @@ import { HTTP_LOGGER, HttpServer, type Logger } from '@hortus/http-koa';
 import { redactUrl as redactWebhookUrl } from '@hortus/mail';
 import { MqttBridge, redactUrl } from '@hortus/mqtt';
 import { type Server } from 'node:http';
+import { type AddressInfo } from 'node:net';
 import { type Container } from 'inversify';
 import { MQTT_RETRY_MS, MqttBridgeKeeper, RetentionJob } from './background.js';
 import { type AppConfig } from './config.js';
+import { accessState, isLoopback, listeningAddresses, OPEN_TO_NETWORK } from './exposure.js';
 import { type ContainerOverrides, createContainer } from './container.js';
 
 export interface StartOptions extends ContainerOverrides {
@@ -79,12 +82,30 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
     const http = container.get(HttpServer);
     const startBackground = prepareBackground(config, container, logger, options);
     const url = await http.listen();
+    const port = (http.server.address() as AddressInfo).port;
+    const addresses = listeningAddresses(config.host, port);
+    // A store that cannot say whether keys exist must not stop the start: the requests will find out.
+    const keysInUse = await container
+      .get(Authenticate)
+      .keysInUse()
+      .catch(() => undefined);
+    const access = accessState(config.auth, keysInUse);
     logger.info('listening', {
       url,
+      addresses,
+      accessControl: access.on ? 'on' : 'off',
+      accessReason: access.reason,
       store: config.store,
       automations: config.automations,
       mqtt: config.mqtt === undefined ? 'off' : redactUrl(config.mqtt.url),
     });
+    if (!access.on && !isLoopback(config.host)) {
+      logger.warn('open to the network without access control', {
+        host: config.host,
+        addresses,
+        message: OPEN_TO_NETWORK,
+      });
+    }
     const background = startBackground(http);
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>

@@ -14,19 +14,19 @@ export function isLoopback(host: string): boolean {
  * The URLs a server listening on `host` answers: for a wildcard (0.0.0.0, ::), one per address of this
  * machine's interfaces, so the operator sees what the network sees.
  */
-export function listeningAddresses(host: string, port: number): string[] {
+export function listeningAddresses(host: string, port: number, scheme: 'http' | 'https' = 'http'): string[] {
   const wildcard = host === '0.0.0.0' || host === '::' || host === '';
-  if (!wildcard) return [urlOf(host, port)];
+  if (!wildcard) return [urlOf(scheme, host, port)];
   const addresses = Object.values(networkInterfaces())
     .flat()
     .filter((entry) => entry !== undefined)
     .filter((entry) => host !== '0.0.0.0' || entry.family === 'IPv4')
     .map((entry) => entry.address);
-  return [...new Set(addresses)].map((address) => urlOf(address, port));
+  return [...new Set(addresses)].map((address) => urlOf(scheme, address, port));
 }
 
-function urlOf(address: string, port: number): string {
-  return isIP(address) === 6 ? `http://[${address}]:${port}` : `http://${address}:${port}`;
+function urlOf(scheme: string, address: string, port: number): string {
+  return isIP(address) === 6 ? `${scheme}://[${address}]:${port}` : `${scheme}://${address}:${port}`;
 }
 
 /** Access control as the start log states it: on (AUTH=on or keys in use) or off, and why. */

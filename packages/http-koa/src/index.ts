@@ -14,3 +14,4 @@ export * from './edge/security.js';
 export * from './edge/request.js';
 export * from './routes/policy.js';
 export { metaRoutes } from './routes/meta.js';
+export * from './https.js';

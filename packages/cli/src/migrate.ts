@@ -11,14 +11,14 @@ import {
 import { type Command, Option } from 'commander';
 import { type Db } from 'mongodb';
 import { loadConfig } from './app/config.js';
-import { withExamples } from './commands.js';
+import { withExamples } from './commands/shared.js';
 import { Interrupted, UsageError } from './exit-codes.js';
 import { CollectionCopier, type MigrateOptions, type Target } from './migrate/copier.js';
 import { MigrationProgress } from './migrate/progress.js';
 import { type MigrationReport, newCollectionReport, showReport } from './migrate/report.js';
 import { databaseName, dbNameInUri, openSource, redactMongoUri } from './migrate/source.js';
 import { Output, type TextSink } from './output.js';
-import { type RunIo, type SignalSource } from './run.js';
+import { type RunIo, type SignalSource } from './io.js';
 import { withUseCases } from './store.js';
 
 export { DUPLICATE_WINDOW, type MigrateOptions } from './migrate/copier.js';

@@ -2,8 +2,8 @@ import { createJsonLogger } from '@hortus/http-koa';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type RunningServer, startServer } from './app/application.js';
 import { loadConfig } from './app/config.js';
-import { withExamples } from './commands.js';
-import { type RunIo, type SignalSource } from './run.js';
+import { withExamples } from './commands/shared.js';
+import { type RunIo, type SignalSource } from './io.js';
 
 const shutdownSignals = ['SIGTERM', 'SIGINT'] as const;
 

@@ -46,6 +46,7 @@ import {
   moveEmbeddedCharts,
 } from './history-chart.repository.js';
 import { MongoNotificationRepository, notificationCollection } from './notification.repository.js';
+import { latestReadingCollection } from './latest-readings.js';
 import { MongoReadingRepository, readingCollection } from './reading.repository.js';
 import {
   DEFAULT_REVISION_POLL_MS,
@@ -90,6 +91,7 @@ const SOCKET_TIMEOUT_MARGIN_MS = 1000;
 
 export const collections: readonly CollectionSpec[] = [
   readingCollection,
+  latestReadingCollection,
   actionCollection,
   deviceCollection,
   notificationCollection,

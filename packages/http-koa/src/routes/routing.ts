@@ -6,6 +6,8 @@ import {
   LogIn,
   RequestPasswordReset,
   ResetPassword,
+  OfferFirmware,
+  ReadFirmwareImage,
   SignUp,
   AddChart,
   AggregateReadings,
@@ -77,6 +79,8 @@ export const httpUseCaseClasses = {
   getProfile: GetProfile,
   requestPasswordReset: RequestPasswordReset,
   resetPassword: ResetPassword,
+  offerFirmware: OfferFirmware,
+  readFirmwareImage: ReadFirmwareImage,
 } as const;
 
 export type HttpUseCases = {
@@ -113,6 +117,10 @@ export interface RouteInput {
   readonly accessRequired: boolean;
   /** The client's address (from X-Forwarded-For behind a trusted proxy). */
   readonly clientAddress: string;
+  /** The request's headers, lower-case names (boxes send their id and key in headers). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
+  /** The host name the client reached the server by, without the port. */
+  readonly hostname?: string;
 }
 
 /** Request bodies are read under one of two limits: the usual one, or the larger one of reading batches. */
@@ -138,6 +146,13 @@ export type Reply =
       readonly stream: AsyncIterable<string>;
       readonly type: string;
       readonly filename?: string;
+    }
+  /** Bytes known in full (a firmware image): sent with their Content-Length and the given headers. */
+  | {
+      readonly status: number;
+      readonly bytes: Uint8Array;
+      readonly type: string;
+      readonly headers?: Readonly<Record<string, string>>;
     };
 
 export const json = (body: unknown, status = 200): Reply => ({ status, json: body });
@@ -317,6 +332,8 @@ export function buildRouter(
         caller: state.caller ?? ANONYMOUS,
         accessRequired: state.access?.required === true,
         clientAddress: ctx.ip,
+        headers: ctx.headers,
+        hostname: ctx.hostname,
       };
       const handed = answering.handedOn.get(ctx.req);
       const answer = await (handed?.route === route
@@ -384,7 +401,13 @@ export function buildRoutes(
 }
 
 export function send(ctx: Context, reply: Reply): void {
-  if ('json' in reply) {
+  if ('bytes' in reply) {
+    ctx.status = reply.status;
+    ctx.type = reply.type;
+    for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+    // A Buffer body: Koa sends its Content-Length.
+    ctx.body = Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength);
+  } else if ('json' in reply) {
     ctx.status = reply.status;
     ctx.type = 'application/json';
     // Serialised here so that a bare string or null (group settings may be any JSON) stays JSON.

@@ -4,6 +4,7 @@ import {
   type Caller,
   GetProfile,
   LogIn,
+  LogOut,
   RequestPasswordReset,
   ResetPassword,
   OfferFirmware,
@@ -44,6 +45,7 @@ import { type Context, type Middleware } from 'koa';
 import { AnswerCache, type EntityTagOf, namesWildcard, noneMatchFails } from './conditional.js';
 import { type DeclaredRoute, policyProblem, type RoutePolicy } from './policy.js';
 import { type JsonSchema, validate, validatorFor } from './schemas.js';
+import { clearSessionCookie, setSessionCookie } from '../access/session-cookie.js';
 
 /** The use cases the HTTP transport calls; the composition root resolves each from the container. */
 export const httpUseCaseClasses = {
@@ -76,6 +78,7 @@ export const httpUseCaseClasses = {
   changeUserEmail: ChangeUserEmail,
   signUp: SignUp,
   logIn: LogIn,
+  logOut: LogOut,
   getProfile: GetProfile,
   requestPasswordReset: RequestPasswordReset,
   resetPassword: ResetPassword,
@@ -134,7 +137,10 @@ export interface BodyParser {
 
 export type BodyParsers = Readonly<Record<BodyKind, BodyParser>>;
 
-export type Reply =
+/** What an answer does to the browser's session cookie: start one carrying the token, or end it. */
+export type SessionCookieChange = { readonly start: string } | { readonly end: true };
+
+export type Reply = (
   | { readonly status: number; readonly json: unknown }
   | { readonly status: number; readonly text: string }
   /** `csp` widens the page's Content-Security-Policy; by default it may load nothing but inline styles. */
@@ -153,7 +159,8 @@ export type Reply =
       readonly bytes: Uint8Array;
       readonly type: string;
       readonly headers?: Readonly<Record<string, string>>;
-    };
+    }
+) & { readonly sessionCookie?: SessionCookieChange };
 
 export const json = (body: unknown, status = 200): Reply => ({ status, json: body });
 export const plainText = (body: string, status = 200): Reply => ({ status, text: body });
@@ -431,5 +438,10 @@ export function send(ctx: Context, reply: Reply): void {
   } else {
     ctx.body = null;
     ctx.status = reply.status;
+  }
+  const change = reply.sessionCookie;
+  if (change !== undefined) {
+    if ('start' in change) setSessionCookie(ctx, change.start);
+    else clearSessionCookie(ctx);
   }
 }

@@ -34,7 +34,7 @@ import {
 import { accessKeyCollection, MongoAccessKeyRepository } from './access-key.repository.js';
 import { actionCollection, MongoActionRepository } from './action.repository.js';
 import { automationLogCollection, MongoAutomationLogRepository } from './automation-log.repository.js';
-import { deviceCollection, MongoDeviceRepository } from './device.repository.js';
+import { deviceCollection, MongoDeviceRepository, pendingDeviceCollection } from './device.repository.js';
 import { engineStateCollection, MongoEngineStateRepository } from './engine-state.repository.js';
 import { groupCollection, groupEmployeeCollection, MongoGroupRepository } from './group.repository.js';
 import {
@@ -89,6 +89,7 @@ export const collections: readonly CollectionSpec[] = [
   readingCollection,
   actionCollection,
   deviceCollection,
+  pendingDeviceCollection,
   notificationCollection,
   historyChartCollection,
   historyChartRevisionCollection,

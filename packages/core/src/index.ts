@@ -33,6 +33,14 @@ export * from './devices/device.js';
 export * from './devices/device.port.js';
 export * from './devices/create-device.js';
 export * from './devices/list-devices.js';
+export * from './devices/device-id.js';
+export * from './devices/box-settings.js';
+export * from './devices/box-keys.js';
+export * from './devices/onboard-box.js';
+export * from './devices/authenticate-box.js';
+export * from './devices/box-readings.js';
+export * from './devices/box-actions.js';
+export * from './devices/manage-devices.js';
 
 export * from './notifications/notification.js';
 export * from './notifications/notification.port.js';

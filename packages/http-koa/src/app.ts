@@ -1,15 +1,15 @@
 import { type IncomingMessage, type RequestListener } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { type AccessControl, accessRuleOf } from './access.js';
-import { allowedOrigins, cors, requestLog } from './edge.js';
-import { pollLane } from './poll-lane.js';
+import { type AccessControl, accessRuleOf } from './access/access.js';
+import { allowedOrigins, cors, requestLog } from './edge/request.js';
+import { pollLane } from './lane/poll-lane.js';
 import { type TrustProxy } from './config.js';
-import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './errors.js';
+import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './edge/errors.js';
 import { ClientFaultLog, type Logger } from './logger.js';
-import { type HttpMetrics, metricsMiddleware } from './metrics.js';
-import { operationsMiddleware } from './operations.js';
-import { buildOpenApiDocument, renderDocsPage } from './openapi.js';
+import { type HttpMetrics, metricsMiddleware } from './edge/metrics.js';
+import { operationsMiddleware } from './edge/operations.js';
+import { buildOpenApiDocument, renderDocsPage } from './openapi/openapi.js';
 import {
   answering as newAnswering,
   type BodyParsers,
@@ -17,7 +17,7 @@ import {
   type HttpUseCases,
   type RouteSpec,
   type RouterSpec,
-} from './routing.js';
+} from './routes/routing.js';
 import { accountRouters } from './routes/accounts.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
@@ -37,7 +37,7 @@ import {
   rateLimitMiddleware,
   securityHeadersMiddleware,
   writingHeadMiddleware,
-} from './security.js';
+} from './edge/security.js';
 
 export const apiRouters: readonly RouterSpec[] = [
   dataRoutes,
@@ -72,7 +72,7 @@ export interface AppOptions {
   readonly bodyTimeoutMs?: number;
   /** Where warnings about what clients send go, rate-limited; by default a ClientFaultLog on `logger`. */
   readonly clientFaults?: ClientFaultLog;
-  /** Whether polls are answered by the poll lane (poll-lane.ts) in front of Koa; on unless false. */
+  /** Whether polls are answered by the poll lane (lane/poll-lane.ts) in front of Koa; on unless false. */
   readonly pollLane?: boolean;
 }
 

@@ -3,12 +3,12 @@ import { type AddressInfo } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
 import { inject, injectable } from 'inversify';
-import { AccessControl } from './access.js';
+import { AccessControl } from './access/access.js';
 import { createApp } from './app.js';
 import { type HttpSettings } from './config.js';
 import { ClientFaultLog, type Logger } from './logger.js';
-import { HTTP_METRICS, type HttpMetrics } from './metrics.js';
-import { type HttpUseCases } from './routing.js';
+import { HTTP_METRICS, type HttpMetrics } from './edge/metrics.js';
+import { type HttpUseCases } from './routes/routing.js';
 
 export const HTTP_SETTINGS = Symbol.for('hortus.http.Settings');
 export const HTTP_USE_CASES = Symbol.for('hortus.http.UseCases');

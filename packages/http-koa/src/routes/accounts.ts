@@ -1,5 +1,5 @@
-import { logInBody, object, resetRequestBody, resetValidateBody, signUpBody } from '../schemas.js';
-import { json, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { logInBody, object, resetRequestBody, resetValidateBody, signUpBody } from './schemas.js';
+import { json, type RouterSpec, withUnderscoreId } from './routing.js';
 
 /**
  * The account routes the web client calls (COMPAT "Accounts"). They check credentials themselves, so the

@@ -7,9 +7,9 @@ import {
   groupQuery,
   object,
   text,
-} from '../schemas.js';
-import { revisionTag } from '../conditional.js';
-import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+} from './schemas.js';
+import { revisionTag } from './conditional.js';
+import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };

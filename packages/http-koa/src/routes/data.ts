@@ -13,7 +13,7 @@ import {
   TOPIC_MAX_LENGTH,
   wantsAggregation,
 } from '@hortus/core';
-import { type EntityTagOf, revisionTag } from '../conditional.js';
+import { type EntityTagOf, revisionTag } from './conditional.js';
 import {
   groupIdQuery,
   groupName,
@@ -23,7 +23,7 @@ import {
   readingRangeQuery,
   readingsBody,
   text,
-} from '../schemas.js';
+} from './schemas.js';
 import {
   type HttpUseCases,
   json,
@@ -34,7 +34,7 @@ import {
   type RouterSpec,
   type Reply,
   withUnderscoreId,
-} from '../routing.js';
+} from './routing.js';
 
 const readings: ResponseDoc = {
   description: 'Readings `{_id, group, topic, value, time}`',

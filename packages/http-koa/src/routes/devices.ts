@@ -1,6 +1,6 @@
 import { NotFoundError } from '@hortus/core';
-import { groupName, groupQuery, object, text } from '../schemas.js';
-import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { groupName, groupQuery, object, text } from './schemas.js';
+import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
 

@@ -1,7 +1,7 @@
 import { type Group } from '@hortus/core';
-import { groupIdQuery, groupQuery, object } from '../schemas.js';
-import { revisionTag } from '../conditional.js';
-import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { groupIdQuery, groupQuery, object } from './schemas.js';
+import { revisionTag } from './conditional.js';
+import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
 const failed: ResponseDoc = { description: "`{message: 'Internal server error'}`" };
 const invalid: ResponseDoc = {

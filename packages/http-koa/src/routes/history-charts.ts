@@ -1,6 +1,6 @@
 import { type ChartDataField, type HistoryChart } from '@hortus/core';
-import { type JsonSchema, looseNumber, object, text } from '../schemas.js';
-import { json, type ResponseDoc, type RouteSpec, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { type JsonSchema, looseNumber, object, text } from './schemas.js';
+import { json, type ResponseDoc, type RouteSpec, type RouterSpec, withUnderscoreId } from './routing.js';
 
 // Ids are not validated here: a malformed or unknown id is "not found" (COMPAT), which the core decides.
 const userParams = object({ userId: { type: 'string', description: 'User id' } }, ['userId']);

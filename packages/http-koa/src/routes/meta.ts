@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { DOCS_CONTENT_SECURITY_POLICY, REDOC_SCRIPT_PATH } from '../openapi.js';
-import { json, plainText, type RouterSpec } from '../routing.js';
+import { DOCS_CONTENT_SECURITY_POLICY, REDOC_SCRIPT_PATH } from '../openapi/openapi.js';
+import { json, plainText, type RouterSpec } from './routing.js';
 
 /** Redoc's browser bundle, from the installed `redoc` package: the docs page loads it from this server. */
 const redocScriptFile = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');

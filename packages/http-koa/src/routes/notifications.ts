@@ -1,5 +1,5 @@
-import { groupIdQuery, ignoreBody } from '../schemas.js';
-import { emptyReply, json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { groupIdQuery, ignoreBody } from './schemas.js';
+import { emptyReply, json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
 

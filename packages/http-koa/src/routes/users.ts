@@ -1,5 +1,5 @@
-import { emailBody, object } from '../schemas.js';
-import { json, type RouterSpec } from '../routing.js';
+import { emailBody, object } from './schemas.js';
+import { json, type RouterSpec } from './routing.js';
 
 export const userRoutes: RouterSpec = {
   prefix: '/api/changeEmail',

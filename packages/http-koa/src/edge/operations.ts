@@ -1,8 +1,8 @@
 import { decideAccess } from '@hortus/core';
 import { type Middleware } from 'koa';
-import { accessOf, forbidden } from './access.js';
+import { accessOf, forbidden } from '../access/access.js';
 import { type HttpMetrics } from './metrics.js';
-import { json, send } from './routing.js';
+import { json, send } from '../routes/routing.js';
 
 export interface OperationsOptions {
   /** Whether the store answers right now (a ping for MongoDB; always for the memory store). */

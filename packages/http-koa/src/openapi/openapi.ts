@@ -1,6 +1,6 @@
-import { isOpenPath } from './access.js';
-import { type JsonSchema, entitySchemas } from './schemas.js';
-import { type RouteSpec, type RouterSpec } from './routing.js';
+import { isOpenPath } from '../access/access.js';
+import { type JsonSchema, entitySchemas } from '../routes/schemas.js';
+import { type RouteSpec, type RouterSpec } from '../routes/routing.js';
 
 export const API_VERSION = '0.1.0';
 
@@ -166,7 +166,7 @@ const shared = Object.fromEntries(
   ]),
 );
 
-/** The operator routes answer outside the routers (operations.ts), so they are described here. */
+/** The operator routes answer outside the routers (edge/operations.ts), so they are described here. */
 const operationsPaths: Record<string, Record<string, unknown>> = {
   '/healthz': {
     get: {

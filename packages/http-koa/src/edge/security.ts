@@ -1,8 +1,8 @@
 import { type IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { type Middleware } from 'koa';
-import { type TrustProxy } from './config.js';
-import { json, send } from './routing.js';
+import { type TrustProxy } from '../config.js';
+import { json, send } from '../routes/routing.js';
 
 /**
  * Headers every answer carries. The API answers JSON and text only, so the content policy forbids every

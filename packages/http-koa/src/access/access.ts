@@ -17,8 +17,8 @@ import {
 } from '@hortus/core';
 import { inject, injectable } from 'inversify';
 import { type Context, type Middleware } from 'koa';
-import { type AuthMode } from './config.js';
-import { json, type RouteSpec, send } from './routing.js';
+import { type AuthMode } from '../config.js';
+import { json, type RouteSpec, send } from '../routes/routing.js';
 
 export interface AccessSettings {
   readonly mode: AuthMode;

@@ -54,6 +54,10 @@ export interface HttpSettings {
   readonly authCacheMs: number;
   /** POLL_LANE: polls answered in front of Koa (the default), or `off` to send every request through Koa. */
   readonly pollLane: boolean;
+  /** HTTPS_PORT: where HTTPS is served; onboarding sends boxes there unless BOX_PUBLIC_HOST says otherwise. */
+  readonly httpsPort: number;
+  /** BOX_PUBLIC_HOST: the host[:port] boxes are told to post to over HTTPS. */
+  readonly boxPublicHost?: string;
 }
 
 export const MAX_CODE_HOST_TIMEOUT_MS = 5000;
@@ -79,6 +83,7 @@ export const httpDefaults = {
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
   POLL_LANE: 'on',
+  HTTPS_PORT: '8443',
 } as const;
 
 /**
@@ -133,8 +138,16 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
   }
 
+  const httpsPort = integer('HTTPS_PORT', 1, 65535);
+  const boxPublicHost = optional('BOX_PUBLIC_HOST');
+  if (boxPublicHost !== undefined && !/^[\w.-]+(:\d{1,5})?$|^\[[\da-f:.]+\](:\d{1,5})?$/iu.test(boxPublicHost)) {
+    problems.push(`BOX_PUBLIC_HOST must be a host name or address with an optional :port, got "${boxPublicHost}"`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
+    httpsPort,
+    ...(boxPublicHost === undefined ? {} : { boxPublicHost }),
     port,
     host,
     corsOrigins,

@@ -12,3 +12,4 @@ export * from './edge/metrics.js';
 export * from './edge/operations.js';
 export * from './edge/security.js';
 export * from './edge/request.js';
+export * from './routes/boxes.js';

@@ -43,6 +43,10 @@ export class HttpServer {
       rateLimitPerMinute: settings.rateLimitPerMinute,
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
+      boxes: {
+        httpsPort: settings.httpsPort,
+        ...(settings.boxPublicHost === undefined ? {} : { publicHost: settings.boxPublicHost }),
+      },
     });
     this.server = createServer(serverLimits(settings), app.handle);
     this.server.maxConnections = settings.maxConnections;

@@ -18,6 +18,7 @@ import {
 import { inject, injectable } from 'inversify';
 import { type Context, type Middleware } from 'koa';
 import { type AuthMode } from '../config.js';
+import { isBoxPath } from '../routes/boxes.js';
 import { json, type RouteSpec, send } from '../routes/routing.js';
 
 export interface AccessSettings {
@@ -149,6 +150,8 @@ export function accessRuleOf(route: RouteSpec, fullPath: string): AccessRule {
   const name = `${method.toUpperCase()} ${fullPath}`;
   if (method === 'get' && isOpenPath(fullPath)) return { open: true };
   if (isAccountPath(fullPath)) return { open: true };
+  // Boxes hold no access key: onboarding is open, and the box endpoint checks the device's own key.
+  if (isBoxPath(fullPath)) return { open: true };
   if (name === ingestRoute) {
     return { operation: 'ingest', target: (request) => ({ groups: ingestGroups(request.body) }) };
   }
@@ -373,7 +376,7 @@ export class AccessControl {
     const checked: Middleware = async (ctx, next) => {
       const state = ctx.state as { access?: RequestAccess; caller?: Caller };
       const account = isAccountPath(ctx.path);
-      if (isOpenPath(ctx.path) && !account) {
+      if ((isOpenPath(ctx.path) || isBoxPath(ctx.path)) && !account) {
         state.access = NOT_REQUIRED;
         return next();
       }

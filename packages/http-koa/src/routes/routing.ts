@@ -13,6 +13,11 @@ import {
   ChangeUserEmail,
   CheckGroup,
   CreateDevice,
+  AuthenticateBox,
+  FindBoxActions,
+  ListDeviceViews,
+  OnboardBox,
+  RecordBoxReadings,
   DeleteChart,
   type ErrorCode,
   ExportReadings,
@@ -59,6 +64,11 @@ export const httpUseCaseClasses = {
   listAutomationEvents: ListAutomationEvents,
   listDevices: ListDevices,
   createDevice: CreateDevice,
+  listDeviceViews: ListDeviceViews,
+  onboardBox: OnboardBox,
+  authenticateBox: AuthenticateBox,
+  recordBoxReadings: RecordBoxReadings,
+  findBoxActions: FindBoxActions,
   listOpenNotifications: ListOpenNotifications,
   ignoreNotifications: IgnoreNotifications,
   getRecentCommits: GetRecentCommits,
@@ -112,10 +122,17 @@ export interface RouteInput {
   readonly accessRequired: boolean;
   /** The client's address (from X-Forwarded-For behind a trusted proxy). */
   readonly clientAddress: string;
+  /** The request's headers, lower-case names (boxes send their id and key in headers). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
+  /** The host name the client reached the server by, without the port. */
+  readonly hostname?: string;
 }
 
-/** Request bodies are read under one of two limits: the usual one, or the larger one of reading batches. */
-export const bodyKinds = ['default', 'ingest'] as const;
+/**
+ * Request bodies are read under one of three limits: the usual one, the larger one of reading batches, or
+ * the small one of a box's requests (which may also be application/ejson).
+ */
+export const bodyKinds = ['default', 'ingest', 'box'] as const;
 export type BodyKind = (typeof bodyKinds)[number];
 
 export interface BodyParser {
@@ -296,6 +313,8 @@ export function buildRouter(
         caller: state.caller ?? ANONYMOUS,
         accessRequired: state.access?.required === true,
         clientAddress: ctx.ip,
+        headers: ctx.headers,
+        hostname: ctx.hostname,
       };
       const handed = answering.handedOn.get(ctx.req);
       const answer = await (handed?.route === route

@@ -10,8 +10,8 @@ import { type HttpUseCases, json, type Reply, type ResponseDoc, type RouteInput,
 /**
  * The routes of the HTTP generation of boxes (firmware 1.0.4, COMPAT "Boxes"): onboarding, and the part of
  * the hosted database API the firmware posts readings to and reads its actions from, now answered by
- * Hortus itself. They take no access key: onboarding is open (a box knows only its MAC), and the box
- * endpoint checks the device's own `api-key`.
+ * Hortus itself. They take no access key (`open`): onboarding is open (a box knows only its MAC), and the
+ * box endpoint checks the device's own `api-key`.
  */
 
 /** Where the box endpoint lives; onboarding hands it to the box as `url`. */
@@ -26,12 +26,6 @@ export interface BoxRouteSettings {
   readonly publicHost?: string;
   /** HTTPS_PORT: put after the request's host name when BOX_PUBLIC_HOST is not set. */
   readonly httpsPort: number;
-}
-
-/** The box paths check their own credentials: the access middleware lets them through. */
-export function isBoxPath(path: string): boolean {
-  const lower = path.toLowerCase();
-  return lower === '/api/hardware' || lower.startsWith('/api/hardware/') || lower.startsWith(`${BOX_ENDPOINT_PATH.toLowerCase()}/`);
 }
 
 function header(input: RouteInput, name: string): string | undefined {
@@ -134,6 +128,9 @@ export function onboardingRoutes(settings: BoxRouteSettings): RouterSpec {
       {
         method: 'get',
         path: '/',
+        // A box knows only its MAC: no key. It writes (the tracking, the pending list).
+        access: 'open',
+        writes: true,
         summary: 'Onboarding of a box (firmware 1.0.4), by its deviceId header',
         description:
           'Headers `deviceId` (the MAC as the box sends it, bytes reversed), `updateVersion`, `lastactive` ' +
@@ -208,6 +205,9 @@ export const boxEndpointRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/action/:action',
+      // No access key: the route checks the device's own api-key, which reaches only the device's group.
+      access: 'open',
+      writes: true,
       summary: 'What a box sends: insertOne or insertMany into `datas`, find on `actions`',
       description:
         'Header `api-key` (the key onboarding gave the device); body as application/ejson or application/json, ' +

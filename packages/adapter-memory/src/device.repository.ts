@@ -22,14 +22,22 @@ interface StoredDevice extends Device {
 
 /** A copy without the key digests, with fresh dates and lists, so callers never hold stored objects. */
 function toDevice(stored: StoredDevice): Device {
-  const { keyHash: _key, previousKeyHash: _previous, ...device } = stored;
   return {
-    ...device,
-    ...(device.lastSeenAt === undefined ? {} : { lastSeenAt: new Date(device.lastSeenAt) }),
-    ...(device.bootedAt === undefined ? {} : { bootedAt: new Date(device.bootedAt) }),
-    ...(device.onboardings === undefined
+    id: stored.id,
+    deviceId: stored.deviceId,
+    group: stored.group,
+    type: stored.type,
+    ...(stored.locked === undefined ? {} : { locked: stored.locked }),
+    ...(stored.lastSeenAt === undefined ? {} : { lastSeenAt: new Date(stored.lastSeenAt) }),
+    ...(stored.firmwareVersion === undefined ? {} : { firmwareVersion: stored.firmwareVersion }),
+    ...(stored.bootedAt === undefined ? {} : { bootedAt: new Date(stored.bootedAt) }),
+    ...(stored.onboardings === undefined
       ? {}
-      : { onboardings: device.onboardings.map(({ at, address }) => ({ at: new Date(at), address })) }),
+      : { onboardings: stored.onboardings.map(({ at, address }) => ({ at: new Date(at), address })) }),
+    ...(stored.keyGeneration === undefined ? {} : { keyGeneration: stored.keyGeneration }),
+    ...(stored.previousKeyGeneration === undefined
+      ? {}
+      : { previousKeyGeneration: stored.previousKeyGeneration }),
   };
 }
 
@@ -103,19 +111,18 @@ export class InMemoryDeviceRepository implements DeviceRepository {
     this.forgetKeys(stored);
     this.byKeyHash.set(keys.currentHash, deviceId);
     if (keys.previous !== undefined) this.byKeyHash.set(keys.previous.hash, deviceId);
-    const {
-      previousKeyHash: _hash,
-      previousKeyGeneration: _generation,
-      ...rest
-    } = stored;
-    this.byDeviceId.set(deviceId, {
-      ...rest,
+    const next: { -readonly [K in keyof StoredDevice]: StoredDevice[K] } = {
+      ...stored,
       keyGeneration: keys.generation,
       keyHash: keys.currentHash,
-      ...(keys.previous === undefined
-        ? {}
-        : { previousKeyHash: keys.previous.hash, previousKeyGeneration: keys.previous.generation }),
-    });
+    };
+    delete next.previousKeyHash;
+    delete next.previousKeyGeneration;
+    if (keys.previous !== undefined) {
+      next.previousKeyHash = keys.previous.hash;
+      next.previousKeyGeneration = keys.previous.generation;
+    }
+    this.byDeviceId.set(deviceId, next);
     return true;
   }
 
@@ -188,5 +195,7 @@ export class InMemoryDeviceRepository implements DeviceRepository {
 }
 
 function definedOnly(changes: DeviceChanges): DeviceChanges {
-  return Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as DeviceChanges;
+  return Object.fromEntries(
+    Object.entries(changes).filter(([, value]) => value !== undefined),
+  ) as DeviceChanges;
 }

@@ -135,7 +135,9 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
   }
 
   async list(): Promise<Device[]> {
-    const documents = await this.run(() => this.collection.find({}).sort({ group: 1, deviceId: 1 }).toArray());
+    const documents = await this.run(() =>
+      this.collection.find({}).sort({ group: 1, deviceId: 1 }).toArray(),
+    );
     return documents.map(deviceMapper.toEntity);
   }
 
@@ -180,22 +182,23 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
     return result.matchedCount > 0;
   }
 
+  /**
+   * Read, then written whole: FerretDB does not apply $slice in $push. Two onboardings of one device at the
+   * same instant may keep one of them only, which the list (the last ten) can bear.
+   */
   async recordOnboarding(deviceId: string, onboarding: Onboarding, changes: DeviceChanges): Promise<void> {
-    await this.run(() =>
-      this.collection.updateOne(
+    await this.run(async () => {
+      const stored = await this.collection.findOne({ deviceId }, { projection: { onboardings: 1 } });
+      if (stored === null) return;
+      const onboardings = [
+        { at: onboarding.at, address: onboarding.address },
+        ...(stored.onboardings ?? []),
+      ].slice(0, MAX_ONBOARDINGS_KEPT);
+      await this.collection.updateOne(
         { deviceId },
-        {
-          $set: { ...deviceMapper.changedFields(changes), lastSeenAt: onboarding.at },
-          $push: {
-            onboardings: {
-              $each: [{ at: onboarding.at, address: onboarding.address }],
-              $position: 0,
-              $slice: MAX_ONBOARDINGS_KEPT,
-            },
-          },
-        },
-      ),
-    );
+        { $set: { ...deviceMapper.changedFields(changes), lastSeenAt: onboarding.at, onboardings } },
+      );
+    }, 2);
   }
 
   /** The count and the upsert are two commands: racing sightings of new boxes may pass the cap by a few. */
@@ -223,9 +226,7 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
   }
 
   async listPending(): Promise<PendingDevice[]> {
-    const documents = await this.run(() =>
-      this.pending.find({}).sort({ lastSeenAt: -1, _id: 1 }).toArray(),
-    );
+    const documents = await this.run(() => this.pending.find({}).sort({ lastSeenAt: -1, _id: 1 }).toArray());
     return documents.map(pendingMapper.toEntity);
   }
 

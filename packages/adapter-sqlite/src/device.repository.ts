@@ -182,7 +182,9 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
       this.connection.write(() => {
         if (names.length > 0) {
           this.connection
-            .prepare(`UPDATE devices SET ${names.map((name) => `${name} = @${name}`).join(', ')} WHERE device_id = @deviceId`)
+            .prepare(
+              `UPDATE devices SET ${names.map((name) => `${name} = @${name}`).join(', ')} WHERE device_id = @deviceId`,
+            )
             .run({ ...columns, deviceId });
         }
         const row = this.connection
@@ -237,7 +239,9 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
         };
         const names = Object.keys(columns);
         this.connection
-          .prepare(`UPDATE devices SET ${names.map((name) => `${name} = @${name}`).join(', ')} WHERE device_id = @deviceId`)
+          .prepare(
+            `UPDATE devices SET ${names.map((name) => `${name} = @${name}`).join(', ')} WHERE device_id = @deviceId`,
+          )
           .run({ ...columns, deviceId });
       }),
     );

@@ -141,8 +141,13 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
 
   const httpsPort = integer('HTTPS_PORT', 1, 65535);
   const boxPublicHost = optional('BOX_PUBLIC_HOST');
-  if (boxPublicHost !== undefined && !/^[\w.-]+(:\d{1,5})?$|^\[[\da-f:.]+\](:\d{1,5})?$/iu.test(boxPublicHost)) {
-    problems.push(`BOX_PUBLIC_HOST must be a host name or address with an optional :port, got "${boxPublicHost}"`);
+  if (
+    boxPublicHost !== undefined &&
+    !/^[\w.-]+(:\d{1,5})?$|^\[[\da-f:.]+\](:\d{1,5})?$/iu.test(boxPublicHost)
+  ) {
+    problems.push(
+      `BOX_PUBLIC_HOST must be a host name or address with an optional :port, got "${boxPublicHost}"`,
+    );
   }
 
   if (problems.length > 0) throw new ConfigError(problems);

@@ -48,7 +48,14 @@ async function onboarded(api: TestServer, deviceId: string): Promise<Onboarded> 
 }
 
 /** The firmware's insertOne: the value as text with two decimals, the stamp as a $date. */
-function insertOne(api: TestServer, box: Onboarded, topic: string, value: string, stamp: string, group = box.group): Promise<Reply> {
+function insertOne(
+  api: TestServer,
+  box: Onboarded,
+  topic: string,
+  value: string,
+  stamp: string,
+  group = box.group,
+): Promise<Reply> {
   return api.call('POST', `${box.url}/action/insertOne`, {
     headers: { 'Content-Type': 'application/ejson', Accept: 'application/json', 'api-key': box.apiKey },
     body: JSON.stringify({
@@ -61,7 +68,11 @@ function insertOne(api: TestServer, box: Onboarded, topic: string, value: string
 }
 
 /** The firmware's find: no filter at all. */
-function find(api: TestServer, box: Pick<Onboarded, 'url' | 'apiKey'>, extra: Record<string, unknown> = {}): Promise<Reply> {
+function find(
+  api: TestServer,
+  box: Pick<Onboarded, 'url' | 'apiKey'>,
+  extra: Record<string, unknown> = {},
+): Promise<Reply> {
   return api.call('POST', `${box.url}/action/find`, {
     headers: { 'Content-Type': 'application/json', 'api-key': box.apiKey },
     body: JSON.stringify({ collection: 'actions', database: 'Website', dataSource: 'Cluster0', ...extra }),
@@ -87,7 +98,9 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
 
   /** A registered box of a fresh group: its label MAC is 24:6F:28:AA:<n>:01, so it sends 1<n>aa286f24. */
   let boxes = 0;
-  async function registeredBox(form: (label: string) => string = (label) => label): Promise<{ group: string; sent: string; label: string }> {
+  async function registeredBox(
+    form: (label: string) => string = (label) => label,
+  ): Promise<{ group: string; sent: string; label: string }> {
     boxes += 1;
     const byte = boxes.toString(16).padStart(2, '0');
     const label = `24:6F:28:AA:${byte.toUpperCase()}:01`;
@@ -124,7 +137,13 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
       expect(second.apiKey).to.equal(first.apiKey);
       const reply = await api.get(`/api/devices?group=${group}`);
       const [device] = (reply.json() as { message: Record<string, unknown>[] }).message;
-      expect(device).to.deep.include({ deviceId: label, macAddress: label, boxId: sent, firmwareVersion: '1.0.4', locked: false });
+      expect(device).to.deep.include({
+        deviceId: label,
+        macAddress: label,
+        boxId: sent,
+        firmwareVersion: '1.0.4',
+        locked: false,
+      });
       expect(device?.['onboardings']).to.have.length(2);
       expect((device?.['onboardings'] as { address: string }[])[0]?.address).to.match(/127\.0\.0\.1/u);
       const now = api.clock.now().getTime();
@@ -188,7 +207,12 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
         json: {
           group,
           object: 'ventilator_1',
-          automations: [{ timeAutomations: [], sensorAutomations: [{ action: 'on', sensor: 'temperature', condition: 'above', value: '28' }] }],
+          automations: [
+            {
+              timeAutomations: [],
+              sensorAutomations: [{ action: 'on', sensor: 'temperature', condition: 'above', value: '28' }],
+            },
+          ],
         },
       });
       expect(rule.status).to.equal(200);
@@ -196,7 +220,9 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
 
       // 12:29:40 UTC is 14:29:40 in Berlin summer time, which the box writes with a Z.
       const replies = await Promise.all(
-        TOPICS.map((topic, index) => insertOne(api, box, topic, (28 + index / 100 + 1).toFixed(2), '2025-06-15T14:29:40.000Z')),
+        TOPICS.map((topic, index) =>
+          insertOne(api, box, topic, (28 + index / 100 + 1).toFixed(2), '2025-06-15T14:29:40.000Z'),
+        ),
       );
 
       for (const reply of replies) {
@@ -229,14 +255,22 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
       expect(set.status).to.equal(200);
       expect(reply.status).to.equal(200);
       const { documents } = reply.json() as { documents: { group: string; object: string; value: string }[] };
-      expect(documents.map(({ group: of, object, value }) => ({ of, object, value })).sort((a, b) => a.object.localeCompare(b.object))).to.deep.equal([
+      expect(
+        documents
+          .map(({ group: of, object, value }) => ({ of, object, value }))
+          .sort((a, b) => a.object.localeCompare(b.object)),
+      ).to.deep.equal([
         { of: group, object: 'led_1', value: 'off' },
         { of: group, object: 'pump_1', value: 'on' },
       ]);
       const named = await find(api, box, { filter: { group: other.group } });
-      expect((named.json() as { documents: { group: string }[] }).documents.map((document) => document.group)).to.deep.equal([group, group]);
+      expect(
+        (named.json() as { documents: { group: string }[] }).documents.map((document) => document.group),
+      ).to.deep.equal([group, group]);
       const narrowed = await find(api, box, { filter: { object: 'pump_1' } });
-      expect((narrowed.json() as { documents: { object: string }[] }).documents.map((document) => document.object)).to.deep.equal(['pump_1']);
+      expect(
+        (narrowed.json() as { documents: { object: string }[] }).documents.map((document) => document.object),
+      ).to.deep.equal(['pump_1']);
     });
 
     it("when a document names another group, then the reading is stored under the device's own group and the other group gets nothing", async () => {
@@ -244,7 +278,14 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
       const other = await registeredBox();
       const box = await onboarded(api, sent);
 
-      const reply = await insertOne(api, box, 'esp/air/humidity', '55.00', '2025-06-15T14:29:00.000Z', other.group);
+      const reply = await insertOne(
+        api,
+        box,
+        'esp/air/humidity',
+        '55.00',
+        '2025-06-15T14:29:00.000Z',
+        other.group,
+      );
 
       expect(reply.status).to.equal(201);
       expect((await latestOf(api, group)).map((reading) => reading.value)).to.deep.equal([55]);
@@ -254,19 +295,38 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
     it('when insertMany carries a bad document, then nothing of it is stored and the answer names the reason', async () => {
       const { group, sent } = await registeredBox();
       const box = await onboarded(api, sent);
-      const document = (value: unknown): unknown => ({ topic: 'esp/air/temperature', group, value, time: { $date: '2025-06-15T14:20:00.000Z' } });
+      const document = (value: unknown): unknown => ({
+        topic: 'esp/air/temperature',
+        group,
+        value,
+        time: { $date: '2025-06-15T14:20:00.000Z' },
+      });
 
       const refused = await api.call('POST', `${box.url}/action/insertMany`, {
         headers: { 'Content-Type': 'application/ejson', 'api-key': box.apiKey },
-        body: JSON.stringify({ collection: 'datas', documents: [document({ $numberDouble: '20.5' }), { ...(document('abc') as object), topic: 'esp/air/humidity' }] }),
+        body: JSON.stringify({
+          collection: 'datas',
+          documents: [
+            document({ $numberDouble: '20.5' }),
+            { ...(document('abc') as object), topic: 'esp/air/humidity' },
+          ],
+        }),
       });
       const stored = await api.call('POST', `${box.url}/action/insertMany`, {
         headers: { 'Content-Type': 'application/ejson', 'api-key': box.apiKey },
-        body: JSON.stringify({ collection: 'datas', documents: [document({ $numberDouble: '20.5' }), { ...(document({ $numberInt: '40' }) as object), topic: 'esp/air/humidity' }] }),
+        body: JSON.stringify({
+          collection: 'datas',
+          documents: [
+            document({ $numberDouble: '20.5' }),
+            { ...(document({ $numberInt: '40' }) as object), topic: 'esp/air/humidity' },
+          ],
+        }),
       });
 
       expect(refused.status).to.equal(400);
-      expect((refused.json() as { message: string }).message).to.match(/document 1: value must be a finite number/u);
+      expect((refused.json() as { message: string }).message).to.match(
+        /document 1: value must be a finite number/u,
+      );
       expect(stored.status).to.equal(201);
       expect((stored.json() as { insertedIds: string[] }).insertedIds).to.have.length(2);
       expect((await latestOf(api, group)).map((reading) => reading.value).sort()).to.deep.equal([20.5, 40]);
@@ -293,7 +353,9 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
       const old = await onboarded(api, sent);
       await api.container.get(RotateDeviceKey).execute({ id: sent, revoke: true });
 
-      expect((await insertOne(api, old, 'esp/air/temperature', '20.00', '2025-06-15T14:29:00.000Z')).status).to.equal(401);
+      expect(
+        (await insertOne(api, old, 'esp/air/temperature', '20.00', '2025-06-15T14:29:00.000Z')).status,
+      ).to.equal(401);
       const renewed = await onboarded(api, sent);
       expect((await find(api, renewed)).status).to.equal(200);
     });
@@ -302,8 +364,20 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
       const { group, sent } = await registeredBox();
       const box = await onboarded(api, sent);
 
-      const missing = await insertOne(api, { ...box, apiKey: '' }, 'esp/air/temperature', '20.00', '2025-06-15T14:29:00.000Z');
-      const wrong = await insertOne(api, { ...box, apiKey: `${box.apiKey.slice(0, -2)}xx` }, 'esp/air/temperature', '20.00', '2025-06-15T14:29:00.000Z');
+      const missing = await insertOne(
+        api,
+        { ...box, apiKey: '' },
+        'esp/air/temperature',
+        '20.00',
+        '2025-06-15T14:29:00.000Z',
+      );
+      const wrong = await insertOne(
+        api,
+        { ...box, apiKey: `${box.apiKey.slice(0, -2)}xx` },
+        'esp/air/temperature',
+        '20.00',
+        '2025-06-15T14:29:00.000Z',
+      );
 
       expect(missing.status).to.equal(401);
       expect(wrong.status).to.equal(401);
@@ -322,7 +396,10 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
     });
 
     const post = (action: string, body: string, type = 'application/ejson'): Promise<Reply> =>
-      api.call('POST', `${box.url}/action/${action}`, { headers: { 'Content-Type': type, 'api-key': box.apiKey }, body });
+      api.call('POST', `${box.url}/action/${action}`, {
+        headers: { 'Content-Type': type, 'api-key': box.apiKey },
+        body,
+      });
 
     it('when a value is not a number, then 400 names it and nothing is stored', async () => {
       const reply = await insertOne(api, box, 'esp/air/temperature', 'warm', '2025-06-15T14:29:00.000Z');
@@ -333,19 +410,50 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
     });
 
     it('when the body is over the limit, then 400 says so', async () => {
-      const reply = await post('insertOne', JSON.stringify({ collection: 'datas', document: { topic: 'x'.repeat(70_000) } }));
+      const reply = await post(
+        'insertOne',
+        JSON.stringify({ collection: 'datas', document: { topic: 'x'.repeat(70_000) } }),
+      );
 
       expect(reply.status).to.equal(400);
       expect((reply.json() as { message: string }).message).to.match(/larger than 65536 bytes/u);
     });
 
     for (const [name, action, body, reason] of [
-      ['another collection', 'insertOne', { collection: 'users', document: {} }, /collection must be "datas"/u],
+      [
+        'another collection',
+        'insertOne',
+        { collection: 'users', document: {} },
+        /collection must be "datas"/u,
+      ],
       ['find on readings', 'find', { collection: 'datas' }, /collection must be "actions"/u],
-      ['another action', 'deleteMany', { collection: 'datas', filter: {} }, /action must be one of: insertOne, insertMany, find/u],
-      ['an unknown operator', 'find', { collection: 'actions', filter: { object: { $where: 'x' } } }, /not supported/u],
-      ['a filter on another field', 'find', { collection: 'actions', filter: { automations: 1 } }, /may name only object and value/u],
-      ['a stamp that is no date', 'insertOne', { collection: 'datas', document: { topic: 'esp/air/temperature', value: '1', time: { $date: 'soon' } } }, /document.time/u],
+      [
+        'another action',
+        'deleteMany',
+        { collection: 'datas', filter: {} },
+        /action must be one of: insertOne, insertMany, find/u,
+      ],
+      [
+        'an unknown operator',
+        'find',
+        { collection: 'actions', filter: { object: { $where: 'x' } } },
+        /not supported/u,
+      ],
+      [
+        'a filter on another field',
+        'find',
+        { collection: 'actions', filter: { automations: 1 } },
+        /may name only object and value/u,
+      ],
+      [
+        'a stamp that is no date',
+        'insertOne',
+        {
+          collection: 'datas',
+          document: { topic: 'esp/air/temperature', value: '1', time: { $date: 'soon' } },
+        },
+        /document.time/u,
+      ],
       ['no document', 'insertOne', { collection: 'datas' }, /document is required/u],
     ] as const) {
       it(`when the request asks for ${name}, then 400 says why and nothing is stored`, async () => {
@@ -387,31 +495,41 @@ describe('Box time: Berlin wall clock with a Z', () => {
 
   it('when a summer stamp arrives, then it is read two hours back', async () => {
     const { box, group } = await boxAt('2025-06-15T12:30:05Z');
-    expect((await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-06-15T14:30:00.000Z')).status).to.equal(201);
+    expect(
+      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-06-15T14:30:00.000Z')).status,
+    ).to.equal(201);
     expect(await storedTime(group)).to.equal('2025-06-15T12:30:00.000Z');
   });
 
   it('when a winter stamp arrives, then it is read one hour back', async () => {
     const { box, group } = await boxAt('2025-01-15T12:00:05Z');
-    expect((await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-01-15T13:00:00.000Z')).status).to.equal(201);
+    expect(
+      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-01-15T13:00:00.000Z')).status,
+    ).to.equal(201);
     expect(await storedTime(group)).to.equal('2025-01-15T12:00:00.000Z');
   });
 
   it('when 02:30 arrives during the first pass of the repeated hour, then it is the summer-time instant', async () => {
     const { box, group } = await boxAt('2025-10-26T00:30:05Z');
-    expect((await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-10-26T02:30:00.000Z')).status).to.equal(201);
+    expect(
+      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-10-26T02:30:00.000Z')).status,
+    ).to.equal(201);
     expect(await storedTime(group)).to.equal('2025-10-26T00:30:00.000Z');
   });
 
   it('when 02:30 arrives during the second pass of the repeated hour, then it is the winter-time instant', async () => {
     const { box, group } = await boxAt('2025-10-26T01:30:05Z');
-    expect((await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-10-26T02:30:00.000Z')).status).to.equal(201);
+    expect(
+      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-10-26T02:30:00.000Z')).status,
+    ).to.equal(201);
     expect(await storedTime(group)).to.equal('2025-10-26T01:30:00.000Z');
   });
 
   it('when the group says its boxes send UTC, then the stamp is taken as it is, and the skew limit applies after conversion', async () => {
     const { box, group } = await boxAt('2025-06-15T12:30:05Z');
-    const set = await api.call('PUT', `/api/group/update?groupId=${group}`, { json: { settings: [{ boxTimeZone: 'UTC' }] } });
+    const set = await api.call('PUT', `/api/group/update?groupId=${group}`, {
+      json: { settings: [{ boxTimeZone: 'UTC' }] },
+    });
     expect(set.status).to.equal(200);
 
     const ahead = await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-06-15T14:30:00.000Z');
@@ -433,7 +551,8 @@ describe('Unknown boxes in a loop', () => {
 
   it('when one address sends unknown ids beyond the limit, then it is throttled, and the pending list stays within its bound', async () => {
     const statuses: number[] = [];
-    for (let index = 0; index < 7; index += 1) statuses.push((await onboard(api, `a${index}aa286f24`)).status);
+    for (let index = 0; index < 7; index += 1)
+      statuses.push((await onboard(api, `a${index}aa286f24`)).status);
 
     expect(statuses).to.deep.equal([400, 400, 400, 400, 400, 429, 429]);
     expect(await api.container.get(ListPendingDevices).execute()).to.have.length(3);

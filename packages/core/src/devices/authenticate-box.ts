@@ -26,8 +26,13 @@ export class AuthenticateBox {
   ) {}
 
   async execute(apiKey: unknown): Promise<Device> {
-    if (apiKey === undefined || apiKey === '') throw new UnauthenticatedError('The api-key header is missing');
-    if (typeof apiKey !== 'string' || !apiKey.startsWith(BOX_KEY_PREFIX) || apiKey.length > BOX_KEY_MAX_LENGTH) {
+    if (apiKey === undefined || apiKey === '')
+      throw new UnauthenticatedError('The api-key header is missing');
+    if (
+      typeof apiKey !== 'string' ||
+      !apiKey.startsWith(BOX_KEY_PREFIX) ||
+      apiKey.length > BOX_KEY_MAX_LENGTH
+    ) {
       throw new UnauthenticatedError('The api-key is not valid', true);
     }
     const found = await this.devices.findByKeyHash(this.keys.hash(apiKey));

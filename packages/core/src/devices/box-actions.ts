@@ -15,11 +15,15 @@ function conditionOf(field: string, spec: unknown): Condition {
   if (!isPlainObject(spec)) return (value) => value === spec;
   const tests = Object.entries(spec).map(([operator, operand]): Condition => {
     if (!operators.has(operator)) {
-      throw InvalidInputError.forField(`filter.${field}`, `operator ${operator.slice(0, 20)} is not supported`);
+      throw InvalidInputError.forField(
+        `filter.${field}`,
+        `operator ${operator.slice(0, 20)} is not supported`,
+      );
     }
     if (operator === '$eq') return (value) => value === operand;
     if (operator === '$ne') return (value) => value !== operand;
-    if (!Array.isArray(operand)) throw InvalidInputError.forField(`filter.${field}.${operator}`, 'must be a list');
+    if (!Array.isArray(operand))
+      throw InvalidInputError.forField(`filter.${field}.${operator}`, 'must be a list');
     return operator === '$in' ? (value) => operand.includes(value) : (value) => !operand.includes(value);
   });
   return (value) => tests.every((test) => test(value));
@@ -41,7 +45,10 @@ export class FindBoxActions {
     for (const [field, spec] of Object.entries(given)) {
       if (field === 'group' || field === '_id') continue;
       if (!filterable.has(field)) {
-        throw InvalidInputError.forField('filter', `may name only object and value, not ${field.slice(0, 40)}`);
+        throw InvalidInputError.forField(
+          'filter',
+          `may name only object and value, not ${field.slice(0, 40)}`,
+        );
       }
       conditions.push([field as keyof Action, conditionOf(field, spec)]);
     }

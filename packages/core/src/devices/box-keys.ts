@@ -33,7 +33,11 @@ export class BoxKeys {
   }
 
   /** The digests of generation `generation`, and of `previousGeneration` when given (its key keeps working). */
-  async keysOf(device: Pick<Device, 'id'>, generation: number, previousGeneration?: number): Promise<DeviceKeys> {
+  async keysOf(
+    device: Pick<Device, 'id'>,
+    generation: number,
+    previousGeneration?: number,
+  ): Promise<DeviceKeys> {
     const currentHash = this.hash(await this.keyOf(device, generation));
     if (previousGeneration === undefined) return { generation, currentHash };
     const hash = this.hash(await this.keyOf(device, previousGeneration));
@@ -41,10 +45,12 @@ export class BoxKeys {
   }
 
   private serverSecret(): Promise<string> {
-    this.secret ??= this.serverSecrets.findOrCreate('box-keys', this.secrets.generate()).catch((error: unknown) => {
-      this.secret = undefined;
-      throw error;
-    });
+    this.secret ??= this.serverSecrets
+      .findOrCreate('box-keys', this.secrets.generate())
+      .catch((error: unknown) => {
+        this.secret = undefined;
+        throw error;
+      });
     return this.secret;
   }
 }

@@ -35,7 +35,8 @@ export class RecordBoxReadings {
 
   /** `time` of a document is the wall clock as the box wrote it, given as a Date of those UTC fields. */
   async execute(device: Device, documents: readonly unknown[]): Promise<RecordReadingsResult> {
-    if (documents.length === 0) throw InvalidInputError.forField('documents', 'must hold at least one document');
+    if (documents.length === 0)
+      throw InvalidInputError.forField('documents', 'must hold at least one document');
     if (documents.length > MAX_BOX_DOCUMENTS) {
       throw InvalidInputError.forField('documents', `must hold at most ${MAX_BOX_DOCUMENTS} documents`);
     }
@@ -43,7 +44,8 @@ export class RecordBoxReadings {
     const group = await this.groups.findByName(device.group);
     const zone = boxTimeZoneOf(group?.settings, this.settings.timeZone);
     const items = documents.map((document, index) => {
-      if (!isPlainObject(document)) throw InvalidInputError.forField(`documents[${index}]`, 'must be an object');
+      if (!isPlainObject(document))
+        throw InvalidInputError.forField(`documents[${index}]`, 'must be an object');
       const { time } = document;
       if (time !== undefined && !(time instanceof Date && Number.isFinite(time.getTime()))) {
         throw InvalidInputError.forField(`documents[${index}].time`, 'must be a date ({"$date": ...})');

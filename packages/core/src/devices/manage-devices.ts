@@ -24,17 +24,17 @@ export function viewOf(device: Device, now: Date, silentAfterMs: number): Device
   return {
     ...device,
     ...(mac === undefined ? {} : { label: labelOfMac(mac), boxId: boxIdOfMac(mac) }),
-    silent: device.onboardings !== undefined && device.onboardings.length > 0 && seen !== undefined
-      ? now.getTime() - seen > silentAfterMs
-      : false,
+    silent:
+      device.onboardings !== undefined && device.onboardings.length > 0 && seen !== undefined
+        ? now.getTime() - seen > silentAfterMs
+        : false,
   };
 }
 
 /** The registered device an operator names in any form (label, dashes, bare hex, or what the box sends). */
 export async function findNamedDevice(devices: DeviceRepository, idText: unknown): Promise<Device> {
   const id = requireDeviceId(idText);
-  const device =
-    (await devices.find(id, macOfRegisteredId(id))) ?? (await devices.find(id, macOfBoxId(id)));
+  const device = (await devices.find(id, macOfRegisteredId(id))) ?? (await devices.find(id, macOfBoxId(id)));
   if (device === undefined) throw new NotFoundError('device', `No device ${id} is registered`);
   return device;
 }
@@ -84,9 +84,12 @@ export class ClaimDevice {
     const type = input.type === undefined ? 'box' : requireText(input.type, 'type');
     const pending = (await this.devices.listPending()).find((entry) => entry.boxId === id);
     const mac = pending?.mac ?? macOfRegisteredId(id);
-    const existing = (await this.devices.find(id, mac)) ?? (pending === undefined ? undefined : await this.devices.find(pending.boxId, mac));
+    const existing =
+      (await this.devices.find(id, mac)) ??
+      (pending === undefined ? undefined : await this.devices.find(pending.boxId, mac));
     if (existing !== undefined) {
-      if (existing.group === group) throw new ConflictError('device', `Device ${existing.deviceId} is in group ${group} already`);
+      if (existing.group === group)
+        throw new ConflictError('device', `Device ${existing.deviceId} is in group ${group} already`);
       if (input.move !== true) {
         throw new ConflictError(
           'device',
@@ -94,7 +97,8 @@ export class ClaimDevice {
         );
       }
       const moved = await this.devices.update(existing.deviceId, { group });
-      if (moved === undefined) throw new NotFoundError('device', `No device ${existing.deviceId} is registered`);
+      if (moved === undefined)
+        throw new NotFoundError('device', `No device ${existing.deviceId} is registered`);
       await this.forgetPending(mac, id);
       return moved;
     }
@@ -121,7 +125,8 @@ export class SetDeviceLock {
   async execute(input: { id: unknown; locked: boolean }): Promise<Device> {
     const device = await findNamedDevice(this.devices, input.id);
     const changed = await this.devices.update(device.deviceId, { locked: input.locked });
-    if (changed === undefined) throw new NotFoundError('device', `No device ${device.deviceId} is registered`);
+    if (changed === undefined)
+      throw new NotFoundError('device', `No device ${device.deviceId} is registered`);
     return changed;
   }
 }
@@ -145,7 +150,6 @@ export class RotateDeviceKey {
     const held = device.previousKeyGeneration ?? device.keyGeneration;
     const previous = input.revoke === true || held === undefined || held === 0 ? undefined : held;
     await this.devices.setKeys(device.deviceId, await this.keys.keysOf(device, generation, previous));
-    const { previousKeyGeneration: _dropped, ...rest } = device;
-    return { ...rest, keyGeneration: generation, ...(previous === undefined ? {} : { previousKeyGeneration: previous }) };
+    return findNamedDevice(this.devices, device.deviceId);
   }
 }

@@ -20,7 +20,11 @@ export interface OnboardingRequest {
 export type OnboardingOutcome =
   | { readonly registered: true; readonly device: Device; readonly apiKey: string }
   /** Unknown (then noted as pending) or locked: the box is told the same, so it keeps trying. */
-  | { readonly registered: false; readonly reason: 'unknown' | 'locked' | 'malformed'; readonly pending: boolean };
+  | {
+      readonly registered: false;
+      readonly reason: 'unknown' | 'locked' | 'malformed';
+      readonly pending: boolean;
+    };
 
 const boxIdPattern = /^[A-Za-z0-9:._-]{1,64}$/u;
 const MAX_VERSION_LENGTH = 32;
@@ -78,7 +82,9 @@ export class OnboardBox {
       { at: now, address: request.address.slice(0, 64) },
       {
         ...(firmwareVersion === undefined ? {} : { firmwareVersion }),
-        ...(Number.isSafeInteger(uptime) && uptime >= 0 ? { bootedAt: new Date(now.getTime() - uptime) } : {}),
+        ...(Number.isSafeInteger(uptime) && uptime >= 0
+          ? { bootedAt: new Date(now.getTime() - uptime) }
+          : {}),
       },
     );
     return { registered: true, device, apiKey };

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
-import {
-  type Action,
-  InvalidInputError,
-  MAX_BOX_DOCUMENTS,
-} from '@hortus/core';
+import { type Action, InvalidInputError, MAX_BOX_DOCUMENTS } from '@hortus/core';
 import { object, text } from './schemas.js';
-import { type HttpUseCases, json, type Reply, type ResponseDoc, type RouteInput, type RouterSpec } from './routing.js';
+import {
+  type HttpUseCases,
+  json,
+  type Reply,
+  type ResponseDoc,
+  type RouteInput,
+  type RouterSpec,
+} from './routing.js';
 
 /**
  * The routes of the HTTP generation of boxes (firmware 1.0.4, COMPAT "Boxes"): onboarding, and the part of
@@ -61,12 +64,19 @@ const operators: Readonly<Record<string, (value: unknown, path: string) => unkno
 };
 
 function isWrapped<K extends string>(value: unknown, key: K): value is Record<K, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 1 && key in value;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 1 &&
+    key in value
+  );
 }
 
 function numberOf(value: unknown, path: string): number {
   const parsed = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  if (typeof parsed !== 'number' || !Number.isFinite(parsed)) throw InvalidInputError.forField(path, 'must be a finite number');
+  if (typeof parsed !== 'number' || !Number.isFinite(parsed))
+    throw InvalidInputError.forField(path, 'must be a finite number');
   return parsed;
 }
 
@@ -78,12 +88,14 @@ export function decodeExtendedJson(value: unknown, path = 'body'): unknown {
   const [only] = entries;
   if (entries.length === 1 && only !== undefined && only[0].startsWith('$')) {
     const decode = operators[only[0]];
-    if (decode === undefined) throw InvalidInputError.forField(path, `uses ${only[0].slice(0, 30)}, which is not supported`);
+    if (decode === undefined)
+      throw InvalidInputError.forField(path, `uses ${only[0].slice(0, 30)}, which is not supported`);
     return decode(only[1], path);
   }
   return Object.fromEntries(
     entries.map(([key, item]) => {
-      if (key.startsWith('$')) throw InvalidInputError.forField(path, `uses ${key.slice(0, 30)}, which is not supported`);
+      if (key.startsWith('$'))
+        throw InvalidInputError.forField(path, `uses ${key.slice(0, 30)}, which is not supported`);
       return [key, decodeExtendedJson(item, `${path}.${key}`)];
     }),
   );
@@ -98,7 +110,13 @@ function requireCollection(body: Readonly<Record<string, unknown>>, expected: st
 }
 
 function actionDocument(action: Action): Record<string, unknown> {
-  return { _id: action.id, group: action.group, object: action.object, value: action.value, automations: action.automations };
+  return {
+    _id: action.id,
+    group: action.group,
+    object: action.object,
+    value: action.value,
+    automations: action.automations,
+  };
 }
 
 const boxBody = object(
@@ -106,7 +124,10 @@ const boxBody = object(
     collection: text('`datas` for inserts, `actions` for find'),
     database: text('Ignored (the firmware sends `Website`)'),
     dataSource: text('Ignored (the firmware sends `Cluster0`)'),
-    document: { type: 'object', description: 'insertOne: `{topic, value, time: {$date}}`; `group` is ignored' },
+    document: {
+      type: 'object',
+      description: 'insertOne: `{topic, value, time: {$date}}`; `group` is ignored',
+    },
     documents: { type: 'array', maxItems: MAX_BOX_DOCUMENTS, items: { type: 'object' } },
     filter: { type: 'object', description: 'find: conditions on `object` and `value` only' },
   },
@@ -115,7 +136,8 @@ const boxBody = object(
 
 const unauthorized: ResponseDoc = { description: '`{message}`: the api-key header is missing or not valid' };
 const refused: ResponseDoc = {
-  description: '`{message}` naming the reason: another collection, a malformed document, a value that is not a number, a body over the limit',
+  description:
+    '`{message}` naming the reason: another collection, a malformed document, a value that is not a number, a body over the limit',
 };
 
 /** GET /api/hardware: where a box sends its data, and its key. */
@@ -141,10 +163,17 @@ export function onboardingRoutes(settings: BoxRouteSettings): RouterSpec {
         responses: {
           200: {
             description: '`{group, host, url, apiKey}`',
-            schema: object({ group: text('Group'), host: text('HTTPS host[:port]'), url: text('Path'), apiKey: text('Key') }),
+            schema: object({
+              group: text('Group'),
+              host: text('HTTPS host[:port]'),
+              url: text('Path'),
+              apiKey: text('Key'),
+            }),
           },
           400: { description: `\`{message: '${UNKNOWN_DEVICE_MESSAGE}'}\`: unknown, locked or malformed id` },
-          429: { description: '`{message}`: too many refused onboardings from this address; see Retry-After' },
+          429: {
+            description: '`{message}`: too many refused onboardings from this address; see Retry-After',
+          },
         },
         handle: async (input, { onboardBox }) => {
           const firmwareVersion = header(input, 'updateVersion');
@@ -213,14 +242,20 @@ export const boxEndpointRoutes: RouterSpec = {
         'Header `api-key` (the key onboarding gave the device); body as application/ejson or application/json, ' +
         'in extended JSON (`$date`, `$numberDouble`, `$numberInt`). **insertOne** `{collection: "datas", ' +
         'document: {topic, value, time: {$date}}}` and **insertMany** (`documents`, all stored or none) answer ' +
-        '201 `{insertedId}` / `{insertedIds}`: `time` is read as the wall clock of the group\'s `boxTimeZone` ' +
+        "201 `{insertedId}` / `{insertedIds}`: `time` is read as the wall clock of the group's `boxTimeZone` " +
         'setting (else BOX_TIME_ZONE, Europe/Berlin), as the firmware stamps it, and the reading is stored ' +
         "under the device's current group whatever `group` says, through the same checks as every reading. " +
-        "**find** `{collection: \"actions\", filter?}` answers 200 `{documents}`: the device's group's actions " +
+        '**find** `{collection: "actions", filter?}` answers 200 `{documents}`: the device\'s group\'s actions ' +
         'only, whatever the filter says; `filter` may narrow them by `object` and `value` (equality, $eq, $ne, ' +
         '$in, $nin).',
       params: object(
-        { action: { type: 'string', enum: Object.keys(boxActions), description: 'The action of the database API' } },
+        {
+          action: {
+            type: 'string',
+            enum: Object.keys(boxActions),
+            description: 'The action of the database API',
+          },
+        },
         ['action'],
       ),
       body: boxBody,
@@ -233,7 +268,8 @@ export const boxEndpointRoutes: RouterSpec = {
       },
       handle: async (input, useCases) => {
         const action = boxActions[String(input.params['action'])];
-        if (action === undefined) throw InvalidInputError.forField('action', 'must be insertOne, insertMany or find');
+        if (action === undefined)
+          throw InvalidInputError.forField('action', 'must be insertOne, insertMany or find');
         return action(input, useCases);
       },
     },
@@ -247,7 +283,10 @@ export const boxEndpointRoutes: RouterSpec = {
 function insertedIdOf(group: string, document: unknown): string {
   const record = document as { topic?: unknown; time?: unknown };
   const time = record.time instanceof Date ? record.time.getTime() : '';
-  return createHash('sha256').update(`${group}\u0000${String(record.topic)}\u0000${time}`).digest('hex').slice(0, 24);
+  return createHash('sha256')
+    .update(`${group}\u0000${String(record.topic)}\u0000${time}`)
+    .digest('hex')
+    .slice(0, 24);
 }
 
 /** Onboarding and the box endpoint, in the order they are matched. */

@@ -238,7 +238,25 @@ export const migrations: readonly {
     `,
   },
   {
-    version: 7,
+    version: 8,
+    sql: `
+      -- Firmware images for the boxes' updater: one per version and group ('' for every box), served by
+      -- their SHA-256, so several servers on one file serve the same images.
+      CREATE TABLE firmware_images (
+        version TEXT NOT NULL,
+        grp TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        published_at INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        -- A rowid table: its rows are MiBs, which WITHOUT ROWID tables store badly.
+        UNIQUE (version, grp)
+      );
+      CREATE INDEX firmware_images_sha256 ON firmware_images (sha256);
+    `,
+  },
+  {
+    version: 9,
     sql: `
       -- Boxes of the HTTP generation: onboarding and tracking, the digests of each device's keys (current,
       -- and the one before a rotation), and the boxes that asked to onboard without being registered.

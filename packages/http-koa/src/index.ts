@@ -16,3 +16,4 @@ export * from './routes/boxes.js';
 export * from './routes/policy.js';
 export { metaRoutes } from './routes/meta.js';
 export * from './https.js';
+export * from './edge/client.js';

@@ -52,6 +52,7 @@ export class HttpServer {
         httpsPort: settings.httpsPort,
         ...(settings.boxPublicHost === undefined ? {} : { publicHost: settings.boxPublicHost }),
       },
+      ...(settings.client === undefined ? {} : { client: settings.client }),
     });
     this.handle = app.handle;
     this.server = createServer(serverLimits(settings), app.handle);

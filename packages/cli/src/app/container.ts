@@ -10,6 +10,8 @@ import {
   type BoxKeyDeriver,
   type Clock,
   createCoreModule,
+  FIRMWARE_DIGEST,
+  type FirmwareDigest,
   SCHEDULER,
   type Scheduler,
   SystemClock,
@@ -46,6 +48,8 @@ export class NodeBoxKeyDeriver implements BoxKeyDeriver {
     return createHmac('sha256', secret).update(material, 'utf8').digest('base64url');
   }
 }
+/** SHA-256 in lower-case hex: a firmware image's ETag and download address. */
+export const sha256Hex: FirmwareDigest = (data) => createHash('sha256').update(data).digest('hex');
 
 /**
  * The one place that chooses the store: choosing a store means choosing its module. Every store module
@@ -95,6 +99,7 @@ export function coreOnStore(
     new ContainerModule(({ bind }) => {
       bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
       bind<BoxKeyDeriver>(BOX_KEY_DERIVER).toConstantValue(new NodeBoxKeyDeriver());
+      bind<FirmwareDigest>(FIRMWARE_DIGEST).toConstantValue(sha256Hex);
     }),
     identityModule(config.identity),
     mailModule(config.mail, logger),

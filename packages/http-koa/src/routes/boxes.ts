@@ -36,9 +36,13 @@ function header(input: RouteInput, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The host a box is sent to: BOX_PUBLIC_HOST, or the name it reached us by with the HTTPS port. */
+/**
+ * The host a box is sent to: BOX_PUBLIC_HOST; else, for a box that onboarded over HTTPS, the host and port
+ * it reached; else the name it reached us by with the HTTPS port.
+ */
 function boxHost(input: RouteInput, settings: BoxRouteSettings): string {
   if (settings.publicHost !== undefined) return settings.publicHost;
+  if (input.secure === true && input.host !== undefined && input.host !== '') return input.host;
   const name = input.hostname ?? '';
   const bracketed = name.includes(':') && !name.startsWith('[') ? `[${name}]` : name;
   return settings.httpsPort === 443 ? bracketed : `${bracketed}:${settings.httpsPort}`;

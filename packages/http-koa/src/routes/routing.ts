@@ -4,6 +4,7 @@ import {
   type Caller,
   GetProfile,
   LogIn,
+  LogOut,
   RequestPasswordReset,
   ResetPassword,
   SignUp,
@@ -47,6 +48,7 @@ import { type Context, type Middleware } from 'koa';
 import { AnswerCache, type EntityTagOf, namesWildcard, noneMatchFails } from './conditional.js';
 import { type DeclaredRoute, policyProblem, type RoutePolicy } from './policy.js';
 import { type JsonSchema, validate, validatorFor } from './schemas.js';
+import { clearSessionCookie, setSessionCookie } from '../access/session-cookie.js';
 
 /** The use cases the HTTP transport calls; the composition root resolves each from the container. */
 export const httpUseCaseClasses = {
@@ -84,6 +86,7 @@ export const httpUseCaseClasses = {
   changeUserEmail: ChangeUserEmail,
   signUp: SignUp,
   logIn: LogIn,
+  logOut: LogOut,
   getProfile: GetProfile,
   requestPasswordReset: RequestPasswordReset,
   resetPassword: ResetPassword,
@@ -127,6 +130,9 @@ export interface RouteInput {
   readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
   /** The host name the client reached the server by, without the port. */
   readonly hostname?: string;
+  /** The Host the client named, with its port, and whether it came over TLS. */
+  readonly host?: string;
+  readonly secure?: boolean;
 }
 
 /**
@@ -143,7 +149,10 @@ export interface BodyParser {
 
 export type BodyParsers = Readonly<Record<BodyKind, BodyParser>>;
 
-export type Reply =
+/** What an answer does to the browser's session cookie: start one carrying the token, or end it. */
+export type SessionCookieChange = { readonly start: string } | { readonly end: true };
+
+export type Reply = (
   | { readonly status: number; readonly json: unknown }
   | { readonly status: number; readonly text: string }
   /** `csp` widens the page's Content-Security-Policy; by default it may load nothing but inline styles. */
@@ -155,7 +164,8 @@ export type Reply =
       readonly stream: AsyncIterable<string>;
       readonly type: string;
       readonly filename?: string;
-    };
+    }
+) & { readonly sessionCookie?: SessionCookieChange };
 
 export const json = (body: unknown, status = 200): Reply => ({ status, json: body });
 export const plainText = (body: string, status = 200): Reply => ({ status, text: body });
@@ -336,6 +346,8 @@ export function buildRouter(
         clientAddress: ctx.ip,
         headers: ctx.headers,
         hostname: ctx.hostname,
+        host: ctx.host,
+        secure: ctx.secure,
       };
       const handed = answering.handedOn.get(ctx.req);
       const answer = await (handed?.route === route
@@ -427,5 +439,10 @@ export function send(ctx: Context, reply: Reply): void {
   } else {
     ctx.body = null;
     ctx.status = reply.status;
+  }
+  const change = reply.sessionCookie;
+  if (change !== undefined) {
+    if ('start' in change) setSessionCookie(ctx, change.start);
+    else clearSessionCookie(ctx);
   }
 }

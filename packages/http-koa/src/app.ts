@@ -26,6 +26,7 @@ import { dataRoutes } from './routes/data.js';
 import { deviceRoutes } from './routes/devices.js';
 import { groupRoutes } from './routes/groups.js';
 import { historyChartRoutes } from './routes/history-charts.js';
+import { firmwareRoutes } from './routes/firmware.js';
 import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { userRoutes } from './routes/users.js';
@@ -52,6 +53,7 @@ export const apiRouters: readonly RouterSpec[] = [
   groupRoutes,
   userRoutes,
   ...accountRouters,
+  firmwareRoutes,
 ];
 
 export interface AppOptions {

@@ -7,6 +7,8 @@ import {
   LogOut,
   RequestPasswordReset,
   ResetPassword,
+  OfferFirmware,
+  ReadFirmwareImage,
   SignUp,
   AddChart,
   AggregateReadings,
@@ -90,6 +92,8 @@ export const httpUseCaseClasses = {
   getProfile: GetProfile,
   requestPasswordReset: RequestPasswordReset,
   resetPassword: ResetPassword,
+  offerFirmware: OfferFirmware,
+  readFirmwareImage: ReadFirmwareImage,
 } as const;
 
 export type HttpUseCases = {
@@ -164,6 +168,13 @@ export type Reply = (
       readonly stream: AsyncIterable<string>;
       readonly type: string;
       readonly filename?: string;
+    }
+  /** Bytes known in full (a firmware image): sent with their Content-Length and the given headers. */
+  | {
+      readonly status: number;
+      readonly bytes: Uint8Array;
+      readonly type: string;
+      readonly headers?: Readonly<Record<string, string>>;
     }
 ) & { readonly sessionCookie?: SessionCookieChange };
 
@@ -415,7 +426,13 @@ export function buildRoutes(
 }
 
 export function send(ctx: Context, reply: Reply): void {
-  if ('json' in reply) {
+  if ('bytes' in reply) {
+    ctx.status = reply.status;
+    ctx.type = reply.type;
+    for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+    // A Buffer body: Koa sends its Content-Length.
+    ctx.body = Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength);
+  } else if ('json' in reply) {
     ctx.status = reply.status;
     ctx.type = 'application/json';
     // Serialised here so that a bare string or null (group settings may be any JSON) stays JSON.

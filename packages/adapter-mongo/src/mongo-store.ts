@@ -21,6 +21,8 @@ import {
   READING_REPOSITORY,
   type ReadingRepository,
   SERVER_SECRET_REPOSITORY,
+  FIRMWARE_REPOSITORY,
+  type FirmwareRepository,
   type ServerSecretRepository,
   ALERT_OUTBOX_REPOSITORY,
   type AlertOutboxRepository,
@@ -34,7 +36,7 @@ import {
 import { accessKeyCollection, MongoAccessKeyRepository } from './access-key.repository.js';
 import { actionCollection, MongoActionRepository } from './action.repository.js';
 import { automationLogCollection, MongoAutomationLogRepository } from './automation-log.repository.js';
-import { deviceCollection, MongoDeviceRepository } from './device.repository.js';
+import { deviceCollection, MongoDeviceRepository, pendingDeviceCollection } from './device.repository.js';
 import { engineStateCollection, MongoEngineStateRepository } from './engine-state.repository.js';
 import { groupCollection, groupEmployeeCollection, MongoGroupRepository } from './group.repository.js';
 import {
@@ -55,6 +57,7 @@ import {
 } from './revisions.js';
 import { rollupCollections } from './rollups.js';
 import { MongoServerSecretRepository, serverSecretCollection } from './server-secret.repository.js';
+import { firmwareCollection, MongoFirmwareRepository } from './firmware.repository.js';
 import {
   MongoAlertOutboxRepository,
   notifySettingsCollection,
@@ -91,6 +94,7 @@ export const collections: readonly CollectionSpec[] = [
   latestReadingCollection,
   actionCollection,
   deviceCollection,
+  pendingDeviceCollection,
   notificationCollection,
   historyChartCollection,
   historyChartRevisionCollection,
@@ -104,6 +108,7 @@ export const collections: readonly CollectionSpec[] = [
   ...rollupCollections,
   accessKeyCollection,
   serverSecretCollection,
+  firmwareCollection,
   outboxCollection,
   notifySettingsCollection,
   outboxClaimCollection,
@@ -239,6 +244,7 @@ function bindRepositories(db: Db, lifecycle?: StoreLifecycle): ContainerModule {
       .inSingletonScope();
     bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(MongoAccessKeyRepository).inSingletonScope();
     bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY).to(MongoServerSecretRepository).inSingletonScope();
+    bind<FirmwareRepository>(FIRMWARE_REPOSITORY).to(MongoFirmwareRepository).inSingletonScope();
     bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(MongoAlertOutboxRepository).inSingletonScope();
   });
 }
@@ -346,6 +352,7 @@ export class MongoStore implements StoreLifecycle {
       automationLog: new MongoAutomationLogRepository(this.db),
       accessKeys: new MongoAccessKeyRepository(this.db),
       serverSecrets: new MongoServerSecretRepository(this.db),
+      firmware: new MongoFirmwareRepository(this.db),
       alertOutbox: new MongoAlertOutboxRepository(this.db),
     };
   }

@@ -18,6 +18,7 @@ import {
 import { inject, injectable } from 'inversify';
 import { type Context, type Middleware } from 'koa';
 import { type AuthMode } from '../config.js';
+import { queryOf } from '../edge/query.js';
 import { type PolicyTable } from '../routes/policy.js';
 import { json, type RouteSpec, send } from '../routes/routing.js';
 
@@ -434,7 +435,7 @@ export class AccessControl {
   guard(rule: AccessRule): Middleware {
     return async (ctx, next) => {
       const parts = {
-        query: ctx.query,
+        query: queryOf(ctx),
         params: (ctx as unknown as { params?: unknown }).params,
         body: ctx.request.body,
       };

@@ -2,6 +2,8 @@ import { type IncomingMessage, type RequestListener } from 'node:http';
 import { ANONYMOUS } from '@hortus/core';
 import { type AccessControl, type AccessRule, accessRuleOf, decideRoute } from '../access/access.js';
 import { corsHeaderPairs, logRequest, requestIdOf } from '../edge/request.js';
+import { type HostCheck } from '../edge/host.js';
+import { parseQuery, tooManyParameters } from '../edge/query.js';
 import { type Logger } from '../logger.js';
 import { type HttpMetrics } from '../edge/metrics.js';
 import {
@@ -14,7 +16,8 @@ import {
 } from '../routes/routing.js';
 import { type AnswerCache } from '../routes/conditional.js';
 import { validate } from '../routes/schemas.js';
-import { type RateLimiter, securityHeaders } from '../edge/security.js';
+import { type RateLimiter } from '../edge/rate-limit.js';
+import { securityHeaders } from '../edge/security.js';
 
 export interface PollLaneOptions {
   readonly routers: readonly RouterSpec[];
@@ -24,8 +27,8 @@ export interface PollLaneOptions {
   readonly metrics: HttpMetrics | undefined;
   readonly access: AccessControl | undefined;
   readonly allowedOrigins: ReadonlySet<string>;
-  /** Whether a Host header may be served; undefined: any. */
-  readonly hostAllowed: ((host: string) => boolean) | undefined;
+  /** The edge's Host check; undefined: any host. */
+  readonly checkHost: HostCheck | undefined;
   /** The client's address from the socket's and X-Forwarded-For; undefined: the socket's, as Koa reads it. */
   readonly clientAddress: ((socketAddress: string, forwardedFor: string) => string) | undefined;
   readonly limiter: RateLimiter | undefined;
@@ -52,30 +55,6 @@ function textOf(value: string | string[] | undefined): string {
   return Array.isArray(value) ? value.join(', ') : (value ?? '');
 }
 
-/** A query of plain names and values only: nothing to decode, so it is split rather than parsed. */
-const plainQuery = /^[\w.~-]+=[\w.~-]*(?:&[\w.~-]+=[\w.~-]*)*$/u;
-
-/** The query as Koa parses it: a repeated name gives an array, `__proto__` is an ordinary name. */
-function parseQuery(search: string): Record<string, unknown> {
-  const query: Record<string, unknown> = {};
-  if (search === '') return query;
-  const plain = plainQuery.test(search);
-  const parameters = plain ? undefined : new URLSearchParams(search);
-  const pairs = parameters ?? search.split('&').map((pair) => pair.split('=') as [string, string]);
-  for (const [name, value] of pairs) {
-    const held = Object.hasOwn(query, name) ? query[name] : undefined;
-    const joined =
-      held === undefined ? value : Array.isArray(held) ? [...(held as string[]), value] : [held, value];
-    Object.defineProperty(query, name, {
-      value: joined,
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
-  }
-  return query;
-}
-
 /**
  * The poll lane: the routes clients and boxes poll every few seconds (a group's actions, newest readings,
  * settings), answered straight on Node's request without building a Koa context and running the middleware
@@ -100,19 +79,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       });
     }
   }
-  const { useCases, logger, metrics, access, limiter, counted } = options;
-  // Nearly every request names the same host: its verdict is kept rather than worked out again.
-  let lastHost: string | undefined;
-  let lastHostAllowed = false;
-  const hostAllowed = (host: string): boolean => {
-    if (options.hostAllowed === undefined) return true;
-    if (host !== lastHost) {
-      lastHost = host;
-      lastHostAllowed = options.hostAllowed(host);
-    }
-    return lastHostAllowed;
-  };
-
+  const { useCases, logger, metrics, access, limiter, counted, checkHost } = options;
   /** The route of a path, case-insensitively, with or without one trailing slash, as the routers match. */
   const routeOf = (path: string): LaneRoute | undefined => {
     const lower = path.toLowerCase();
@@ -141,9 +108,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       route === undefined ||
       (headers['content-length'] !== undefined && headers['content-length'] !== '0') ||
       headers['transfer-encoding'] !== undefined ||
-      !hostAllowed(headers.host ?? '') ||
-      // Behind trusted proxies Koa reads the host from X-Forwarded-Host.
-      (options.clientAddress !== undefined && headers['x-forwarded-host'] !== undefined)
+      (checkHost !== undefined && !('allowed' in checkHost(request)))
     ) {
       fallback(request, response);
       return;
@@ -151,7 +116,12 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     const ifNoneMatch = headers['if-none-match'] ?? '';
     const authorization = headers.authorization ?? '';
     const known = access === undefined ? OPEN : access.accessKnownNow(authorization);
-    const query = parseQuery(mark === -1 ? '' : url.slice(mark + 1));
+    const search = mark === -1 ? '' : url.slice(mark + 1);
+    if (tooManyParameters(search)) {
+      fallback(request, response);
+      return;
+    }
+    const query = parseQuery(search);
     if (known === undefined || ifNoneMatch.includes('*') || !valid(route.spec, query)) {
       fallback(request, response);
       return;

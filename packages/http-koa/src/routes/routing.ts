@@ -40,6 +40,7 @@ import { type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { type Context, type Middleware } from 'koa';
 import { AnswerCache, type EntityTagOf, namesWildcard, noneMatchFails } from './conditional.js';
+import { queryOf } from '../edge/query.js';
 import { type DeclaredRoute, policyProblem, type RoutePolicy } from './policy.js';
 import { type JsonSchema, validate, validatorFor } from './schemas.js';
 
@@ -303,7 +304,7 @@ export function buildRouter(
       await next();
     };
     const handle: Middleware = async (ctx) => {
-      const query: Record<string, unknown> = { ...ctx.query };
+      const query: Record<string, unknown> = { ...queryOf(ctx) };
       const params = (ctx as unknown as { params?: Record<string, string> }).params ?? {};
       const body: unknown = route.body === undefined ? {} : ctx.request.body;
       if (route.params !== undefined) validate(route.params, 'params', params);

@@ -4,7 +4,7 @@ import { type AccessControl, accessRuleOf } from './access/access.js';
 import { allowedOrigins, cors, requestLog } from './edge/request.js';
 import { pollLane } from './lane/poll-lane.js';
 import { type TrustProxy } from './config.js';
-import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './edge/errors.js';
+import { errorMiddleware, isClientStreamError, unmatched } from './edge/errors.js';
 import { ClientFaultLog, type Logger } from './logger.js';
 import { type HttpMetrics, metricsMiddleware } from './edge/metrics.js';
 import { operationsMiddleware, operationsRoutes } from './edge/operations.js';

@@ -20,3 +20,4 @@ export * from './edge/json-body.js';
 export * from './edge/query.js';
 export * from './edge/rate-limit.js';
 export * from './edge/connections.js';
+export * from './https.js';

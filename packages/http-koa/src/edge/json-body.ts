@@ -48,7 +48,7 @@ export function textNestedDeeperThan(text: string, max: number): boolean {
 }
 
 /** RFC 8259 whitespace, then an object or an array: the only bodies routes take. */
-const objectOrArray = /^[\x20\x09\x0a\x0d]*[[{]/u;
+const objectOrArray = /^[ \t\n\r]*[[{]/u;
 /** `__proto__` as a key, possibly escaped: only then is the parsed value searched for one. */
 const suspectProto =
   /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/u;

@@ -1,4 +1,4 @@
-import { type IncomingMessage, type RequestListener } from 'node:http';
+import { type RequestListener } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import { type AccessControl, accessRuleOf } from './access/access.js';
 import { allowedOrigins, cors, requestLog } from './edge/request.js';
@@ -10,15 +10,8 @@ import { type HttpMetrics, metricsMiddleware } from './edge/metrics.js';
 import { operationsMiddleware, operationsRoutes } from './edge/operations.js';
 import { PolicyTable } from './routes/policy.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi/openapi.js';
-import {
-  answering as newAnswering,
-  type BodyParsers,
-  buildRoutes,
-  declaredRoutes,
-  type HttpUseCases,
-  type RouteSpec,
-  type RouterSpec,
-} from './routes/routing.js';
+import { answering as newAnswering, buildRoutes, declaredRoutes } from './routes/router.js';
+import { type BodyParsers, type HttpUseCases, type RouteSpec, type RouterSpec } from './routes/routing.js';
 import { accountRouters } from './routes/accounts.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
@@ -165,8 +158,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   app.use(cors(options.corsOrigins));
   const perMinute = options.rateLimitPerMinute ?? 0;
   const limiter = perMinute > 0 ? new RateLimiter(perMinute) : undefined;
-  const counted = new WeakSet<IncomingMessage>();
-  if (limiter !== undefined) app.use(rateLimitMiddleware(limiter, counted));
+  if (limiter !== undefined) app.use(rateLimitMiddleware(limiter));
   app.use(writingHeadMiddleware(policies));
   app.use(fetchMetadataMiddleware(options.corsOrigins, policies));
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults));
@@ -201,7 +193,6 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
       checkHost,
       clientAddress: app.proxy ? clientAddressOf(trustProxy) : undefined,
       limiter,
-      counted,
     },
     viaKoa,
   );

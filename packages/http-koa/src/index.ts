@@ -6,6 +6,7 @@ export * from './edge/errors.js';
 export * from './logger.js';
 export * from './openapi/openapi.js';
 export * from './routes/routing.js';
+export * from './routes/router.js';
 export * from './server.js';
 export * from './access/access.js';
 export * from './edge/metrics.js';

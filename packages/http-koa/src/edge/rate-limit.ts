@@ -1,4 +1,3 @@
-import { type IncomingMessage } from 'node:http';
 import { type Middleware } from 'koa';
 import { json, send } from '../routes/routing.js';
 
@@ -79,12 +78,11 @@ export class RateLimiter {
 }
 
 /**
- * 429 JSON `{message}` with Retry-After once a client (by IP address) has used up its allowance. Requests in
- * `counted` have had their token taken already (the poll lane handed them on).
+ * 429 JSON `{message}` with Retry-After once a client (by IP address) has used up its allowance. The poll
+ * lane takes its token from the same limiter and answers what it takes, so no request is counted twice.
  */
-export function rateLimitMiddleware(limiter: RateLimiter, counted?: WeakSet<IncomingMessage>): Middleware {
+export function rateLimitMiddleware(limiter: RateLimiter): Middleware {
   return (ctx, next) => {
-    if (counted?.has(ctx.req) === true) return next();
     const decision = limiter.take(ctx.ip);
     if (decision.allowed) return next();
     ctx.set('Retry-After', String(decision.retryAfterSeconds));

@@ -22,3 +22,4 @@ export * from './edge/query.js';
 export * from './edge/rate-limit.js';
 export * from './edge/connections.js';
 export * from './https.js';
+export * from './edge/client.js';

@@ -1,6 +1,6 @@
 import { Router } from '@koa/router';
 import { ANONYMOUS, type Caller } from '@hortus/core';
-import { type Context, type Middleware } from 'koa';
+import { type Middleware } from 'koa';
 import { queryOf } from '../edge/query.js';
 import { AnswerCache, namesWildcard, noneMatchFails } from './conditional.js';
 import { type DeclaredRoute, policyProblem } from './policy.js';
@@ -131,6 +131,8 @@ export function buildRouter(
         caller: state.caller ?? ANONYMOUS,
         accessRequired: state.access?.required === true,
         clientAddress: ctx.ip,
+        headers: ctx.headers,
+        hostname: ctx.hostname,
       };
       const answer = await answerOf(route, input, useCases, answers, ctx.get('If-None-Match'));
       if ('notModified' in answer) {

@@ -1,6 +1,7 @@
 import { type RequestListener } from 'node:http';
 import Koa, { type Middleware } from 'koa';
-import { type AccessControl, accessRuleOf } from './access/access.js';
+import { type AccessControl } from './access/access.js';
+import { accessRuleOf } from './access/route-rules.js';
 import { allowedOrigins, cors, requestLog } from './edge/request.js';
 import { pollLane } from './lane/poll-lane.js';
 import { type TrustProxy } from './config.js';

@@ -9,6 +9,8 @@ export * from './routes/routing.js';
 export * from './routes/router.js';
 export * from './server.js';
 export * from './access/access.js';
+export * from './access/route-rules.js';
+export * from './access/expiring-value.js';
 export * from './edge/metrics.js';
 export * from './edge/operations.js';
 export * from './edge/security.js';

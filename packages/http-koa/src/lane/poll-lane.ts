@@ -1,6 +1,7 @@
 import { type RequestListener } from 'node:http';
 import { ANONYMOUS } from '@hortus/core';
-import { type AccessControl, type AccessRule, accessRuleOf, decideRoute } from '../access/access.js';
+import { type AccessControl } from '../access/access.js';
+import { type AccessRule, accessRuleOf, decideRoute } from '../access/route-rules.js';
 import { routeErrorAnswer } from '../edge/errors.js';
 import { corsHeaderPairs, logRequest, requestIdOf } from '../edge/request.js';
 import { type HostCheck } from '../edge/host.js';

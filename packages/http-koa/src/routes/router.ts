@@ -133,6 +133,8 @@ export function buildRouter(
         clientAddress: ctx.ip,
         headers: ctx.headers,
         hostname: ctx.hostname,
+        host: ctx.host,
+        secure: ctx.secure,
       };
       const answer = await answerOf(route, input, useCases, answers, ctx.get('If-None-Match'));
       if ('notModified' in answer) {

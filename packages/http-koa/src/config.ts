@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { ConfigError, type Env, envReader } from '@hortus/core';
+import { checkClientDir, type ClientSettings, DEFAULT_CLIENT_CSP } from './edge/client.js';
 
 /** auto: access keys are required once the store holds one; on: always required; off: never. */
 export const authModes = ['auto', 'on', 'off'] as const;
@@ -54,6 +55,12 @@ export interface HttpSettings {
   readonly authCacheMs: number;
   /** POLL_LANE: polls answered in front of Koa (the default), or `off` to send every request through Koa. */
   readonly pollLane: boolean;
+  /** HTTPS_PORT: where HTTPS is served; onboarding sends boxes there unless BOX_PUBLIC_HOST says otherwise. */
+  readonly httpsPort: number;
+  /** BOX_PUBLIC_HOST: the host[:port] boxes are told to post to over HTTPS. */
+  readonly boxPublicHost?: string;
+  /** CLIENT_DIR (or `serve --client`): a web client's single-page build served under `/`, and its CSP. */
+  readonly client?: ClientSettings;
 }
 
 export const MAX_CODE_HOST_TIMEOUT_MS = 5000;
@@ -80,6 +87,7 @@ export const httpDefaults = {
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
   POLL_LANE: 'on',
+  HTTPS_PORT: '8443',
 } as const;
 
 /**
@@ -129,13 +137,31 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const auth = (authModes as readonly string[]).includes(authText) ? (authText as AuthMode) : 'auto';
   if (auth !== authText) problems.push(`AUTH must be one of: ${authModes.join(', ')}, got "${read('AUTH')}"`);
   const authCacheMs = integer('AUTH_CACHE_MS', 0, 60_000);
+  const clientDir = optional('CLIENT_DIR');
+  const clientProblem = clientDir === undefined ? undefined : checkClientDir(clientDir);
+  if (clientProblem !== undefined) problems.push(clientProblem);
+  const clientCsp = optional('CLIENT_CSP') ?? DEFAULT_CLIENT_CSP;
   const pollLaneText = read('POLL_LANE').toLowerCase();
   if (pollLaneText !== 'on' && pollLaneText !== 'off') {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
   }
 
+  // Read here too (https.ts starts the listener): onboarding tells boxes where it is.
+  const httpsPort = integer('HTTPS_PORT', 0, 65535);
+  const boxPublicHost = optional('BOX_PUBLIC_HOST');
+  if (
+    boxPublicHost !== undefined &&
+    !/^[\w.-]+(:\d{1,5})?$|^\[[\da-f:.]+\](:\d{1,5})?$/iu.test(boxPublicHost)
+  ) {
+    problems.push(
+      `BOX_PUBLIC_HOST must be a host name or address with an optional :port, got "${boxPublicHost}"`,
+    );
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
+    httpsPort,
+    ...(boxPublicHost === undefined ? {} : { boxPublicHost }),
     port,
     host,
     corsOrigins,
@@ -156,6 +182,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     auth,
     authCacheMs,
     pollLane: pollLaneText !== 'off',
+    ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientCsp } }),
   };
 }
 

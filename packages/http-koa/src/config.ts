@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { ConfigError, type Env, envReader } from '@hortus/core';
-import { checkClientDir, type ClientSettings, DEFAULT_CLIENT_CSP } from './edge/client.js';
+import { checkClientDir, clientCsp, type ClientSettings } from './edge/client.js';
 
 /** auto: access keys are required once the store holds one; on: always required; off: never. */
 export const authModes = ['auto', 'on', 'off'] as const;
@@ -140,7 +140,8 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const clientDir = optional('CLIENT_DIR');
   const clientProblem = clientDir === undefined ? undefined : checkClientDir(clientDir);
   if (clientProblem !== undefined) problems.push(clientProblem);
-  const clientCsp = optional('CLIENT_CSP') ?? DEFAULT_CLIENT_CSP;
+  const clientPolicy =
+    optional('CLIENT_CSP') ?? clientCsp(isHttpUrl(apiUrl) ? new URL(apiUrl).origin : undefined);
   const pollLaneText = read('POLL_LANE').toLowerCase();
   if (pollLaneText !== 'on' && pollLaneText !== 'off') {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
@@ -182,7 +183,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     auth,
     authCacheMs,
     pollLane: pollLaneText !== 'off',
-    ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientCsp } }),
+    ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientPolicy } }),
   };
 }
 

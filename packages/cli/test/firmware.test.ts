@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { FIRMWARE_DIGEST, type FirmwareDigest, ListFirmware, MAX_FIRMWARE_BYTES } from '@hortus/core';
-import { exitCodes, sha256Hex } from '@hortus/cli';
+import { ListFirmware, MAX_FIRMWARE_BYTES } from '@hortus/core';
+import { exitCodes } from '@hortus/cli';
 import { type Container } from 'inversify';
 import { mkdirSync } from 'node:fs';
 import { hortus, scratchDataDir, type StoreContainer, storeContainer, testStore } from './harness.js';
@@ -24,7 +24,6 @@ describe(`hortus firmware (${testStore} store)`, () => {
   beforeEach(async () => {
     store = await storeContainer();
     container = store.container;
-    container.bind<FirmwareDigest>(FIRMWARE_DIGEST).toConstantValue(sha256Hex);
   });
   afterEach(async () => {
     await store.close();

@@ -8,12 +8,14 @@ import { type TrustProxy } from './config.js';
 import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './edge/errors.js';
 import { ClientFaultLog, type Logger } from './logger.js';
 import { type HttpMetrics, metricsMiddleware } from './edge/metrics.js';
-import { operationsMiddleware } from './edge/operations.js';
+import { operationsMiddleware, operationsRoutes } from './edge/operations.js';
+import { PolicyTable } from './routes/policy.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi/openapi.js';
 import {
   answering as newAnswering,
   type BodyParsers,
   buildRoutes,
+  declaredRoutes,
   type HttpUseCases,
   type RouteSpec,
   type RouterSpec,
@@ -223,6 +225,9 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
     ...apiRouters,
   ];
 
+  // Every route's policy, checked here: a route that does not declare one stops the server from starting.
+  const policies = new PolicyTable([...declaredRoutes(routers), ...operationsRoutes]);
+
   app.use(requestLog(options.logger));
   if (options.metrics !== undefined) app.use(metricsMiddleware(options.metrics));
   app.use(securityHeadersMiddleware);
@@ -235,11 +240,11 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   const limiter = perMinute > 0 ? new RateLimiter(perMinute) : undefined;
   const counted = new WeakSet<IncomingMessage>();
   if (limiter !== undefined) app.use(rateLimitMiddleware(limiter, counted));
-  app.use(writingHeadMiddleware);
-  app.use(fetchMetadataMiddleware(options.corsOrigins));
+  app.use(writingHeadMiddleware(policies));
+  app.use(fetchMetadataMiddleware(options.corsOrigins, policies));
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults));
   const { access } = options;
-  if (access !== undefined) app.use(access.middleware());
+  if (access !== undefined) app.use(access.middleware(policies));
   app.use(
     operationsMiddleware({
       ready: options.ready ?? (async () => true),

@@ -1,4 +1,3 @@
-import { isOpenPath } from '../access/access.js';
 import { type JsonSchema, entitySchemas } from '../routes/schemas.js';
 import { type RouteSpec, type RouterSpec } from '../routes/routing.js';
 
@@ -146,7 +145,7 @@ function operation(route: RouteSpec, tag: string, path: string): Document {
     summary: route.summary,
     ...(route.description === undefined ? {} : { description: route.description }),
     // The liveness texts of the old service answer without a key, whatever AUTH says.
-    ...(route.method === 'get' && isOpenPath(path) ? { security: [] } : {}),
+    ...(route.access === 'open' ? { security: [] } : {}),
     parameters: [
       ...parameters(route.params, 'path'),
       ...parameters(route.query ?? route.unvalidatedQuery, 'query'),

@@ -9,6 +9,8 @@ export const userRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/:userId',
+      access: 'user',
+      writes: true,
       summary: "Change a user's e-mail address",
       params: object({ userId: { type: 'string', description: 'User id' } }, ['userId']),
       body: emailBody,

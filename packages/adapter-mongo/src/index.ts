@@ -9,6 +9,7 @@ export * from './notification.repository.js';
 export * from './reading.repository.js';
 export * from './user.repository.js';
 export * from './server-secret.repository.js';
+export * from './settings.js';
 export * from './mongo-store.js';
 export { MONGO_DB, isDuplicateKeyError, isUnavailableError, toDomainError, withDeadline } from './support.js';
-export { DEFAULT_REVISION_POLL_MS, RevisionMirror, stopRevisionMirror } from './revisions.js';
+export { RevisionMirror, stopRevisionMirror } from './revisions.js';

@@ -16,8 +16,7 @@ import {
   STORE_LIFECYCLE,
   type StoreLifecycle,
 } from '@hortus/core';
-import { type RunIo, run } from '@hortus/cli';
-import { createJsonLogger } from '@hortus/http-koa';
+import { createJsonLogger, type RunIo, run } from '@hortus/cli';
 import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
 import { mailModule } from '@hortus/mail';
 import { Container, type ContainerModule } from 'inversify';

@@ -22,10 +22,10 @@ import {
   READING_REPOSITORY,
   RecordReadings,
   USER_REPOSITORY,
+  type Logger,
 } from '@hortus/core';
 import { MongoStore } from '@hortus/adapter-mongo';
 import { type AppConfig, createContainer, loadConfig, type RunningServer, startServer } from '@hortus/cli';
-import { type Logger } from '@hortus/http-koa';
 import { type Container } from 'inversify';
 
 chai.use(chaiAsPromised);
@@ -194,7 +194,7 @@ export async function startTestServer(
       : { ...loaded, mqtt: { ...loaded.mqtt, startTimeoutMs: options.mqttStartTimeoutMs } };
   const clock = new FakeClock(testNow);
   const logger = new CapturingLogger();
-  const container = createContainer(config, { clock, logger });
+  const container = await createContainer(config, { clock, logger });
   prepare?.(container);
   const running = await startServer(config, {
     container,

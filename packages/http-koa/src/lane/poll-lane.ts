@@ -1,8 +1,7 @@
 import { type IncomingMessage, type RequestListener } from 'node:http';
-import { ANONYMOUS } from '@hortus/core';
+import { ANONYMOUS, type Logger } from '@hortus/core';
 import { type AccessControl, type AccessRule, accessRuleOf, decideRoute } from '../access/access.js';
 import { corsHeaderPairs, logRequest, requestIdOf } from '../edge/request.js';
-import { type Logger } from '../logger.js';
 import { type HttpMetrics } from '../edge/metrics.js';
 import {
   answerOf,

@@ -21,7 +21,9 @@ const smoke = process.argv.includes('--smoke');
 /** `--only=polling,scale,memory,mongo` runs some parts (while working on one); the report then lists only those. */
 const onlyArgument = process.argv.find((argument) => argument.startsWith('--only='));
 const parts = new Set(
-  (onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,sqlite,mongo,logins,capacity,cli').split(','),
+  (onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,sqlite,mongo,logins,capacity,cli').split(
+    ',',
+  ),
 );
 
 /** Seconds and counts of each part; the smoke run keeps every part but makes it tiny. */

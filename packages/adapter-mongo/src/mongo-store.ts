@@ -1,5 +1,5 @@
 import { ContainerModule } from 'inversify';
-import { type Db, MongoClient, type MongoClientOptions, type W } from 'mongodb';
+import { type Db, MongoClient, type MongoClientOptions } from 'mongodb';
 import {
   ACCESS_KEY_REPOSITORY,
   type AccessKeyRepository,
@@ -15,7 +15,6 @@ import {
   type GroupRepository,
   HISTORY_CHART_REPOSITORY,
   type HistoryChartRepository,
-  InvalidInputError,
   NOTIFICATION_REPOSITORY,
   type NotificationRepository,
   READING_REPOSITORY,

@@ -1,6 +1,7 @@
 // The store's settings from the environment: a module of its own, so reading the configuration does not load
 // the MongoDB driver (the CLI reads it for every command).
-import { type W } from 'mongodb';
+// `import type`: erased, so reading the settings does not load the driver.
+import type { W } from 'mongodb';
 import { InvalidInputError } from '@hortus/core';
 
 /** How often a process's mirror of the revisions asks the database what changed (MONGODB_REVISION_POLL_MS). */

@@ -10,6 +10,7 @@ import {
 } from '@hortus/core';
 import { inject, injectable } from 'inversify';
 // `import type`: erased, so jose loads only with the first token (see loadJose).
+import type * as Jose from 'jose';
 import type { JWTPayload } from 'jose';
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
@@ -33,8 +34,8 @@ const INVITATION_AUDIENCE = 'hortus-invitation';
 const algorithms = ['HS256'];
 
 /** jose is loaded with the first token signed or checked: most CLI commands handle none. */
-let jose: Promise<typeof import('jose')> | undefined;
-const loadJose = (): Promise<typeof import('jose')> => (jose ??= import('jose'));
+let jose: Promise<typeof Jose> | undefined;
+const loadJose = (): Promise<typeof Jose> => (jose ??= import('jose'));
 
 /** Signed JWTs (HS256, jose): sessions hold `sub` = user id, `group` and the session version `sv`. */
 @injectable()

@@ -13,3 +13,4 @@ export * from './settings.js';
 export * from './mongo-store.js';
 export { MONGO_DB, isDuplicateKeyError, isUnavailableError, toDomainError, withDeadline } from './support.js';
 export { RevisionMirror, stopRevisionMirror } from './revisions.js';
+export * from './firmware.repository.js';

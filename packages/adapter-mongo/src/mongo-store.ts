@@ -20,6 +20,8 @@ import {
   READING_REPOSITORY,
   type ReadingRepository,
   SERVER_SECRET_REPOSITORY,
+  FIRMWARE_REPOSITORY,
+  type FirmwareRepository,
   type ServerSecretRepository,
   ALERT_OUTBOX_REPOSITORY,
   type AlertOutboxRepository,
@@ -48,6 +50,7 @@ import { MongoReadingRepository, readingCollection } from './reading.repository.
 import { revisionCollection, setRevisionPollInterval, stopRevisionMirror } from './revisions.js';
 import { rollupCollections } from './rollups.js';
 import { MongoServerSecretRepository, serverSecretCollection } from './server-secret.repository.js';
+import { firmwareCollection, MongoFirmwareRepository } from './firmware.repository.js';
 import {
   MongoAlertOutboxRepository,
   notifySettingsCollection,
@@ -93,6 +96,7 @@ export const collections: readonly CollectionSpec[] = [
   ...rollupCollections,
   accessKeyCollection,
   serverSecretCollection,
+  firmwareCollection,
   outboxCollection,
   notifySettingsCollection,
   outboxClaimCollection,
@@ -149,6 +153,7 @@ function bindRepositories(db: Db, lifecycle?: StoreLifecycle): ContainerModule {
       .inSingletonScope();
     bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(MongoAccessKeyRepository).inSingletonScope();
     bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY).to(MongoServerSecretRepository).inSingletonScope();
+    bind<FirmwareRepository>(FIRMWARE_REPOSITORY).to(MongoFirmwareRepository).inSingletonScope();
     bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(MongoAlertOutboxRepository).inSingletonScope();
   });
 }
@@ -256,6 +261,7 @@ export class MongoStore implements StoreLifecycle {
       automationLog: new MongoAutomationLogRepository(this.db),
       accessKeys: new MongoAccessKeyRepository(this.db),
       serverSecrets: new MongoServerSecretRepository(this.db),
+      firmware: new MongoFirmwareRepository(this.db),
       alertOutbox: new MongoAlertOutboxRepository(this.db),
     };
   }

@@ -24,6 +24,8 @@ import {
   type ReadingRepository,
   type Repositories,
   SERVER_SECRET_REPOSITORY,
+  FIRMWARE_REPOSITORY,
+  type FirmwareRepository,
   type ServerSecretRepository,
   ALERT_OUTBOX_REPOSITORY,
   type AlertOutboxRepository,
@@ -44,6 +46,7 @@ import { SqliteNotificationRepository } from './notification.repository.js';
 import { SqliteReadingRepository } from './reading.repository.js';
 import { checkSchema, migrate, SchemaProblem } from './schema.js';
 import { SqliteServerSecretRepository } from './server-secret.repository.js';
+import { SqliteFirmwareRepository } from './firmware.repository.js';
 import { SqliteAlertOutboxRepository } from './alert-outbox.repository.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, type SqliteStoreSettings } from './settings.js';
 import { isUnavailableError, SQLITE_CONNECTION, SqliteConnection } from './support.js';
@@ -84,6 +87,7 @@ function bindRepositories(connection: SqliteConnection, lifecycle: StoreLifecycl
       .to(SqliteAutomationLogRepository)
       .inSingletonScope();
     bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(SqliteAccessKeyRepository).inSingletonScope();
+    bind<FirmwareRepository>(FIRMWARE_REPOSITORY).to(SqliteFirmwareRepository).inSingletonScope();
     bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY)
       .to(SqliteServerSecretRepository)
       .inSingletonScope();
@@ -238,6 +242,7 @@ export class SqliteStore implements StoreLifecycle {
       automationLog: new SqliteAutomationLogRepository(this.connection),
       accessKeys: new SqliteAccessKeyRepository(this.connection),
       serverSecrets: new SqliteServerSecretRepository(this.connection),
+      firmware: new SqliteFirmwareRepository(this.connection),
       alertOutbox: new SqliteAlertOutboxRepository(this.connection),
     };
   }

@@ -7,6 +7,7 @@ import { LoginThrottle } from './accounts/login-throttle.js';
 import { RequestPasswordReset } from './accounts/request-password-reset.js';
 import { ResetPassword } from './accounts/reset-password.js';
 import { RevokeSessions } from './accounts/revoke-sessions.js';
+import { LogOut } from './accounts/log-out.js';
 import { SetPassword } from './accounts/set-password.js';
 import { SignUp } from './accounts/sign-up.js';
 import { VerifySession } from './accounts/verify-session.js';
@@ -35,6 +36,11 @@ import { GetRecentCommits } from './commits/get-recent-commits.js';
 import { SeedDemo } from './demo/seed-demo.js';
 import { CreateDevice } from './devices/create-device.js';
 import { ListDevices } from './devices/list-devices.js';
+import { ListFirmware } from './firmware/list-firmware.js';
+import { OfferFirmware } from './firmware/offer-firmware.js';
+import { PublishFirmware } from './firmware/publish-firmware.js';
+import { ReadFirmwareImage } from './firmware/read-firmware-image.js';
+import { WithdrawFirmware } from './firmware/withdraw-firmware.js';
 import { CheckGroup } from './groups/check-group.js';
 import { CreateGroup } from './groups/create-group.js';
 import { DeleteAction, DeleteDevice, DeleteGroup } from './groups/delete-group.js';
@@ -88,6 +94,11 @@ export const useCases = [
   GetRecentCommits,
   CreateDevice,
   ListDevices,
+  PublishFirmware,
+  ListFirmware,
+  WithdrawFirmware,
+  OfferFirmware,
+  ReadFirmwareImage,
   CheckGroup,
   CreateGroup,
   DeleteGroup,
@@ -132,6 +143,7 @@ export const useCases = [
   Authenticate,
   SignUp,
   LogIn,
+  LogOut,
   LoginThrottle,
   GetProfile,
   RequestPasswordReset,

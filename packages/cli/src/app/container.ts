@@ -7,6 +7,8 @@ import {
   createCoreModule,
   LOGGER,
   type Logger,
+  FIRMWARE_DIGEST,
+  type FirmwareDigest,
   SCHEDULER,
   type Scheduler,
   SystemClock,
@@ -35,6 +37,9 @@ export class NodeAccessKeySecrets implements AccessKeySecrets {
     return createHash('sha256').update(secret, 'utf8').digest('hex');
   }
 }
+
+/** SHA-256 in lower-case hex: a firmware image's ETag and download address. */
+export const sha256Hex: FirmwareDigest = (data) => createHash('sha256').update(data).digest('hex');
 
 /**
  * The one place that chooses the store: choosing a store means choosing its module. Every store module
@@ -90,6 +95,7 @@ export async function coreOnStore(
     new ContainerModule(({ bind }) => {
       bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
       bind<Logger>(LOGGER).toConstantValue(logger);
+      bind<FirmwareDigest>(FIRMWARE_DIGEST).toConstantValue(sha256Hex);
     }),
     identityModule(config.identity),
     mailModule(config.mail, logger),

@@ -1,8 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import {
   ACCESS_KEY_PREFIX,
   ACCESS_KEY_SECRETS,
   type AccessKeySecrets,
+  BOX_KEY_DERIVER,
+  type BoxKeyDeriver,
   type Clock,
   createCoreModule,
   LOGGER,
@@ -38,6 +40,12 @@ export class NodeAccessKeySecrets implements AccessKeySecrets {
   }
 }
 
+/** HMAC-SHA-256, URL-safe: a device's key from the server's secret (see core's BoxKeys). */
+export class NodeBoxKeyDeriver implements BoxKeyDeriver {
+  derive(secret: string, material: string): string {
+    return createHmac('sha256', secret).update(material, 'utf8').digest('base64url');
+  }
+}
 /** SHA-256 in lower-case hex: a firmware image's ETag and download address. */
 export const sha256Hex: FirmwareDigest = (data) => createHash('sha256').update(data).digest('hex');
 
@@ -88,6 +96,7 @@ export async function coreOnStore(
         automation: { tickMs: config.automationTickMs },
         limits: config.limits,
         retention: config.retention,
+        boxes: config.boxes,
       },
       clock,
     ),
@@ -95,6 +104,7 @@ export async function coreOnStore(
     new ContainerModule(({ bind }) => {
       bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
       bind<Logger>(LOGGER).toConstantValue(logger);
+      bind<BoxKeyDeriver>(BOX_KEY_DERIVER).toConstantValue(new NodeBoxKeyDeriver());
       bind<FirmwareDigest>(FIRMWARE_DIGEST).toConstantValue(sha256Hex);
     }),
     identityModule(config.identity),

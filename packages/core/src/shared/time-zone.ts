@@ -116,3 +116,32 @@ export function localHoursSoFar(now: Date, timeZone: string): { hour: number; st
   }
   return hours;
 }
+
+/**
+ * The instant a wall-clock reading of the zone stands for, where the wall time is given as the UTC fields
+ * of `wall` (a box stamps its local time with a `Z`). A wall time that happens twice (clocks going back)
+ * is read as the one of its two instants nearer `arrival`; one that never happens (clocks going forward)
+ * is moved forward by the gap, as fromLocal does.
+ */
+export function instantOfWallClock(wall: Date, timeZone: string, arrival: Date): Date {
+  const plain = Temporal.Instant.fromEpochMilliseconds(wall.getTime())
+    .toZonedDateTimeISO('UTC')
+    .toPlainDateTime();
+  const earlier = plain.toZonedDateTime(timeZone, { disambiguation: 'earlier' }).epochMilliseconds;
+  const later = plain.toZonedDateTime(timeZone, { disambiguation: 'later' }).epochMilliseconds;
+  if (earlier === later) return new Date(earlier);
+  const gap = plain.toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds;
+  // In a gap 'earlier' and 'later' fall either side of it; in an overlap both show this wall time.
+  const overlap =
+    Temporal.Instant.fromEpochMilliseconds(earlier)
+      .toZonedDateTimeISO(timeZone)
+      .toPlainDateTime()
+      .equals(plain) &&
+    Temporal.Instant.fromEpochMilliseconds(later)
+      .toZonedDateTimeISO(timeZone)
+      .toPlainDateTime()
+      .equals(plain);
+  if (!overlap) return new Date(gap);
+  const at = arrival.getTime();
+  return new Date(Math.abs(earlier - at) <= Math.abs(later - at) ? earlier : later);
+}

@@ -16,7 +16,7 @@ import {
   STORE_LIFECYCLE,
   type StoreLifecycle,
 } from '@hortus/core';
-import { createJsonLogger, type RunIo, run } from '@hortus/cli';
+import { createJsonLogger, nodeCryptoModule, type RunIo, run } from '@hortus/cli';
 import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
 import { mailModule } from '@hortus/mail';
 import { Container, type ContainerModule } from 'inversify';
@@ -39,6 +39,7 @@ function containerOn(store: ContainerModule, clock: Clock | undefined): Containe
   container.load(
     createCoreModule(defaultCoreSettings, clock),
     store,
+    nodeCryptoModule(),
     identityModule(identitySettingsFromEnv({})),
     // Commands never mail (reset-link prints the link); a mail would be a bug worth seeing on stderr.
     mailModule(

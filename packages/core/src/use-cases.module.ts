@@ -59,7 +59,7 @@ import { CreateGroup } from './groups/create-group.js';
 import { DeleteAction, DeleteDevice, DeleteGroup } from './groups/delete-group.js';
 import { GetGroup } from './groups/get-group.js';
 import { ListGroups } from './groups/list-groups.js';
-import { CopyLegacyRecords, MigrationCheckpoints } from './migration/copy-legacy-records.js';
+import { CopyLegacyRecords, MigrationCheckpoints, RecordCutOver } from './migration/copy-legacy-records.js';
 import { UpdateGroupSettings } from './groups/update-group-settings.js';
 import { AddChart } from './history-charts/add-chart.js';
 import { ChangeChart } from './history-charts/change-chart.js';
@@ -178,6 +178,7 @@ export const useCases = [
   DeleteUser,
   CopyLegacyRecords,
   MigrationCheckpoints,
+  RecordCutOver,
 ] as const;
 
 /**

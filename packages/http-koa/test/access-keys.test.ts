@@ -452,6 +452,7 @@ describe('access keys over HTTP', () => {
       );
       expect(open).to.deep.equal([
         '/api/data/latestdata',
+        '/api/group/checkgroup',
         '/api/users/',
         '/api/auth/',
         '/api/auth/logout',

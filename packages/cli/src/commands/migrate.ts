@@ -22,6 +22,11 @@ export function registerMigrateCommand(program: Command, io: RunIo): void {
         'IANA zone the boxes ran in; their stored local times are converted to UTC',
       )
       .option('--dry-run', 'read and check everything, write nothing')
+      .option(
+        '--update',
+        'on a re-run, bring over action values, rules and chart settings that changed in the original ' +
+          "since Hortus got its copy (without it Hortus's are kept and each difference is noted)",
+      )
       .addOption(
         new Option('--batch-size <n>', `documents per batch (at most ${MIGRATE_MAX_BATCH})`)
           .default(MIGRATE_DEFAULT_BATCH)
@@ -29,7 +34,13 @@ export function registerMigrateCommand(program: Command, io: RunIo): void {
       )
       .action(
         async (
-          options: { from: string; timeZone?: string; dryRun?: boolean; batchSize: number },
+          options: {
+            from: string;
+            timeZone?: string;
+            dryRun?: boolean;
+            update?: boolean;
+            batchSize: number;
+          },
           command: Command,
         ) => {
           const json = command.optsWithGlobals<{ json?: boolean }>().json === true;
@@ -38,6 +49,7 @@ export function registerMigrateCommand(program: Command, io: RunIo): void {
           await runMigrate(io, new Output(io.stdout, json), {
             from: options.from,
             dryRun: options.dryRun === true,
+            update: options.update === true,
             batchSize: options.batchSize,
             ...(options.timeZone === undefined ? {} : { timeZone: options.timeZone }),
           });

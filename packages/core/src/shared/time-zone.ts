@@ -71,6 +71,24 @@ export function fromLocal(
   return new Date(wall.toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds);
 }
 
+/**
+ * The later instant at which the wall clock shows this local time when the zone shows it twice (the hour
+ * repeated when the clocks go back); undefined when it shows it once or never.
+ */
+export function laterInstantOfRepeatedLocal(
+  local: { year: number; month: number; day: number; hour: number; minute: number },
+  timeZone: string,
+): Date | undefined {
+  const wall = Temporal.PlainDateTime.from(local);
+  const earlier = wall.toZonedDateTime(timeZone, { disambiguation: 'earlier' });
+  const later = wall.toZonedDateTime(timeZone, { disambiguation: 'later' });
+  // In a gap both differ from the wall time asked for; in an overlap both show it.
+  const shows = (z: Temporal.ZonedDateTime): boolean => z.hour === local.hour && z.minute === local.minute;
+  return earlier.epochMilliseconds !== later.epochMilliseconds && shows(earlier) && shows(later)
+    ? new Date(later.epochMilliseconds)
+    : undefined;
+}
+
 /** The start of the local calendar day containing `instant`, and the start of the next one. */
 export function localDayBounds(instant: Date, timeZone: string): { start: Date; end: Date } {
   const today = zoned(instant, timeZone).toPlainDate();

@@ -14,8 +14,8 @@ import { groupOption, listOrNote, outputFor, storeFor, withExamples } from './sh
 
 /** Said wherever pending boxes are listed: a box stops asking after its 50 tries at boot. */
 export const GAVE_UP_NOTE =
-  'A box asks 50 times (about a minute) at boot, then gives up until it is power-cycled: after claiming ' +
-  'a box that was last seen more than a minute ago, switch it off and on again.';
+  'A box asks 50 times (about a minute and a half) at boot, then gives up until it is power-cycled: after ' +
+  'claiming a box whose tries stopped rising, switch it off and on again.';
 
 function uptimeOf(device: Device, now: Date): string {
   if (device.bootedAt === undefined) return '';

@@ -27,7 +27,7 @@ const MB = 1024 * 1024;
 async function measure(kind) {
   const dir = await mkdtemp(join(tmpdir(), 'hortus-export-bench-'));
   const config = cli.loadConfig({ STORE: kind, HORTUS_DATA_DIR: dir, LOG_LEVEL: 'error' });
-  const container = cli.createContainer(config);
+  const container = await cli.createContainer(config);
   const lifecycle = container.get(core.STORE_LIFECYCLE);
   await lifecycle.start();
   try {

@@ -20,8 +20,7 @@ if (process.argv[2] === '--server') {
   // The server under test, with the old readings seeded straight into the store and a purge on request.
   const fromCli = createRequire(new URL('../packages/cli/package.json', import.meta.url));
   await import(pathToFileURL(fromCli.resolve('reflect-metadata')).href);
-  const { createContainer, loadConfig, startServer, RetentionJob } = await hortus('cli');
-  const { createJsonLogger } = await hortus('http-koa');
+  const { createContainer, createJsonLogger, loadConfig, startServer, RetentionJob } = await hortus('cli');
   const { ApplyRetention, READING_REPOSITORY, STORE_LIFECYCLE } = await hortus('core');
   const config = loadConfig({
     PORT: '0',
@@ -33,7 +32,7 @@ if (process.argv[2] === '--server') {
     RETENTION_DAYS: '30',
   });
   const logger = createJsonLogger(() => {});
-  const container = createContainer(config, { logger });
+  const container = await createContainer(config, { logger });
   await container.get(STORE_LIFECYCLE).start();
   const readings = container.get(READING_REPOSITORY);
   const total = Number(process.env.BENCH_READINGS);

@@ -14,6 +14,7 @@ import { delimiter, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { cliMarkdown, cliStart, cliTargets } from './cli.mjs';
 import { boxesMarkdown, boxesPart } from './boxes.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -21,9 +22,9 @@ const smoke = process.argv.includes('--smoke');
 /** `--only=polling,scale,memory,mongo` runs some parts (while working on one); the report then lists only those. */
 const onlyArgument = process.argv.find((argument) => argument.startsWith('--only='));
 const parts = new Set(
-  (onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,sqlite,mongo,logins,capacity,boxes').split(
-    ',',
-  ),
+  (
+    onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,sqlite,mongo,logins,capacity,boxes,cli'
+  ).split(','),
 );
 
 /** Seconds and counts of each part; the smoke run keeps every part but makes it tiny. */
@@ -1244,6 +1245,7 @@ function targets(results) {
       figure.capacity >= goal,
     );
   }
+  list.push(...cliTargets(results.cli));
   return list;
 }
 
@@ -1384,6 +1386,7 @@ function markdown(results) {
   }
   if (results.capacity !== undefined) lines.push(...capacityMarkdown(results.capacity));
   if (results.boxes !== undefined) lines.push(...boxesMarkdown(results.boxes));
+  lines.push(...cliMarkdown(results.cli));
   return `${lines.join('\n')}\n`;
 }
 
@@ -1429,6 +1432,7 @@ async function main() {
   results.boxes = await timed('boxes', () =>
     boxesPart({ startServer, mongoServer, dropDatabase, log, plan, smoke }),
   );
+  results.cli = await timed('cli', () => cliStart({ rounds: smoke ? 1 : 5 }));
   results.targets = targets(results);
   results.seconds = round((performance.now() - started) / 1000, 1);
 

@@ -89,8 +89,7 @@ async function seedGroups(container, tokens, from, count) {
 
 async function hortusServer() {
   await import(pathToFileURL(fromHttpKoa.resolve('reflect-metadata')).href);
-  const { createContainer, loadConfig, startServer } = await hortus('cli');
-  const { createJsonLogger } = await hortus('http-koa');
+  const { createContainer, createJsonLogger, loadConfig, startServer } = await hortus('cli');
   const { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY, STORE_LIFECYCLE } =
     await hortus('core');
   // Only what is named here: an MQTT_URL or STORE of the calling shell must not change the server under test.
@@ -122,7 +121,7 @@ async function hortusServer() {
   });
   // Production logging: one JSON line per request on stdout, which run.mjs points at /dev/null.
   const logger = createJsonLogger();
-  const container = createContainer(config, { logger });
+  const container = await createContainer(config, { logger });
   // The embedded store opens its file at start, MongoDB connects; seeding writes through them, so start first.
   if (config.store !== 'memory') await container.get(STORE_LIFECYCLE).start();
   const before = memory();
@@ -221,10 +220,11 @@ async function koaRoutesServer() {
   const { default: Koa } = await load('koa');
   const { Router } = await load('@koa/router');
   const { createContainer, loadConfig } = await hortus('cli');
-  const { silentLogger, withUnderscoreId } = await hortus('http-koa');
-  const { GetActionsOfGroup, GetGroup, GetLatestReadingsOfGroup, SeedDemo } = await hortus('core');
+  const { withUnderscoreId } = await hortus('http-koa');
+  const { silentLogger, GetActionsOfGroup, GetGroup, GetLatestReadingsOfGroup, SeedDemo } =
+    await hortus('core');
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', STORE: 'memory', AUTOMATIONS: 'off' });
-  const container = createContainer(config, { logger: silentLogger });
+  const container = await createContainer(config, { logger: silentLogger });
   await container.get(SeedDemo).execute();
   const [actions, readings, groups] = [GetActionsOfGroup, GetLatestReadingsOfGroup, GetGroup].map((useCase) =>
     container.get(useCase),

@@ -9,6 +9,7 @@ import {
   type WriteError,
 } from 'mongodb';
 import { type RevisionSubject } from '@hortus/core';
+import { DEFAULT_REVISION_POLL_MS } from './settings.js';
 import { type CollectionSpec, isDuplicateKeyCode, operationDeadlineOf, withDeadline } from './support.js';
 
 interface RevisionDocument {
@@ -39,9 +40,6 @@ export const revisionCollection: CollectionSpec = {
   indexes: [{ key: { changed: 1 }, name: 'changed' }],
 };
 
-/** How often a process's mirror of the revisions asks the database what changed (MONGODB_REVISION_POLL_MS). */
-export const DEFAULT_REVISION_POLL_MS = 250;
-export const MAX_REVISION_POLL_MS = 60_000;
 /**
  * How far before the newest change it has seen the mirror asks again: a bump's time is taken before its
  * write commits, so writes can become visible out of their time order. A later write seen first must not

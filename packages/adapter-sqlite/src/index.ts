@@ -9,6 +9,7 @@ export * from './notification.repository.js';
 export * from './reading.repository.js';
 export * from './server-secret.repository.js';
 export * from './user.repository.js';
+export * from './settings.js';
 export * from './sqlite-store.js';
 export { migrations, SCHEMA_VERSION } from './schema.js';
 export { isUnavailableError, SQLITE_CONNECTION, SqliteConnection, toDomainError } from './support.js';

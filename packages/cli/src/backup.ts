@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { sqliteSettingsFromEnv, SqliteStore } from '@hortus/adapter-sqlite';
 import { type Command } from 'commander';
 import { loadConfig } from './app/config.js';
 import { withExamples } from './commands/shared.js';
@@ -28,6 +27,8 @@ export function registerBackupCommand(program: Command, io: RunIo): void {
               'For MongoDB use mongodump.',
           );
         }
+        // The SQLite driver loads only for this command, not for every start of the CLI.
+        const { sqliteSettingsFromEnv, SqliteStore } = await import('@hortus/adapter-sqlite');
         const store = SqliteStore.fromSettings(config.sqlite ?? sqliteSettingsFromEnv(io.env));
         await store.start();
         try {

@@ -1,11 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { parse as parseCsv } from 'csv-parse/sync';
 import {
-  expandReadingItems,
   InvalidInputError,
-  isPlainObject,
   MAX_READINGS_PER_BATCH,
   RecordReadings,
   type RecordReadingsResult,
@@ -15,259 +12,30 @@ import { type Output, say, type TextSink, table } from './output.js';
 import { type RunIo } from './io.js';
 import { type UseCaseResolver } from './store.js';
 
-export const importFormats = ['csv', 'ndjson'] as const;
-export type ImportFormat = (typeof importFormats)[number];
+import {
+  CSV_PARSE_BATCH,
+  type CsvColumn,
+  csvHeader,
+  csvReading,
+  csvRecords,
+  formatFromName,
+  parseCsvRecords,
+  type ParsedLine,
+  parseNdjsonLine,
+  tooLongReason,
+} from './import-readings/parse.js';
+import {
+  type FileLine,
+  type ImportFormat,
+  type ImportSummary,
+  type Rejection,
+  BoundedLines,
+  DEFAULT_MAX_LINE_BYTES,
+  MAX_LISTED_REJECTIONS,
+  MAX_MAX_LINE_BYTES,
+} from './import-readings/lines.js';
 
-/** Rejections kept for the summary; a wholly broken file must not hold every line in memory. */
-export const MAX_LISTED_REJECTIONS = 1000;
-/** Longest line read by default: a compact line of a few hundred topics fits many times over. */
-export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
-export const MAX_MAX_LINE_BYTES = 16 * 1024 * 1024;
-
-/** One line of a file: its text, or only its length when it was longer than the limit. */
-export interface FileLine {
-  /** 1-based. */
-  readonly number: number;
-  /** Without the line break; undefined when the line was longer than the limit (its bytes were dropped). */
-  readonly text?: string;
-  readonly bytes: number;
-}
-
-/**
- * Splits a byte stream into lines, holding at most `maxBytes` of one line: the bytes of a longer line are
- * dropped as they arrive, so a file that is one 300 MB line costs a chunk of memory, not 300 MB (readline
- * would build the whole line first). `peakHeldBytes` tells how much of a line was ever held.
- */
-export class BoundedLines {
-  peakHeldBytes = 0;
-
-  constructor(
-    private readonly input: AsyncIterable<Buffer>,
-    private readonly maxBytes: number,
-  ) {}
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<FileLine> {
-    let parts: Buffer[] = [];
-    let held = 0;
-    let bytes = 0;
-    let number = 0;
-    const finish = (): FileLine => {
-      number += 1;
-      const line: FileLine =
-        bytes > this.maxBytes
-          ? { number, bytes }
-          : { number, bytes, text: Buffer.concat(parts, held).toString('utf8').replace(/\r$/u, '') };
-      parts = [];
-      held = 0;
-      bytes = 0;
-      return line;
-    };
-    for await (const chunk of this.input) {
-      let start = 0;
-      while (start <= chunk.length) {
-        const newline = chunk.indexOf(0x0a, start);
-        const end = newline === -1 ? chunk.length : newline;
-        bytes += end - start;
-        if (bytes <= this.maxBytes) {
-          // A copy, not a view: a view would keep the whole chunk alive.
-          if (end > start) parts.push(Buffer.from(chunk.subarray(start, end)));
-          held += end - start;
-          if (held > this.peakHeldBytes) this.peakHeldBytes = held;
-        } else if (held > 0) {
-          parts = [];
-          held = 0;
-        }
-        if (newline === -1) break;
-        yield finish();
-        start = newline + 1;
-      }
-    }
-    if (bytes > 0) yield finish();
-  }
-}
-
-export interface Rejection {
-  /** 1-based line of the file. */
-  readonly line: number;
-  readonly reason: string;
-}
-
-export interface ImportSummary {
-  readonly file: string;
-  readonly format: ImportFormat;
-  /** Records: non-empty lines (NDJSON), or records after the header (CSV; one may span quoted line breaks). */
-  readonly lines: number;
-  /** Readings that were valid, including ones the store already held. */
-  readonly accepted: number;
-  /** Accepted readings that were not stored before. */
-  readonly stored: number;
-  /** How many readings or lines were rejected; `rejections` lists the first of them. */
-  readonly rejected: number;
-  readonly rejections: readonly Rejection[];
-}
-
-type ParsedLine = { readonly items: readonly Item[] } | { readonly reason: string };
-interface Item {
-  readonly reading: unknown;
-  /** Names the topic in rejections of the compact form, where one line holds several readings. */
-  readonly label: string;
-}
-
-const csvColumns = ['group', 'topic', 'value', 'time'] as const;
-type CsvColumn = (typeof csvColumns)[number];
-
-/** Records parsed by csv-parse in one call: a call per record costs ~80 µs, a call per batch ~15 µs a record. */
-const CSV_PARSE_BATCH = 500;
-
-/** One CSV record: its first line, and its text, or why it was refused before parsing. */
-type CsvRecord =
-  { readonly line: number; readonly text: string } | { readonly line: number; readonly reason: string };
-
-function tooLongReason(line: FileLine, maxBytes: number): string {
-  return `line is ${line.bytes} bytes, longer than ${maxBytes}`;
-}
-
-function oddQuotes(text: string): boolean {
-  let odd = false;
-  for (let i = text.indexOf('"'); i !== -1; i = text.indexOf('"', i + 1)) odd = !odd;
-  return odd;
-}
-
-/**
- * Joins physical lines into CSV records. A line break belongs inside a field exactly when the quotes seen so
- * far in the record are odd (RFC 4180: a quoted field opens and closes with a quote, and a quote inside it is
- * doubled), so a record is complete once its quotes are even; the fields themselves are left to csv-parse.
- * Working on the capped lines keeps --max-line-bytes, and a record never grows past it either: a quote that
- * is never closed costs one rejection, not the rest of the file held in memory.
- */
-async function* csvRecords(
-  lines: AsyncIterable<FileLine>,
-  maxBytes: number,
-  first: readonly FileLine[],
-): AsyncGenerator<CsvRecord> {
-  let open: { line: number; parts: string[]; bytes: number } | undefined;
-  const all = async function* (): AsyncGenerator<FileLine> {
-    yield* first;
-    yield* lines;
-  };
-  for await (const physical of all()) {
-    const { text } = physical;
-    if (text === undefined) {
-      if (open !== undefined) yield { line: open.line, text: open.parts.join('\n') };
-      open = undefined;
-      yield { line: physical.number, reason: tooLongReason(physical, maxBytes) };
-      continue;
-    }
-    if (open === undefined) {
-      if (text.trim() === '') continue;
-      if (!oddQuotes(text)) {
-        yield { line: physical.number, text };
-        continue;
-      }
-      open = { line: physical.number, parts: [text], bytes: physical.bytes };
-      continue;
-    }
-    open.parts.push(text);
-    open.bytes += physical.bytes + 1;
-    if (open.bytes > maxBytes) {
-      yield {
-        line: open.line,
-        reason: `a quoted field is not closed within ${maxBytes} bytes (lines ${open.line}-${physical.number})`,
-      };
-      open = undefined;
-    } else if (oddQuotes(text)) {
-      yield { line: open.line, text: open.parts.join('\n') };
-      open = undefined;
-    }
-  }
-  if (open !== undefined) yield { line: open.line, text: open.parts.join('\n') };
-}
-
-/** The fields of each record, or why csv-parse refused it; one parse for the batch unless one is malformed. */
-function parseCsvRecords(texts: readonly string[]): (string[] | { reason: string })[] {
-  try {
-    const parsed = parseCsv(texts.join('\n'), { relax_column_count: true });
-    // Each text holds exactly one record (blank ones were skipped); anything else means a malformed one.
-    if (parsed.length === texts.length) return parsed;
-  } catch {
-    // One of them is malformed: find which, one by one.
-  }
-  return texts.map((text) => {
-    try {
-      const [fields, ...more] = parseCsv(text, { relax_column_count: true });
-      return fields !== undefined && more.length === 0 ? fields : { reason: 'malformed CSV' };
-    } catch (error) {
-      return { reason: `malformed CSV: ${csvProblem(error)}` };
-    }
-  });
-}
-
-/** csv-parse's message without its "at line N" (the line of the one record, not of the file). */
-function csvProblem(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/\s*at line \d+/u, '').replace(/\.$/u, '');
-}
-
-function csvHeader(fields: readonly string[] | undefined, lineNumber: number): CsvColumn[] {
-  const names = (fields ?? []).map((name) => name.trim().toLowerCase());
-  const known = names.every((name): name is CsvColumn => (csvColumns as readonly string[]).includes(name));
-  const required = ['group', 'topic', 'value'].every((name) => names.includes(name));
-  if (!known || !required || new Set(names).size !== names.length) {
-    throw new UsageError(
-      `line ${lineNumber}: a CSV file must start with the header group,topic,value,time (time optional)`,
-    );
-  }
-  return names as CsvColumn[];
-}
-
-function csvReading(values: readonly string[], columns: readonly CsvColumn[]): ParsedLine {
-  if (values.length !== columns.length) {
-    return { reason: `expected ${columns.length} fields, found ${values.length}` };
-  }
-  const reading: Record<string, unknown> = {};
-  columns.forEach((column, i) => {
-    const value = values[i] ?? '';
-    // An empty time means "now", as when a box sends no time.
-    if (!(column === 'time' && value.trim() === '')) reading[column] = value;
-  });
-  return { items: [{ reading, label: '' }] };
-}
-
-/**
- * One reading per line, or the compact `{group, time?, values: {<topic>: <number>}}` that holds several;
- * expanded by the core, as the HTTP and MQTT ingest do.
- */
-function parseNdjsonLine(line: string): ParsedLine {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(line);
-  } catch {
-    return { reason: 'not valid JSON' };
-  }
-  if (!isPlainObject(parsed)) return { reason: 'must be a JSON object' };
-  const values = parsed['values'];
-  if (values === undefined) return { items: [{ reading: parsed, label: '' }] };
-  if (!isPlainObject(values) || Object.keys(values).length === 0) {
-    return { reason: 'values must be an object of <topic>: <number> with at least one entry' };
-  }
-  try {
-    return {
-      items: expandReadingItems(parsed).map((reading) => ({
-        reading,
-        label: isPlainObject(reading) ? `${String(reading['topic'])}: ` : '',
-      })),
-    };
-  } catch (error) {
-    if (error instanceof InvalidInputError) return { reason: error.message };
-    throw error;
-  }
-}
-
-function formatFromName(file: string): ImportFormat | undefined {
-  if (/\.csv$/iu.test(file)) return 'csv';
-  if (/\.(ndjson|jsonl)$/iu.test(file)) return 'ndjson';
-  return undefined;
-}
+export * from './import-readings/lines.js';
 
 interface Progress {
   readonly bytes: number;

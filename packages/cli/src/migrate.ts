@@ -10,16 +10,15 @@ import {
   StoreUnavailableError,
   WallClockTimes,
 } from '@hortus/core';
-import { type Command, Option } from 'commander';
 import { type Db } from 'mongodb';
 import { loadConfig } from './app/config.js';
-import { withExamples } from './commands/shared.js';
 import { Interrupted, UsageError } from './exit-codes.js';
+import { MIGRATE_MAX_BATCH } from './migrate/batch.js';
 import { CollectionCopier, type MigrateOptions, type Target } from './migrate/copier.js';
 import { MigrationProgress } from './migrate/progress.js';
 import { type MigrationReport, newCollectionReport, showReport } from './migrate/report.js';
 import { databaseName, dbNameInUri, openSource, redactMongoUri } from './migrate/source.js';
-import { Output, type TextSink } from './output.js';
+import { type Output, type TextSink } from './output.js';
 import { type RunIo, type SignalSource } from './io.js';
 import { withUseCases } from './store.js';
 
@@ -33,8 +32,7 @@ export {
 } from './migrate/report.js';
 export { redactMongoUri } from './migrate/source.js';
 
-export const MIGRATE_DEFAULT_BATCH = 5000;
-export const MIGRATE_MAX_BATCH = 10_000;
+export { MIGRATE_DEFAULT_BATCH, MIGRATE_MAX_BATCH } from './migrate/batch.js';
 
 /** Listens for SIGINT/SIGTERM while the copy runs: the batch in flight finishes, its checkpoint is kept. */
 function stopRequest(
@@ -222,58 +220,4 @@ export async function runMigrate(io: RunIo, output: Output, options: MigrateOpti
   } finally {
     await client.close();
   }
-}
-
-export function registerMigrateCommand(program: Command, io: RunIo): void {
-  withExamples(
-    program
-      .command('migrate')
-      .description(
-        "copy the original service's database into the configured store: readings, groups, users (with " +
-          'their password hashes), actions, devices, notifications, alarms and history charts; safe to run ' +
-          'again, resumes where an interrupted run stopped, never writes to the source',
-      )
-      .requiredOption(
-        '--from <uri>',
-        'MongoDB URI of the original database, e.g. mongodb://old-host:27017/greenhouse',
-      )
-      .option(
-        '--time-zone <zone>',
-        'IANA zone the boxes ran in; their stored local times are converted to UTC',
-      )
-      .option('--dry-run', 'read and check everything, write nothing')
-      .option(
-        '--update',
-        'on a re-run, bring over action values, rules and chart settings that changed in the original ' +
-          "since Hortus got its copy (without it Hortus's are kept and each difference is noted)",
-      )
-      .addOption(
-        new Option('--batch-size <n>', `documents per batch (at most ${MIGRATE_MAX_BATCH})`)
-          .default(MIGRATE_DEFAULT_BATCH)
-          .argParser((text) => Number(text)),
-      )
-      .action(
-        async (
-          options: {
-            from: string;
-            timeZone?: string;
-            dryRun?: boolean;
-            update?: boolean;
-            batchSize: number;
-          },
-          command: Command,
-        ) => {
-          const json = command.optsWithGlobals<{ json?: boolean }>().json === true;
-          await runMigrate(io, new Output(io.stdout, json), {
-            from: options.from,
-            dryRun: options.dryRun === true,
-            batchSize: options.batchSize,
-            update: options.update === true,
-            ...(options.timeZone === undefined ? {} : { timeZone: options.timeZone }),
-          });
-        },
-      ),
-    'MONGODB_URI=mongodb://localhost:27017/hortus hortus migrate --from mongodb://localhost:27017/greenhouse --time-zone Europe/Berlin',
-    'hortus migrate --from mongodb://localhost:27017/greenhouse --dry-run --json > report.json',
-  );
 }

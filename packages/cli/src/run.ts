@@ -6,7 +6,7 @@ import { registerBackupCommand } from './backup.js';
 import { registerDataCommands, withExamples } from './commands/index.js';
 import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
 import { registerKeyCommands } from './keys.js';
-import { registerMigrateCommand } from './migrate.js';
+import { registerMigrateCommand } from './commands/migrate.js';
 import { type RunIo } from './io.js';
 import { printable } from './output.js';
 import { registerServeCommand } from './serve.js';

@@ -1,7 +1,9 @@
-import { createJsonLogger, type Logger } from '@hortus/http-koa';
+import { type Logger } from '@hortus/core';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { type RunningServer, startServer } from './app/application.js';
+// `import type`: erased; the server's modules (Koa, MQTT, the stores) load only when `serve` runs.
+import type { RunningServer } from './app/application.js';
 import { loadConfig } from './app/config.js';
+import { createJsonLogger } from './app/json-logger.js';
 import { withExamples } from './commands/shared.js';
 import { type RunIo, type SignalSource } from './io.js';
 
@@ -98,6 +100,7 @@ export function registerServeCommand(program: Command, io: RunIo): void {
         const shutdown = shutdownRequest(io.signals ?? process);
         let running: RunningServer;
         try {
+          const { startServer } = await import('./app/application.js');
           running = await startServer(
             { ...config, ...(options.port === undefined ? {} : { port: options.port }) },
             { demo: options.demo === true, logger },

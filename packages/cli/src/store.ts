@@ -32,7 +32,7 @@ export async function withUseCases<T>(
     );
   }
   const container = new Container();
-  container.load(...coreOnStore(config));
+  container.load(...(await coreOnStore(config)));
   const store = container.get<StoreLifecycle>(STORE_LIFECYCLE);
   try {
     await store.start();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { IntervalScheduler } from '@hortus/cli';
-import { silentLogger } from '@hortus/http-koa';
+import { silentLogger } from '@hortus/core';
 
 describe('The scheduler on real timers', () => {
   it('when a long task pauses, then callbacks queued before the pause (requests that arrived) run first', async () => {

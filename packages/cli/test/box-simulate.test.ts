@@ -1,8 +1,7 @@
 import { createServer } from 'node:net';
 import { expect } from 'chai';
 import { CreateAction, CreateDevice, GetLatestReadingsOfGroup } from '@hortus/core';
-import { createContainer, loadConfig, type RunningServer, startServer } from '@hortus/cli';
-import { createJsonLogger } from '@hortus/http-koa';
+import { createContainer, createJsonLogger, loadConfig, type RunningServer, startServer } from '@hortus/cli';
 import { berlinStampOf } from '../src/commands/box.js';
 import { dropTestDatabase, hortus, scratchDataDir, testStore } from './harness.js';
 
@@ -34,7 +33,7 @@ describe(`hortus box simulate against a running server (${testStore} store)`, fu
   // A round is 13 requests, each a new TLS connection; the test MongoDB takes its time over them.
   this.timeout(60_000);
   let running: RunningServer;
-  let container: ReturnType<typeof createContainer>;
+  let container: Awaited<ReturnType<typeof createContainer>>;
   const env = storeEnv();
   before(async () => {
     const config = loadConfig({
@@ -48,7 +47,7 @@ describe(`hortus box simulate against a running server (${testStore} store)`, fu
       ...env,
     });
     const logger = createJsonLogger(() => undefined);
-    container = createContainer(config, { logger });
+    container = await createContainer(config, { logger });
     running = await startServer(config, { container, logger, shutdownGraceMs: 500 });
     await container.get(CreateDevice).execute({ deviceId: '24:6F:28:AA:00:01', group: 'north', type: 'box' });
     await container.get(CreateAction).execute({ group: 'north', object: 'pump_1', value: 'on' });

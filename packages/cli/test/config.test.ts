@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from '@hortus/core';
-import { loadConfig } from '@hortus/cli';
-import { createJsonLogger } from '@hortus/http-koa';
+import { createJsonLogger, loadConfig } from '@hortus/cli';
 import { expect } from 'chai';
 import { Capture, hortus } from './harness.js';
 

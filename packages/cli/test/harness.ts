@@ -16,9 +16,8 @@ import {
   STORE_LIFECYCLE,
   type StoreLifecycle,
 } from '@hortus/core';
-import { nodeCryptoModule, type RunIo, run } from '@hortus/cli';
+import { createJsonLogger, nodeCryptoModule, type RunIo, run } from '@hortus/cli';
 import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
-import { createJsonLogger } from '@hortus/http-koa';
 import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
 import { mailModule } from '@hortus/mail';
 import { Container, type ContainerModule } from 'inversify';

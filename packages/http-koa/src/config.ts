@@ -270,3 +270,40 @@ export function defaultAllowedHosts(): readonly string[] {
   const own = name === '' ? [] : [name, `${name.split('.')[0] ?? name}.local`];
   return [...new Set(['localhost', '*.localhost', ...own])];
 }
+
+/**
+ * TLS in Hortus itself: `off`; `files`, a certificate and key the operator keeps (TLS_CERT_FILE,
+ * TLS_KEY_FILE); `self-signed`, one Hortus creates once in its data directory (TLS=self-signed).
+ */
+export type TlsSettings =
+  | { readonly mode: 'off' }
+  | { readonly mode: 'files'; readonly port: number; readonly certFile: string; readonly keyFile: string }
+  | { readonly mode: 'self-signed'; readonly port: number };
+
+export const tlsDefaults = { HTTPS_PORT: '8443', TLS: 'off' } as const;
+
+/** Reads TLS, TLS_CERT_FILE, TLS_KEY_FILE and HTTPS_PORT; every bad combination is reported at once. */
+export function tlsSettingsFromEnv(env: Env): TlsSettings {
+  const problems: string[] = [];
+  const { read, optional, integer } = envReader(env, tlsDefaults, problems);
+  const port = integer('HTTPS_PORT', 0, 65535);
+  const mode = read('TLS').toLowerCase();
+  const certFile = optional('TLS_CERT_FILE');
+  const keyFile = optional('TLS_KEY_FILE');
+  const files = certFile !== undefined || keyFile !== undefined;
+  if (mode !== 'off' && mode !== 'self-signed')
+    problems.push(`TLS must be off or self-signed, got "${read('TLS')}"`);
+  if (files && (certFile === undefined || keyFile === undefined))
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  if (files && mode === 'self-signed')
+    problems.push('TLS=self-signed and TLS_CERT_FILE/TLS_KEY_FILE exclude each other: choose one');
+  if (problems.length > 0) throw new ConfigError(problems);
+  if (certFile !== undefined && keyFile !== undefined) return { mode: 'files', port, certFile, keyFile };
+  return mode === 'self-signed' ? { mode: 'self-signed', port } : { mode: 'off' };
+}
+
+/** A certificate chain and its private key, PEM-encoded. */
+export interface TlsMaterial {
+  readonly cert: string | Buffer;
+  readonly key: string | Buffer;
+}

@@ -1,21 +1,19 @@
 import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { type Duplex } from 'node:stream';
-import { STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
+import { LOGGER, type Logger, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
 import { inject, injectable } from 'inversify';
 import { AccessControl } from './access/access.js';
 import { createApp } from './app.js';
 import { trustedProxy } from './edge/client-address.js';
 import { shareConnectionsByAddress } from './edge/connections.js';
 import { type HttpSettings } from './config.js';
-import { ClientFaultLog, type Logger } from './logger.js';
+import { ClientFaultLog } from './logger.js';
 import { HTTP_METRICS, type HttpMetrics } from './edge/metrics.js';
 import { type HttpUseCases } from './routes/routing.js';
 
 export const HTTP_SETTINGS = Symbol.for('hortus.http.Settings');
 export const HTTP_USE_CASES = Symbol.for('hortus.http.UseCases');
-/** Where the request log goes; the composition root binds the application's one logger here. */
-export const HTTP_LOGGER = Symbol.for('hortus.http.Logger');
 
 /** The Koa application on a Node HTTP server: listens, and drains its requests when closed. */
 @injectable()
@@ -29,7 +27,7 @@ export class HttpServer {
   constructor(
     @inject(HTTP_USE_CASES) useCases: HttpUseCases,
     @inject(HTTP_SETTINGS) private readonly settings: HttpSettings,
-    @inject(HTTP_LOGGER) logger: Logger,
+    @inject(LOGGER) logger: Logger,
     @inject(AccessControl) access: AccessControl,
     @inject(HTTP_METRICS) readonly metrics: HttpMetrics,
     @inject(STORE_LIFECYCLE) store: StoreLifecycle,

@@ -22,11 +22,11 @@ import {
   READING_REPOSITORY,
   RecordReadings,
   USER_REPOSITORY,
+  type Logger,
 } from '@hortus/core';
 import { MongoStore } from '@hortus/adapter-mongo';
 import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
 import { type AppConfig, createContainer, loadConfig, type RunningServer, startServer } from '@hortus/cli';
-import { type Logger } from '@hortus/http-koa';
 import { type Container } from 'inversify';
 
 chai.use(chaiAsPromised);
@@ -200,7 +200,7 @@ export async function startTestServer(
       : { ...hashing, mqtt: { ...hashing.mqtt, startTimeoutMs: options.mqttStartTimeoutMs } };
   const clock = new FakeClock(testNow);
   const logger = new CapturingLogger();
-  const container = createContainer(config, { clock, logger });
+  const container = await createContainer(config, { clock, logger });
   prepare?.(container);
   const running = await startServer(config, {
     container,

@@ -9,7 +9,9 @@ import {
   type TokenService,
 } from '@hortus/core';
 import { inject, injectable } from 'inversify';
-import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
+// `import type`: erased, so jose loads only with the first token (see loadJose).
+import type * as Jose from 'jose';
+import type { JWTPayload } from 'jose';
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
@@ -30,6 +32,10 @@ const ISSUER = 'hortus';
 const SESSION_AUDIENCE = 'hortus-session';
 const INVITATION_AUDIENCE = 'hortus-invitation';
 const algorithms = ['HS256'];
+
+/** jose is loaded with the first token signed or checked: most CLI commands handle none. */
+let jose: Promise<typeof Jose> | undefined;
+const loadJose = (): Promise<typeof Jose> => (jose ??= import('jose'));
 
 /** Signed JWTs (HS256, jose): sessions hold `sub` = user id, `group` and the session version `sv`. */
 @injectable()
@@ -87,6 +93,7 @@ export class JwtTokenService implements TokenService {
     ttlSeconds: number,
   ): Promise<string> {
     const now = Math.floor(this.clock.now().getTime() / 1000);
+    const { SignJWT } = await loadJose();
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setIssuer(ISSUER)
@@ -99,6 +106,7 @@ export class JwtTokenService implements TokenService {
 
   /** The payload of a valid token of that kind; undefined for malformed, forged, expired or other tokens. */
   private async verify(token: string, audience: string): Promise<JWTPayload | undefined> {
+    const { jwtVerify } = await loadJose();
     try {
       const { payload } = await jwtVerify(token, await this.signingKey(), {
         algorithms,

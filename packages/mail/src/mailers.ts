@@ -1,13 +1,7 @@
-import { ConfigError, type Env, MAILER, type Mailer, type MailMessage } from '@hortus/core';
+import { ConfigError, type Env, type Logger, MAILER, type Mailer, type MailMessage } from '@hortus/core';
 import { ContainerModule } from 'inversify';
-import nodemailer, { type Transporter } from 'nodemailer';
-
-/** Where the mailers report; the server's JSON logger fits it. */
-export interface MailLogger {
-  info(event: string, fields?: Record<string, unknown>): void;
-  warn(event: string, fields?: Record<string, unknown>): void;
-  error(event: string, fields?: Record<string, unknown>): void;
-}
+// `import type`: erased, so nodemailer loads only with the first mail (see SmtpMailer).
+import type { Transporter } from 'nodemailer';
 
 export interface MailSettings {
   /** `smtp://user:pass@host:587` or `smtps://...`; without it mail goes to the log. */
@@ -46,20 +40,29 @@ export function mailSettingsFromEnv(env: Env): MailSettings {
   return { ...(smtpUrl === undefined ? {} : { smtpUrl }), from };
 }
 
-/** Mail through an SMTP server with nodemailer; failures are logged (without the message's text) and rejected. */
+/**
+ * Mail through an SMTP server with nodemailer; failures are logged (without the message's text) and rejected.
+ * nodemailer is loaded with the first mail: most commands of a process send none.
+ */
 export class SmtpMailer implements Mailer {
-  private readonly transport: Transporter;
+  private transport: Promise<Transporter> | undefined;
 
   constructor(
     private readonly settings: MailSettings & { readonly smtpUrl: string },
-    private readonly logger: MailLogger,
-  ) {
-    this.transport = nodemailer.createTransport(settings.smtpUrl);
+    private readonly logger: Logger,
+  ) {}
+
+  private transporter(): Promise<Transporter> {
+    this.transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport(this.settings.smtpUrl),
+    );
+    return this.transport;
   }
 
   async send(message: MailMessage): Promise<void> {
     try {
-      await this.transport.sendMail({
+      const transport = await this.transporter();
+      await transport.sendMail({
         from: this.settings.from,
         to: message.to,
         subject: message.subject,
@@ -79,7 +82,7 @@ export class SmtpMailer implements Mailer {
   }
 
   close(): void {
-    this.transport.close();
+    void this.transport?.then((transport) => transport.close());
   }
 }
 
@@ -88,7 +91,7 @@ export class SmtpMailer implements Mailer {
  * read a reset link there. Anyone who reads the log can use the link: keep the log private.
  */
 export class LogMailer implements Mailer {
-  constructor(private readonly logger: MailLogger) {}
+  constructor(private readonly logger: Logger) {}
 
   async send(message: MailMessage): Promise<void> {
     this.logger.warn('mail not sent: no SMTP_URL, so it is written here', {
@@ -100,7 +103,7 @@ export class LogMailer implements Mailer {
 }
 
 /** Binds the core's Mailer: SMTP when SMTP_URL is set, the log otherwise. */
-export function mailModule(settings: MailSettings, logger: MailLogger): ContainerModule {
+export function mailModule(settings: MailSettings, logger: Logger): ContainerModule {
   const { smtpUrl } = settings;
   const mailer =
     smtpUrl === undefined ? new LogMailer(logger) : new SmtpMailer({ ...settings, smtpUrl }, logger);

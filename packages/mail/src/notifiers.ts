@@ -9,7 +9,6 @@ import {
   type OutboxMessage,
 } from '@hortus/core';
 import { ContainerModule, inject, injectable } from 'inversify';
-import ky, { HTTPError } from 'ky';
 
 export interface WebhookSettings {
   /** Time for one delivery, retries included. */
@@ -59,6 +58,8 @@ export class ChannelNotifier implements Notifier {
     }
     const body = JSON.stringify({ id: message.id, ...message.payload });
     const { retryDelayMs } = this.webhooks;
+    // ky is loaded with the first webhook: most processes never send one.
+    const { default: ky, HTTPError } = await import('ky');
     try {
       await ky.post(channel.url, {
         body,

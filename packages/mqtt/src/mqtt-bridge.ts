@@ -4,19 +4,13 @@ import {
   type Action,
   ActionChanges,
   ListChangedActions,
+  LOGGER,
+  type Logger,
   MAX_READINGS_PER_BATCH,
   readingItemsFromMqtt,
   RecordReadings,
 } from '@hortus/core';
-import {
-  isPlainTopic,
-  MQTT_CONFIG,
-  MQTT_LOGGER,
-  type MqttConfig,
-  mqttDefaults,
-  type MqttLogger,
-  redactUrl,
-} from './mqtt-config.js';
+import { isPlainTopic, MQTT_CONFIG, type MqttConfig, mqttDefaults, redactUrl } from './mqtt-config.js';
 
 export interface MqttBridgeStats {
   /** Messages delivered by the broker on the topic filter. */
@@ -81,7 +75,7 @@ export class MqttBridge {
     @inject(ActionChanges) private readonly actionChanges: ActionChanges,
     @inject(ListChangedActions) private readonly listChangedActions: ListChangedActions,
     @inject(MQTT_CONFIG) private readonly config: MqttConfig,
-    @inject(MQTT_LOGGER) private readonly log: MqttLogger,
+    @inject(LOGGER) private readonly log: Logger,
   ) {
     this.filter = config.topicFilter ?? mqttDefaults.topicFilter;
     this.sharedGroup = config.sharedGroup ?? mqttDefaults.sharedGroup;
@@ -124,7 +118,7 @@ export class MqttBridge {
     } catch (error) {
       this.client = undefined;
       await client.endAsync(true);
-      this.log({ level: 'error', event: 'mqtt.start_failed', url, error: messageOf(error) });
+      this.log.error('mqtt.start_failed', { url, error: messageOf(error) });
       throw error;
     }
     this.unsubscribeChanges = this.actionChanges.subscribe((action) => this.publishChange(action));
@@ -138,9 +132,7 @@ export class MqttBridge {
     );
     this.pollTimer.unref();
     this.syncStates();
-    this.log({
-      level: 'info',
-      event: 'mqtt.started',
+    this.log.info('mqtt.started', {
       url,
       topicFilter: this.filter,
       sharedGroup: this.sharedGroup,
@@ -161,7 +153,7 @@ export class MqttBridge {
     await Promise.race([Promise.allSettled([...this.pendingPublishes]), delay(STOP_PUBLISH_WAIT_MS)]);
     await client.endAsync(!client.connected || this.pendingPublishes.size > 0);
     await this.flush();
-    this.log({ level: 'info', event: 'mqtt.stopped', ...this.counts });
+    this.log.info('mqtt.stopped', { ...this.counts });
   }
 
   private async subscribe(client: MqttClient): Promise<void> {
@@ -185,7 +177,7 @@ export class MqttBridge {
   private watch(client: MqttClient, url: string): void {
     client.on('message', (topic, payload, packet) => this.receive(topic, payload, packet));
     client.on('connect', () => {
-      this.log({ level: 'info', event: 'mqtt.connected', url, reconnectAttempts: this.reconnectAttempts });
+      this.log.info('mqtt.connected', { url, reconnectAttempts: this.reconnectAttempts });
       this.lastError = undefined;
       this.reconnectAttempts = 0;
       // The broker may have lost its retained messages (a restart without persistence): send every value.
@@ -194,17 +186,17 @@ export class MqttBridge {
       // The first connect is synced by start() once it has succeeded.
       if (this.pollTimer !== undefined) this.syncStates();
     });
-    client.on('offline', () => this.log({ level: 'warn', event: 'mqtt.offline', url }));
+    client.on('offline', () => this.log.warn('mqtt.offline', { url }));
     // One line per outage, not one per attempt: 'mqtt.connected' tells how many it took.
     client.on('reconnect', () => {
       this.reconnectAttempts += 1;
-      if (this.reconnectAttempts === 1) this.log({ level: 'info', event: 'mqtt.reconnecting', url });
+      if (this.reconnectAttempts === 1) this.log.info('mqtt.reconnecting', { url });
     });
     // Without a listener an 'error' event would crash the process; repeats of one error are logged once.
     client.on('error', (error) => {
       if (error.message === this.lastError) return;
       this.lastError = error.message;
-      this.log({ level: 'warn', event: 'mqtt.error', url, error: error.message });
+      this.log.warn('mqtt.error', { url, error: error.message });
     });
   }
 
@@ -212,7 +204,7 @@ export class MqttBridge {
     this.counts.received += 1;
     // Retained sensor values are old samples: legacy ones carry no time and would be stored as new.
     if (packet.retain) {
-      this.log({ level: 'info', event: 'mqtt.retained_skipped', topic });
+      this.log.info('mqtt.retained_skipped', { topic });
       return;
     }
     let items: unknown[] | undefined;
@@ -224,9 +216,7 @@ export class MqttBridge {
     }
     if (items === undefined || items.length === 0) {
       this.counts.malformed += 1;
-      this.log({
-        level: 'warn',
-        event: 'mqtt.message_malformed',
+      this.log.warn('mqtt.message_malformed', {
         topic,
         reason: items === undefined ? reason : 'no readings in the message',
         payload: payload.toString('utf8', 0, PAYLOAD_EXCERPT_CHARS),
@@ -235,7 +225,7 @@ export class MqttBridge {
     }
     if (this.queued + items.length > MAX_QUEUED_READINGS) {
       this.counts.failed += items.length;
-      this.log({ level: 'error', event: 'mqtt.queue_full', topic, dropped: items.length });
+      this.log.error('mqtt.queue_full', { topic, dropped: items.length });
       return;
     }
     for (const item of items) this.queue.push({ topic, item });
@@ -262,9 +252,7 @@ export class MqttBridge {
         this.counts.accepted += result.accepted;
         this.counts.rejected += result.rejected.length;
         if (result.rejected.length > 0) {
-          this.log({
-            level: 'warn',
-            event: 'mqtt.readings_rejected',
+          this.log.warn('mqtt.readings_rejected', {
             rejected: result.rejected.length,
             examples: result.rejected
               .slice(0, 5)
@@ -273,9 +261,7 @@ export class MqttBridge {
         }
       } catch (error) {
         this.counts.failed += chunk.length;
-        this.log({
-          level: 'error',
-          event: 'mqtt.ingest_failed',
+        this.log.error('mqtt.ingest_failed', {
           readings: chunk.length,
           error: messageOf(error),
         });
@@ -308,10 +294,10 @@ export class MqttBridge {
         for (const [group, actions] of groups) sent += this.publishGroup(group, actions, everything);
         this.seenRevisions = revisions;
         if (everything) this.republishAll = false;
-        if (sent > 0) this.log({ level: 'info', event: 'mqtt.states_published', actions: sent, everything });
+        if (sent > 0) this.log.info('mqtt.states_published', { actions: sent, everything });
       } catch (error) {
         // The store is away: the next poll tries again, with the same revisions and the same `everything`.
-        this.log({ level: 'warn', event: 'mqtt.state_sync_failed', error: messageOf(error) });
+        this.log.warn('mqtt.state_sync_failed', { error: messageOf(error) });
       }
     });
   }
@@ -339,7 +325,7 @@ export class MqttBridge {
     if (client === undefined) return false;
     // A `/` or wildcard in a name would publish to some other topic than the one boxes subscribe to.
     if (![group, object].every((segment) => isPlainTopic(segment) && !segment.includes('/'))) {
-      this.log({ level: 'warn', event: 'mqtt.publish_skipped', group, object });
+      this.log.warn('mqtt.publish_skipped', { group, object });
       return false;
     }
     let values = this.publishedValues.get(group);
@@ -353,7 +339,7 @@ export class MqttBridge {
         this.counts.published += 1;
       },
       (error: unknown) => {
-        this.log({ level: 'error', event: 'mqtt.publish_failed', topic, error: messageOf(error) });
+        this.log.error('mqtt.publish_failed', { topic, error: messageOf(error) });
       },
     );
     this.pendingPublishes.add(publish);

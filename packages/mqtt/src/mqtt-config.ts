@@ -1,4 +1,5 @@
-import { validateTopic } from 'mqtt';
+// Only the validation module of mqtt: reading the configuration must not load the MQTT client.
+import { validateTopic } from 'mqtt/lib/validations';
 
 export interface MqttConfig {
   /** Broker address, e.g. `mqtt://127.0.0.1:1883`; credentials belong in username/password. */
@@ -26,11 +27,7 @@ export interface MqttConfig {
   readonly sharedGroup?: string | false;
 }
 
-/** One structured log event (one JSON line); `level` and `event` are always set. */
-export type MqttLogger = (event: Record<string, unknown>) => void;
-
 export const MQTT_CONFIG = Symbol.for('hortus.MqttConfig');
-export const MQTT_LOGGER = Symbol.for('hortus.MqttLogger');
 
 export const mqttDefaults = {
   topicFilter: 'esp/#',

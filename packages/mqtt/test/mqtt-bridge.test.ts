@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { expect, use } from 'chai';
 import chaiAsPromised from 'chai-as-promised';
-import { Container } from 'inversify';
+import { Container, ContainerModule } from 'inversify';
 import { connectAsync, type MqttClient } from 'mqtt';
 import sinon from 'sinon';
 import { memoryStoreModule } from '@hortus/adapter-memory';
@@ -17,6 +17,8 @@ import {
   QueryReadings,
   RecordReadings,
   SetActionValue,
+  LOGGER,
+  type Logger,
 } from '@hortus/core';
 import { MqttBridge, type MqttConfig, mqttConfigFromEnv, mqttModule } from '@hortus/mqtt';
 import { freePort, isListening } from '@hortus/contract-tests';
@@ -82,6 +84,16 @@ interface Harness {
   readonly prefix: string;
 }
 
+/** The events the bridge logs, as `{ level, event, ...fields }`. */
+function capturingLogger(events: Record<string, unknown>[]): Logger {
+  const log =
+    (level: string) =>
+    (event: string, fields: Readonly<Record<string, unknown>> = {}): void => {
+      events.push({ level, event, ...fields });
+    };
+  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+}
+
 function harness(overrides: Partial<MqttConfig> = {}): Harness {
   // A fresh prefix per harness keeps parallel runs and earlier retained messages out of the way.
   const prefix = `hortus-test-${randomUUID().slice(0, 8)}`;
@@ -90,16 +102,16 @@ function harness(overrides: Partial<MqttConfig> = {}): Harness {
   container.load(
     createCoreModule(defaultCoreSettings),
     memoryStoreModule(),
-    mqttModule(
-      {
-        url: BROKER_URL,
-        topicFilter: `${prefix}/esp/#`,
-        publishPrefix: `${prefix}/hortus`,
-        reconnectPeriodMs: 200,
-        ...overrides,
-      },
-      (event) => events.push(event),
-    ),
+    mqttModule({
+      url: BROKER_URL,
+      topicFilter: `${prefix}/esp/#`,
+      publishPrefix: `${prefix}/hortus`,
+      reconnectPeriodMs: 200,
+      ...overrides,
+    }),
+    new ContainerModule(({ bind }) => {
+      bind<Logger>(LOGGER).toConstantValue(capturingLogger(events));
+    }),
   );
   return { container, bridge: container.get(MqttBridge), events, prefix };
 }
@@ -413,9 +425,9 @@ describe('MqttBridge start and configuration', () => {
   });
 
   it('when a configuration is invalid, then mqttModule names every problem', () => {
-    expect(() =>
-      mqttModule({ url: 'http://broker', topicFilter: 'esp/#/x', publishPrefix: 'a/+' }, () => {}),
-    ).to.throw(/MQTT_URL must use one of .*MQTT_TOPIC is not a valid topic filter.*MQTT_PUBLISH_PREFIX/);
+    expect(() => mqttModule({ url: 'http://broker', topicFilter: 'esp/#/x', publishPrefix: 'a/+' })).to.throw(
+      /MQTT_URL must use one of .*MQTT_TOPIC is not a valid topic filter.*MQTT_PUBLISH_PREFIX/,
+    );
   });
 
   it('when MQTT_URL is unset, then the bridge is off; when set, MQTT_TOPIC and the rest are read', () => {
@@ -425,10 +437,7 @@ describe('MqttBridge start and configuration', () => {
       statePollMs: 2000,
     });
     expect(() =>
-      mqttModule(
-        mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_STATE_POLL_MS: 'soon' }) ?? { url: '' },
-        () => {},
-      ),
+      mqttModule(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_STATE_POLL_MS: 'soon' }) ?? { url: '' }),
     ).to.throw(/MQTT_STATE_POLL_MS must be a whole number/);
     expect(
       mqttConfigFromEnv({
@@ -444,10 +453,7 @@ describe('MqttBridge start and configuration', () => {
       sharedGroup: 'site-a',
     });
     expect(() =>
-      mqttModule(
-        mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'a/b' }) ?? { url: '' },
-        () => {},
-      ),
+      mqttModule(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'a/b' }) ?? { url: '' }),
     ).to.throw(/MQTT_SHARED_GROUP must be a name/);
   });
 });

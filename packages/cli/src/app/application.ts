@@ -9,13 +9,15 @@ import {
   type Scheduler,
   type DemoSummary,
   isDomainError,
+  LOGGER,
+  type Logger,
   type ScheduledTask,
   SeedDemo,
   STORE_LIFECYCLE,
   type StoreLifecycle,
   type TickResult,
 } from '@hortus/core';
-import { HTTP_LOGGER, HttpServer, HttpsListener, type Logger } from '@hortus/http-koa';
+import { HttpServer, HttpsListener } from '@hortus/http-koa';
 import { redactUrl as redactWebhookUrl } from '@hortus/mail';
 import { MqttBridge, redactUrl } from '@hortus/mqtt';
 import { type Server } from 'node:http';
@@ -80,8 +82,8 @@ const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
  * the MQTT bridge. Its close() stops them in the reverse order.
  */
 export async function startServer(config: AppConfig, options: StartOptions = {}): Promise<RunningServer> {
-  const container = options.container ?? createContainer(config, options);
-  const logger = options.logger ?? container.get<Logger>(HTTP_LOGGER);
+  const container = options.container ?? (await createContainer(config, options));
+  const logger = options.logger ?? container.get<Logger>(LOGGER);
   const store = container.get<StoreLifecycle>(STORE_LIFECYCLE);
   try {
     await store.start();

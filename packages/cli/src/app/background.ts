@@ -1,5 +1,10 @@
-import { type ApplyRetention, isDomainError, type ScheduledTask, type Scheduler } from '@hortus/core';
-import { type Logger } from '@hortus/http-koa';
+import {
+  type ApplyRetention,
+  isDomainError,
+  type Logger,
+  type ScheduledTask,
+  type Scheduler,
+} from '@hortus/core';
 
 function failureFields(error: unknown): Record<string, unknown> {
   const cause = error instanceof Error ? error : new Error(String(error));

@@ -1,5 +1,11 @@
-import { mongoSettingsFromEnv, type MongoStoreSettings } from '@hortus/adapter-mongo';
-import { DEFAULT_DATA_DIR, sqliteSettingsFromEnv, type SqliteStoreSettings } from '@hortus/adapter-sqlite';
+// Settings come from each package's light `settings` module: reading the configuration (every command
+// does) must not load a database driver, Koa or the MQTT client.
+import { mongoSettingsFromEnv, type MongoStoreSettings } from '@hortus/adapter-mongo/settings';
+import {
+  DEFAULT_DATA_DIR,
+  sqliteSettingsFromEnv,
+  type SqliteStoreSettings,
+} from '@hortus/adapter-sqlite/settings';
 import {
   type BoxSettings,
   boxSettingsFromEnv,
@@ -10,17 +16,17 @@ import {
   type Env,
   envReader,
   isValidTimeZone,
+  type LogLevel,
+  logLevels,
   type RetentionSettings,
   retentionSettingsFromEnv,
 } from '@hortus/core';
 import {
   httpSettingsFromEnv,
   type HttpSettings,
-  type LogLevel,
-  logLevels,
   type TlsSettings,
   tlsSettingsFromEnv,
-} from '@hortus/http-koa';
+} from '@hortus/http-koa/settings';
 import { type IdentitySettings, identitySettingsFromEnv } from '@hortus/identity';
 import {
   type MailSettings,
@@ -28,7 +34,7 @@ import {
   type WebhookSettings,
   webhookSettingsFromEnv,
 } from '@hortus/mail';
-import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt';
+import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt/settings';
 
 /** sqlite: one file on this machine (the default); mongodb: a database server; memory: gone at exit. */
 export const storeKinds = ['sqlite', 'memory', 'mongodb'] as const;

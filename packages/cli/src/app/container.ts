@@ -1,7 +1,4 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { memoryStoreModule } from '@hortus/adapter-memory';
-import { MongoStore } from '@hortus/adapter-mongo';
-import { sqliteSettingsFromEnv, SqliteStore } from '@hortus/adapter-sqlite';
 import {
   ACCESS_KEY_PREFIX,
   ACCESS_KEY_SECRETS,
@@ -10,19 +7,20 @@ import {
   type BoxKeyDeriver,
   type Clock,
   createCoreModule,
+  LOGGER,
+  type Logger,
   FIRMWARE_DIGEST,
   type FirmwareDigest,
   SCHEDULER,
   type Scheduler,
   SystemClock,
 } from '@hortus/core';
-import { createJsonLogger, HTTP_LOGGER, httpModule, type Logger } from '@hortus/http-koa';
 import { identityModule } from '@hortus/identity';
 import { mailModule, notifierModule } from '@hortus/mail';
-import { type MqttLogger, mqttModule } from '@hortus/mqtt';
 import { Container, ContainerModule } from 'inversify';
 import { IntervalScheduler } from './background.js';
 import { type AppConfig, type StoreKind } from './config.js';
+import { createJsonLogger } from './json-logger.js';
 
 export interface ContainerOverrides {
   /** The time source of the core; tests pass a fake one to move the commit cache's clock. */
@@ -62,20 +60,27 @@ export function nodeCryptoModule(): ContainerModule {
 
 /**
  * The one place that chooses the store: choosing a store means choosing its module. Every store module
- * binds the repositories and the store's lifecycle (core's STORE_LIFECYCLE).
+ * binds the repositories and the store's lifecycle (core's STORE_LIFECYCLE). Only the chosen adapter is
+ * loaded (with its driver): a command on SQLite never loads the MongoDB driver.
  */
-export function storeModule(
+export async function storeModule(
   config: Pick<AppConfig, 'store' | 'sqlite' | 'mongo' | 'mongodbUri'>,
-): ContainerModule {
+): Promise<ContainerModule> {
   const kind: StoreKind = config.store;
   switch (kind) {
-    case 'sqlite':
+    case 'sqlite': {
+      const { sqliteSettingsFromEnv, SqliteStore } = await import('@hortus/adapter-sqlite');
       return SqliteStore.fromSettings(config.sqlite ?? sqliteSettingsFromEnv({})).module();
-    case 'memory':
+    }
+    case 'memory': {
+      const { memoryStoreModule } = await import('@hortus/adapter-memory');
       return memoryStoreModule();
-    case 'mongodb':
+    }
+    case 'mongodb': {
+      const { MongoStore } = await import('@hortus/adapter-mongo');
       // loadConfig guarantees MONGODB_URI (and so these settings) whenever the store is mongodb.
       return MongoStore.fromSettings(config.mongo ?? { uri: config.mongodbUri ?? '' }).module();
+    }
   }
 }
 
@@ -84,14 +89,14 @@ const stderrLogger = (config: AppConfig): Logger =>
   createJsonLogger((line) => process.stderr.write(line), undefined, config.logLevel);
 
 /**
- * The core on the chosen store, with the platform's access-key secrets, the account ports (bcrypt, tokens)
- * and the mailer: what every command needs.
+ * The core on the chosen store, with the platform's access-key secrets, the account ports (bcrypt, tokens),
+ * the mailer and the one logger: what every command needs.
  */
-export function coreOnStore(
+export async function coreOnStore(
   config: AppConfig,
   clock: Clock = new SystemClock(),
   logger: Logger = stderrLogger(config),
-): ContainerModule[] {
+): Promise<ContainerModule[]> {
   return [
     createCoreModule(
       {
@@ -104,36 +109,39 @@ export function coreOnStore(
       },
       clock,
     ),
-    storeModule(config),
+    await storeModule(config),
     nodeCryptoModule(),
+    new ContainerModule(({ bind }) => {
+      bind<Logger>(LOGGER).toConstantValue(logger);
+    }),
     identityModule(config.identity),
     mailModule(config.mail, logger),
     notifierModule(config.webhooks),
   ];
 }
 
-/** The bridge's events (`{level, event, ...}`) as lines of the server's own log. */
-export function mqttLoggerFor(logger: Logger): MqttLogger {
-  return ({ level, event, ...fields }) => {
-    logger[level === 'warn' || level === 'error' ? level : 'info'](String(event), fields);
-  };
-}
-
 /**
  * The application's composition root: core, one store, the HTTP transport, the scheduler the automation
- * engine runs on, and the MQTT bridge when configured.
+ * engine runs on, and the MQTT bridge when configured. The transports are loaded here, for `serve`, and
+ * never by the data commands.
  */
-export function createContainer(config: AppConfig, overrides: ContainerOverrides = {}): Container {
+export async function createContainer(
+  config: AppConfig,
+  overrides: ContainerOverrides = {},
+): Promise<Container> {
   const logger = overrides.logger ?? createJsonLogger(undefined, undefined, config.logLevel);
+  const [{ httpModule }, mqtt] = await Promise.all([
+    import('@hortus/http-koa'),
+    config.mqtt === undefined ? undefined : import('@hortus/mqtt'),
+  ]);
   const container = new Container();
   container.load(
-    ...coreOnStore(config, overrides.clock, logger),
+    ...(await coreOnStore(config, overrides.clock, logger)),
     httpModule(config),
     new ContainerModule(({ bind }) => {
-      bind<Logger>(HTTP_LOGGER).toConstantValue(logger);
       bind<Scheduler>(SCHEDULER).toConstantValue(new IntervalScheduler(logger));
     }),
   );
-  if (config.mqtt !== undefined) container.load(mqttModule(config.mqtt, mqttLoggerFor(logger)));
+  if (config.mqtt !== undefined && mqtt !== undefined) container.load(mqtt.mqttModule(config.mqtt));
   return container;
 }

@@ -3,3 +3,4 @@ export * from './background.js';
 export * from './config.js';
 export * from './container.js';
 export * from './exposure.js';
+export * from './json-logger.js';

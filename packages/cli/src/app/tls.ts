@@ -2,7 +2,7 @@ import { webcrypto, X509Certificate } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { type TlsMaterial, type TlsSettings } from '@hortus/http-koa';
+import { type TlsMaterial, type TlsSettings } from '@hortus/http-koa/settings';
 
 /** Where TLS=self-signed keeps its certificate and key, inside the data directory. */
 export const SELF_SIGNED_DIR = 'tls';

@@ -7,7 +7,7 @@ import {
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { exportReadings } from '../export-readings.js';
-import { DEFAULT_MAX_LINE_BYTES, importReadings } from '../import-readings.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../import-readings/lines.js';
 import { type RunIo } from '../io.js';
 import { say, table } from '../output.js';
 import { groupOption, listOrNote, outputFor, sensorTopic, storeFor, withExamples } from './shared.js';
@@ -54,6 +54,8 @@ export function registerReadingCommands(program: Command, io: RunIo): void {
           options: { format?: 'csv' | 'ndjson'; batchSize: number; maxLineBytes: number },
           command: Command,
         ) => {
+          // The parsers (csv-parse) load only when a file is imported.
+          const { importReadings } = await import('../import-readings.js');
           await importReadings(io, outputFor(io, command), file, options, (work) => store(command, work));
         },
       ),

@@ -4,9 +4,10 @@ import {
   isDomainError,
   ThrottledError,
   UnauthenticatedError,
+  type Logger,
 } from '@hortus/core';
 import { type Context, type Middleware } from 'koa';
-import { type ClientFaultLog, type Logger } from '../logger.js';
+import { type ClientFaultLog } from '../logger.js';
 import {
   type ErrorStyle,
   errorPolicyOf,

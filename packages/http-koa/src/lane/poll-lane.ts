@@ -1,12 +1,11 @@
 import { type RequestListener } from 'node:http';
-import { ANONYMOUS } from '@hortus/core';
+import { ANONYMOUS, type Logger } from '@hortus/core';
 import { type AccessControl } from '../access/access.js';
 import { type AccessRule, accessRuleOf, decideRoute } from '../access/route-rules.js';
 import { routeErrorAnswer } from '../edge/errors.js';
 import { corsHeaderPairs, logRequest, requestIdOf } from '../edge/request.js';
 import { type HostCheck } from '../edge/host.js';
 import { parseQuery, tooManyParameters } from '../edge/query.js';
-import { type Logger } from '../logger.js';
 import { type HttpMetrics } from '../edge/metrics.js';
 import { answerOf, type Answering, errorPolicyOfRoute } from '../routes/router.js';
 import {

@@ -1,0 +1,87 @@
+import { type LogFields, type Logger, type LogLevel, logLevels } from '@hortus/core';
+
+/** Lines held back before they are written at once, whatever the turn of the event loop is doing. */
+const MAX_BATCHED_LINES = 1000;
+
+/** Loggers holding lines; the process writes them out on exit (writes to stdout are synchronous then). */
+const pending = new Set<{ flush(): void }>();
+let flushOnExit = false;
+
+function writePendingLines(): void {
+  for (const logger of [...pending]) logger.flush();
+}
+
+/** The fields cannot simply follow the fixed ones when they name them again (the spread would replace them). */
+function repeatsFixedField(fields: LogFields): boolean {
+  return 'time' in fields || 'level' in fields || 'event' in fields;
+}
+
+/**
+ * One JSON line per event. Lines of one turn of the event loop go to `write` together, in one call once the
+ * turn is done (a busy server otherwise pays a system call per request); `flush()` and the process's exit
+ * write whatever is held back.
+ */
+export function createJsonLogger(
+  write: (line: string) => void = (line) => process.stdout.write(line),
+  now: () => Date = () => new Date(),
+  minLevel: LogLevel = 'info',
+): Logger {
+  const least = logLevels.indexOf(minLevel);
+  // A busy server writes many lines within one millisecond: their time is formatted once.
+  let lastMs = Number.NaN;
+  let lastTime = '';
+  let lines = '';
+  let count = 0;
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    pending.delete(batch);
+    if (count === 0) return;
+    const text = lines;
+    lines = '';
+    count = 0;
+    write(text);
+  };
+  const batch = { flush };
+  const log = (level: LogLevel, event: string, fields?: LogFields): void => {
+    if (logLevels.indexOf(level) < least) return;
+    const date = now();
+    const ms = date.getTime();
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastTime = date.toISOString();
+    }
+    const time = lastTime;
+    // The same text as JSON.stringify({ time, level, event, ...fields }), without building that object.
+    const head = `{"time":"${time}","level":"${level}","event":${JSON.stringify(event)}`;
+    let line: string;
+    if (fields === undefined) line = `${head}}\n`;
+    else if (repeatsFixedField(fields)) line = `${JSON.stringify({ time, level, event, ...fields })}\n`;
+    else {
+      const rest = JSON.stringify(fields);
+      line = rest === '{}' ? `${head}}\n` : `${head},${rest.slice(1)}\n`;
+    }
+    lines += line;
+    count += 1;
+    if (count >= MAX_BATCHED_LINES) {
+      flush();
+      return;
+    }
+    if (!scheduled) {
+      scheduled = true;
+      pending.add(batch);
+      if (!flushOnExit) {
+        flushOnExit = true;
+        process.once('exit', writePendingLines);
+      }
+      setImmediate(flush);
+    }
+  };
+  return {
+    debug: (event, fields) => log('debug', event, fields),
+    info: (event, fields) => log('info', event, fields),
+    warn: (event, fields) => log('warn', event, fields),
+    error: (event, fields) => log('error', event, fields),
+    flush,
+  };
+}

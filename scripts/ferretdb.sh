@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # MongoDB-wire-compatible test server for CI/local tests: FerretDB v1.24.2
-# (Apache-2.0) embedded in tools/ferretdb, SQLite backend, data under /tmp.
+# (Apache-2.0) embedded in tools/ferretdb; SQLite backend with data under /tmp
+# (the default), or PostgreSQL backend in a database of its own.
 #
-# Usage: scripts/ferretdb.sh build|start|stop|status
+# Usage: [FERRETDB_BACKEND=sqlite|postgresql] scripts/ferretdb.sh build|start|stop|status
+#   FERRETDB_BACKEND=postgresql: a new database ferretdb_<random> on the PostgreSQL
+#           server of FERRETDB_POSTGRESQL_SERVER (default postgres://postgres@127.0.0.1:5432),
+#           created at start (PostgreSQL must run: CI starts it) and dropped at stop.
+#           FERRETDB_STATE_DIR (default .ferretdb) lets both backends run side by side.
 #   build   go build tools/ferretdb -> tools/ferretdb/bin/ferretdb-test (only if stale)
 #   start   build if needed, start in background on a free 127.0.0.1 port
 #           (or $FERRETDB_PORT), wait until it accepts connections, write
@@ -16,10 +21,13 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC_DIR="$ROOT/tools/ferretdb"
 BIN="$SRC_DIR/bin/ferretdb-test"
-STATE_DIR="$ROOT/.ferretdb"
+STATE_DIR="${FERRETDB_STATE_DIR:-$ROOT/.ferretdb}"
+BACKEND="${FERRETDB_BACKEND:-sqlite}"
+PG_SERVER="${FERRETDB_POSTGRESQL_SERVER:-postgres://postgres@127.0.0.1:5432}"
 URI_FILE="$STATE_DIR/uri"
 PID_FILE="$STATE_DIR/pid"
 DATA_FILE="$STATE_DIR/datadir"
+PG_DB_FILE="$STATE_DIR/pgdatabase"
 LOG_FILE="$STATE_DIR/server.log"
 START_TIMEOUT="${FERRETDB_START_TIMEOUT:-30}"
 
@@ -87,11 +95,23 @@ cmd_start() {
   cmd_build
   rm -rf "$STATE_DIR"
   mkdir -p "$STATE_DIR"
-  local data_dir
+  local data_dir backend_args
   data_dir="$(mktemp -d /tmp/ferretdb-data.XXXXXX)"
   echo "$data_dir" > "$DATA_FILE"
+  case "$BACKEND" in
+    sqlite) backend_args=(-dir "$data_dir") ;;
+    postgresql)
+      command -v psql >/dev/null 2>&1 || die "psql not found (needed to create the PostgreSQL database)"
+      local database="ferretdb_$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
+      psql "$PG_SERVER/postgres" -v ON_ERROR_STOP=1 -qc "CREATE DATABASE $database" >&2 \
+        || die "cannot create database $database on $PG_SERVER (is PostgreSQL running?)"
+      echo "$database" > "$PG_DB_FILE"
+      backend_args=(-handler postgresql -postgresql-url "$PG_SERVER/$database")
+      ;;
+    *) die "FERRETDB_BACKEND must be sqlite or postgresql, not $BACKEND" ;;
+  esac
 
-  nohup "$BIN" -listen "127.0.0.1:${FERRETDB_PORT:-0}" -dir "$data_dir" \
+  nohup "$BIN" -listen "127.0.0.1:${FERRETDB_PORT:-0}" "${backend_args[@]}" \
     -log-level "${FERRETDB_LOG_LEVEL:-warn}" </dev/null >"$LOG_FILE" 2>&1 &
   pid=$!
   echo "$pid" > "$PID_FILE"
@@ -100,6 +120,7 @@ cmd_start() {
   while (( SECONDS < deadline )); do
     if ! kill -0 "$pid" 2>/dev/null; then
       cat "$LOG_FILE" >&2 || true
+      drop_pg_database
       rm -rf "$data_dir" "$STATE_DIR"
       die "server exited during startup (log above)"
     fi
@@ -119,8 +140,17 @@ cmd_start() {
   done
   kill "$pid" 2>/dev/null || true
   cat "$LOG_FILE" >&2 || true
+  drop_pg_database
   rm -rf "$data_dir" "$STATE_DIR"
   die "server did not accept connections within ${START_TIMEOUT}s"
+}
+
+drop_pg_database() {
+  [[ -f "$PG_DB_FILE" ]] || return 0
+  local database
+  database="$(cat "$PG_DB_FILE")"
+  [[ "$database" =~ ^ferretdb_[0-9a-f]+$ ]] || return 0
+  psql "$PG_SERVER/postgres" -qc "DROP DATABASE IF EXISTS $database" >&2 || log "could not drop $database"
 }
 
 cmd_stop() {
@@ -145,6 +175,7 @@ cmd_stop() {
     data_dir="$(cat "$DATA_FILE")"
     [[ "$data_dir" == /tmp/ferretdb-data.* ]] && rm -rf "$data_dir"
   fi
+  drop_pg_database
   rm -rf "$STATE_DIR"
 }
 

@@ -1,10 +1,12 @@
 // Command ferretdb-test runs an embedded FerretDB v1 (Apache-2.0,
-// https://github.com/FerretDB/FerretDB) with the SQLite backend. It is a
-// MongoDB-wire-compatible server for tests/CI; do not use it for real data.
+// https://github.com/FerretDB/FerretDB) with the SQLite backend (the default)
+// or the PostgreSQL backend. It is a MongoDB-wire-compatible server for
+// tests/CI; do not use it for real data.
 //
 // Usage:
 //
 //	ferretdb-test [-listen 127.0.0.1:0] [-dir /path/to/data] [-log-level warn]
+//	ferretdb-test -handler postgresql -postgresql-url postgres://127.0.0.1:5432/ferretdb
 //
 // When the listener is bound it prints exactly one line to stdout:
 //
@@ -51,6 +53,8 @@ func run() error {
 	listen := flag.String("listen", "127.0.0.1:0", "TCP address to listen on (port 0 = pick a free port)")
 	dir := flag.String("dir", "", "directory for SQLite data files (default: a new temporary directory, removed on exit)")
 	logLevel := flag.String("log-level", "warn", "log level: debug, info, warn, error")
+	handler := flag.String("handler", "sqlite", "backend: sqlite or postgresql")
+	postgresqlURL := flag.String("postgresql-url", "", "PostgreSQL connection string for -handler postgresql")
 	flag.Parse()
 
 	var level slog.Level
@@ -61,6 +65,23 @@ func run() error {
 
 	if _, _, err := net.SplitHostPort(*listen); err != nil {
 		return fmt.Errorf("invalid -listen %q: %w", *listen, err)
+	}
+
+	config := ferretdb.Config{
+		Listener: ferretdb.ListenerConfig{TCP: *listen},
+		Logger:   logger,
+		Handler:  *handler,
+	}
+	switch *handler {
+	case "postgresql":
+		if *postgresqlURL == "" {
+			return errors.New("-handler postgresql needs -postgresql-url")
+		}
+		config.PostgreSQLURL = *postgresqlURL
+		return serve(&config)
+	case "sqlite":
+	default:
+		return fmt.Errorf("invalid -handler %q: sqlite or postgresql", *handler)
 	}
 
 	dataDir := *dir
@@ -80,18 +101,16 @@ func run() error {
 	}
 
 	// The SQLite handler wants a "file:" URI of an existing directory ending with "/".
-	sqliteURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(absDir) + "/"}).String()
+	config.SQLiteURL = (&url.URL{Scheme: "file", Path: filepath.ToSlash(absDir) + "/"}).String()
+	return serve(&config)
+}
 
+func serve(config *ferretdb.Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	// New binds the listener synchronously, so MongoDBURI() is safe right after it.
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
-		Logger:    logger,
-		Handler:   "sqlite",
-		SQLiteURL: sqliteURL,
-	})
+	f, err := ferretdb.New(config)
 	if err != nil {
 		return err
 	}

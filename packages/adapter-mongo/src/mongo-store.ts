@@ -44,6 +44,7 @@ import {
   moveEmbeddedCharts,
 } from './history-chart.repository.js';
 import { MongoNotificationRepository, notificationCollection } from './notification.repository.js';
+import { latestReadingCollection } from './latest-readings.js';
 import { MongoReadingRepository, readingCollection } from './reading.repository.js';
 import {
   DEFAULT_REVISION_POLL_MS,
@@ -87,6 +88,7 @@ const SOCKET_TIMEOUT_MARGIN_MS = 1000;
 
 export const collections: readonly CollectionSpec[] = [
   readingCollection,
+  latestReadingCollection,
   actionCollection,
   deviceCollection,
   notificationCollection,

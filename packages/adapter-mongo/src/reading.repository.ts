@@ -10,6 +10,7 @@ import {
   type ReadingExportSelection,
   type ReadingSelection,
 } from '@hortus/core';
+import { entryOf, type LatestDocument, LatestReadings, readingsOf } from './latest-readings.js';
 import { StoredRevisions } from './revisions.js';
 import { BucketSums, type Piece, planPieces, ReadingRollups, rollupLevels } from './rollups.js';
 import {
@@ -81,25 +82,30 @@ function rangeFilter(range: ReadingRange): Filter<ReadingDocument> {
 export class MongoReadingRepository extends MongoRepository<ReadingDocument> implements ReadingRepository {
   private readonly rollups: ReadingRollups;
   private readonly revisions: StoredRevisions;
+  private readonly latestRecords: LatestReadings;
 
   constructor(@inject(MONGO_DB) db: Db) {
     super(db, readingCollection, 'reading', 'That reading is already stored');
     this.rollups = new ReadingRollups(db);
+    this.latestRecords = new LatestReadings(db);
     this.revisions = new StoredRevisions(db, 'readings');
   }
 
   /**
-   * Inserts, then adds what was inserted (never a duplicate) to the rollups, then bumps the revisions of the
-   * batch's groups. A failure between the insert and the rollup update leaves those readings out of the
-   * rollups: a retry finds them stored and does not add them again.
+   * Inserts, then adds what was inserted (never a duplicate) to the rollups and to the latest records, then
+   * bumps the revisions of the batch's groups (so a poll that sees the new revision sees the new latest). A
+   * failure between the insert and the rollup update leaves those readings out of the rollups: a retry finds
+   * them stored and does not add them again; the same holds for the latest records (until a deleteRange of
+   * that entry or a rebuild after dropping the collection).
    */
   async add(readings: readonly NewReading[]): Promise<number> {
     if (readings.length === 0) return 0;
     return this.run(
       async () => {
         let inserted: readonly NewReading[] = readings;
+        const documents = readings.map(readingMapper.toDocument);
         try {
-          await this.collection.insertMany(readings.map(readingMapper.toDocument), { ordered: false });
+          await this.collection.insertMany(documents, { ordered: false });
         } catch (error) {
           // Unordered: every other document was still tried; duplicates are retried deliveries, not failures.
           // Unreachable store: fail at once (503 within the selection timeout), not after a rollup attempt too.
@@ -111,10 +117,16 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
           inserted = readings.filter((_, index) => !failed.has(index));
           if (!onlyDuplicates(error)) {
             await this.rollups.add(inserted);
+            await this.latestRecords.offer(documents.filter((_, index) => !failed.has(index)));
             throw error;
           }
         }
-        await this.rollups.add(inserted);
+        // A duplicate's document holds the id of this attempt, not the stored one: only inserted ones count.
+        const stored = new Set(inserted);
+        await Promise.all([
+          this.rollups.add(inserted),
+          this.latestRecords.offer(documents.filter((_, index) => stored.has(readings[index] as NewReading))),
+        ]);
         await this.revisions.bump(readings.map((reading) => reading.group));
         return inserted.length;
         // Three writes (readings, rollups, revisions), under the write lock of concurrent batches, and a
@@ -208,6 +220,7 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
         filter._id = { $in: ids };
       }
       const { deletedCount } = await this.collection.deleteMany(filter);
+      if (deletedCount > 0) await this.correctLatest(group, topic, from, to);
       if (keepSummaries === true) {
         if (deletedCount > 0) await this.revisions.bump([group]);
         return deletedCount;
@@ -222,6 +235,19 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
       }
       if (deletedCount > 0 || topics.length > 0) await this.revisions.bump([group]);
       return deletedCount;
+    });
+  }
+
+  /**
+   * Every latest entry inside the deleted span whose reading is gone gets its topic's newest remaining
+   * reading (one indexed read per topic), or goes when the topic holds none. Retention deletes old readings,
+   * so it rarely touches an entry.
+   */
+  private async correctLatest(group: string, topic: string | undefined, from: Date, to: Date): Promise<void> {
+    await this.latestRecords.correct(group, topic, from, to, {
+      isStored: async (id) => (await this.collection.countDocuments({ _id: id }, { limit: 1 })) > 0,
+      newest: async (series) =>
+        (await this.collection.findOne({ group, topic: series }, { sort: { time: -1 } })) ?? undefined,
     });
   }
 
@@ -249,20 +275,32 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
   }
 
   async latest(group: string, topic: string): Promise<Reading | undefined> {
-    const document = await this.run(() => this.collection.findOne({ group, topic }, { sort: { time: -1 } }));
-    return document === null ? undefined : readingMapper.toEntity(document);
+    return this.run(async () => entryOf(group, await this.latestRecord(group), topic));
   }
 
   async latestOfEveryTopic(group: string): Promise<Reading[]> {
-    // FerretDB v1 has no $first accumulator; distinct plus one indexed lookup per topic works on both.
-    const topics = await this.run(() => this.collection.distinct('topic', { group }));
-    const latest = await Promise.all(
-      topics
-        .filter((topic): topic is string => typeof topic === 'string')
-        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-        .map((topic) => this.latest(group, topic)),
+    return this.run(async () => readingsOf(group, await this.latestRecord(group)));
+  }
+
+  /**
+   * The group's latest record, read by key. A group whose record was never checked against its readings
+   * (a database of an earlier version, readings copied around Hortus) has it built once from the readings:
+   * the distinct topics, then each topic's newest reading by the (group, topic, time) index.
+   */
+  private async latestRecord(group: string): Promise<LatestDocument | undefined> {
+    const record = await this.latestRecords.read(group);
+    if (record?.complete === true) return record;
+    const topics = (await this.collection.distinct('topic', { group })).filter(
+      (topic): topic is string => typeof topic === 'string',
     );
-    return latest.filter((reading): reading is Reading => reading !== undefined);
+    const newest = await Promise.all(
+      topics.map((topic) => this.collection.findOne({ group, topic }, { sort: { time: -1 } })),
+    );
+    await this.latestRecords.complete(
+      group,
+      newest.filter((document): document is ReadingDocument => document !== null),
+    );
+    return this.latestRecords.read(group);
   }
 
   async newestFirst(range: ReadingRange, limit: number): Promise<Reading[]> {

@@ -300,6 +300,7 @@ describe(serverSuite('Mongo store on a server'), () => {
         },
       ],
       ['groups', { name_unique: { key: { name: 1 }, unique: true } }],
+      ['latestreadings', { group_v_unique: { key: { group: 1, v: 1 }, unique: true } }],
       ['groupemployees', { group_id: { key: { group: 1, _id: 1 }, unique: false } }],
       [
         'users',

@@ -2,10 +2,10 @@ import { resolve } from 'node:path';
 import { sqliteSettingsFromEnv, SqliteStore } from '@hortus/adapter-sqlite';
 import { type Command } from 'commander';
 import { loadConfig } from './app/config.js';
-import { withExamples } from './commands.js';
+import { withExamples } from './commands/shared.js';
 import { UsageError } from './exit-codes.js';
 import { fields, Output } from './output.js';
-import { type RunIo } from './run.js';
+import { type RunIo } from './io.js';
 
 /**
  * `hortus backup <file>`: a consistent copy of the SQLite data file made with SQLite's online backup, so

@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { CSV_EXPORT_HEADER, type ExportFormat, ExportReadings, formatReadings } from '@hortus/core';
 import { UsageError } from './exit-codes.js';
 import { type TextSink } from './output.js';
-import { type RunIo } from './run.js';
+import { type RunIo } from './io.js';
 import { type UseCaseResolver } from './store.js';
 
 export interface ExportOptions {

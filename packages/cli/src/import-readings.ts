@@ -12,7 +12,7 @@ import {
 } from '@hortus/core';
 import { UsageError } from './exit-codes.js';
 import { type Output, say, type TextSink, table } from './output.js';
-import { type RunIo } from './run.js';
+import { type RunIo } from './io.js';
 import { type UseCaseResolver } from './store.js';
 
 export const importFormats = ['csv', 'ndjson'] as const;

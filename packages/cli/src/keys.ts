@@ -7,9 +7,9 @@ import {
   RevokeAccessKey,
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
-import { withExamples } from './commands.js';
+import { withExamples } from './commands/shared.js';
 import { fields, Output, table } from './output.js';
-import { type RunIo } from './run.js';
+import { type RunIo } from './io.js';
 import { withUseCases } from './store.js';
 
 const groupsText = (key: AccessKey): string => (key.groups.length === 0 ? 'all' : key.groups.join(', '));

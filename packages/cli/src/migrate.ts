@@ -29,10 +29,10 @@ import {
 import { type Command, Option } from 'commander';
 import { type Db, type Document, type FindCursor, MongoClient, ObjectId } from 'mongodb';
 import { loadConfig } from './app/config.js';
-import { withExamples } from './commands.js';
+import { withExamples } from './commands/shared.js';
 import { Interrupted, UsageError } from './exit-codes.js';
 import { Output, type TextSink, table } from './output.js';
-import { type RunIo, type SignalSource } from './run.js';
+import { type RunIo, type SignalSource } from './io.js';
 import { withUseCases } from './store.js';
 
 export const MIGRATE_DEFAULT_BATCH = 5000;

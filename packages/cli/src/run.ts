@@ -2,31 +2,16 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseEnv } from 'node:util';
 import { Command } from 'commander';
-import { type Container } from 'inversify';
 import { registerBackupCommand } from './backup.js';
-import { registerDataCommands, withExamples } from './commands.js';
+import { registerDataCommands, withExamples } from './commands/index.js';
 import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
 import { registerKeyCommands } from './keys.js';
 import { registerMigrateCommand } from './migrate.js';
-import { printable, type TextSink } from './output.js';
+import { type RunIo } from './io.js';
+import { printable } from './output.js';
 import { registerServeCommand } from './serve.js';
 
-/** Where `serve` hears SIGTERM and SIGINT: the process, or an emitter in tests. */
-export interface SignalSource {
-  once(signal: NodeJS.Signals, listener: () => void): unknown;
-  off(signal: NodeJS.Signals, listener: () => void): unknown;
-}
-
-export interface RunIo {
-  readonly stdout: TextSink;
-  readonly stderr: TextSink;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** A container with the core and a store module loaded; the caller owns (and closes) it. */
-  readonly container?: Container;
-  readonly signals?: SignalSource;
-  /** Where `--password-stdin` reads from; the process's stdin by default. */
-  readonly stdin?: AsyncIterable<string | Buffer>;
-}
+export { type RunIo, type SignalSource } from './io.js';
 
 type Env = RunIo['env'];
 

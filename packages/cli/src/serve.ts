@@ -1,9 +1,9 @@
-import { createJsonLogger } from '@hortus/http-koa';
+import { createJsonLogger, type Logger } from '@hortus/http-koa';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type RunningServer, startServer } from './app/application.js';
 import { loadConfig } from './app/config.js';
-import { withExamples } from './commands.js';
-import { type RunIo, type SignalSource } from './run.js';
+import { withExamples } from './commands/shared.js';
+import { type RunIo, type SignalSource } from './io.js';
 
 const shutdownSignals = ['SIGTERM', 'SIGINT'] as const;
 
@@ -40,6 +40,32 @@ function shutdownRequest(signals: SignalSource): {
 }
 
 /**
+ * SIGHUP reads the TLS certificate again (a renewed one replaces the old for new connections; open ones
+ * keep theirs). Without TLS the signal is only logged, rather than ending the process as by default.
+ */
+function reloadOnHangUp(signals: SignalSource, running: RunningServer, logger: Logger): () => void {
+  let armed = true;
+  const handler = (): void => {
+    if (!armed) return;
+    signals.once('SIGHUP', handler);
+    running.reloadCertificate().then(
+      (fingerprint) => {
+        if (fingerprint === undefined) logger.info('signal received', { signal: 'SIGHUP', tls: 'off' });
+      },
+      (error: unknown) =>
+        logger.error('certificate reload failed, the previous one stays in use', {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+    );
+  };
+  signals.once('SIGHUP', handler);
+  return () => {
+    armed = false;
+    signals.off('SIGHUP', handler);
+  };
+}
+
+/**
  * `hortus serve`: the application from its composition root (src/app), so it reads the same environment as
  * the data commands (MONGODB_URI set: MongoDB; unset: the SQLite file in HORTUS_DATA_DIR; --memory or
  * STORE=memory: a throwaway store that lives as long as the process).
@@ -50,7 +76,8 @@ export function registerServeCommand(program: Command, io: RunIo): void {
       .command('serve')
       .description(
         'start the HTTP server (store: MongoDB when MONGODB_URI is set, else the SQLite file in ' +
-          'HORTUS_DATA_DIR, default ./data); SIGTERM or SIGINT shut it down gracefully',
+          'HORTUS_DATA_DIR, default ./data), and HTTPS on HTTPS_PORT with TLS_CERT_FILE/TLS_KEY_FILE or ' +
+          'TLS=self-signed; SIGHUP reloads the certificate; SIGTERM or SIGINT shut it down gracefully',
       )
       .option('--demo', 'seed the demo greenhouse before listening (once: not when it exists already)')
       .option('--memory', 'keep everything in memory, lost at exit (the same as STORE=memory)')
@@ -72,11 +99,14 @@ export function registerServeCommand(program: Command, io: RunIo): void {
           logger.error('start failed', { message: error instanceof Error ? error.message : String(error) });
           throw error;
         }
+        const stopReloading = reloadOnHangUp(io.signals ?? process, running, logger);
         logger.info('signal received', { signal: await shutdown.received });
+        stopReloading();
         await running.close();
       }),
     'hortus serve --demo --port 8080',
     'HORTUS_DATA_DIR=/var/lib/hortus hortus serve',
     'MONGODB_URI=mongodb://localhost:27017/hortus hortus serve',
+    'TLS=self-signed HTTPS_PORT=8443 hortus serve',
   );
 }

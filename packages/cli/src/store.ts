@@ -3,7 +3,7 @@ import { Container, type ServiceIdentifier } from 'inversify';
 import { loadConfig } from './app/config.js';
 import { coreOnStore } from './app/container.js';
 import { UsageError } from './exit-codes.js';
-import { type RunIo } from './run.js';
+import { type RunIo } from './io.js';
 
 /** Hands a command the use case it asks for; the only way commands reach the container. */
 export type UseCaseResolver = <T>(useCase: ServiceIdentifier<T>) => T;

@@ -192,6 +192,94 @@ export function readingRepositoryContract(name: string, createStore: StoreFactor
       });
     });
 
+    describe('the latest record kept beside the readings', () => {
+      // Each case reads the latest values before it changes anything, so a store that keeps them as a record
+      // has built it and must keep it true through the change, not rebuild it at the next read.
+      const HUMIDITY = 'esp/air/humidity';
+
+      it('when readings arrive in concurrent batches and out of order, then each topic answers its newest, the very reading stored', async () => {
+        await repository().latestOfEveryTopic(GROUP);
+        await Promise.all(
+          [5, 1, 9, 3, 7, 2, 8, 4, 6].map((minutes) =>
+            repository().add([
+              reading(minutes * MINUTE, minutes),
+              reading(minutes * MINUTE, minutes * 10, HUMIDITY),
+            ]),
+          ),
+        );
+
+        const latest = await repository().latestOfEveryTopic(GROUP);
+
+        expect(latest.map((found) => [found.topic, found.value])).to.deep.equal([
+          [HUMIDITY, 90],
+          [TOPIC, 9],
+        ]);
+        const [stored] = await repository().newestFirst({ group: GROUP, topic: TOPIC }, 1);
+        expect(await repository().latest(GROUP, TOPIC)).to.deep.equal(stored);
+      });
+
+      it('when older readings are copied in after newer ones (a migration), then latest still answers the newest', async () => {
+        await repository().add([reading(10 * MINUTE, 30)]);
+        expect(await repository().latest(GROUP, TOPIC)).to.include({ value: 30 });
+
+        await repository().add([reading(0, 10), reading(MINUTE, 11), reading(20 * MINUTE, 40, HUMIDITY)]);
+
+        expect(await repository().latest(GROUP, TOPIC)).to.include({ value: 30 });
+        expect((await repository().latestOfEveryTopic(GROUP)).map((found) => found.value)).to.deep.equal([
+          40, 30,
+        ]);
+      });
+
+      it('when the newest reading of a topic is deleted, then latest answers the next one; when none is left, the topic is gone', async () => {
+        await repository().add([reading(0, 1), reading(MINUTE, 2), reading(0, 50, HUMIDITY)]);
+        expect(await repository().latestOfEveryTopic(GROUP)).to.have.length(2);
+
+        await repository().deleteRange({ group: GROUP, topic: TOPIC, from: at(MINUTE), to: at(MINUTE) });
+        expect(await repository().latest(GROUP, TOPIC)).to.include({ value: 1 });
+
+        await repository().deleteRange({ group: GROUP, from: at(0), to: at(0) });
+        expect(await repository().latest(GROUP, TOPIC)).to.equal(undefined);
+        expect(await repository().latestOfEveryTopic(GROUP)).to.deep.equal([]);
+      });
+
+      it('when retention deletes in limited batches keeping summaries, then latest follows what is left', async () => {
+        await repository().add([
+          reading(0, 1),
+          reading(MINUTE, 2),
+          reading(2 * MINUTE, 3),
+          reading(0, 50, HUMIDITY),
+        ]);
+        await repository().latestOfEveryTopic(GROUP);
+        const batch = {
+          group: GROUP,
+          from: new Date(-8.64e15),
+          to: at(MINUTE),
+          limit: 1,
+          keepSummaries: true,
+        };
+
+        while ((await repository().deleteRange(batch)) > 0) {
+          // every batch removes the oldest reading left in the span
+        }
+
+        expect(
+          (await repository().latestOfEveryTopic(GROUP)).map((found) => [found.topic, found.value]),
+        ).to.deep.equal([[TOPIC, 3]]);
+        await repository().deleteRange({ ...batch, to: at(2 * MINUTE) });
+        expect(await repository().latestOfEveryTopic(GROUP)).to.deep.equal([]);
+      });
+
+      it('when a deleted topic gets readings again, then latest answers them', async () => {
+        await repository().add([reading(MINUTE, 2)]);
+        await repository().latest(GROUP, TOPIC);
+        await repository().deleteRange({ group: GROUP, from: new Date(-8.64e15), to: new Date(8.64e15) });
+
+        await repository().add([reading(0, 7)]);
+
+        expect(await repository().latest(GROUP, TOPIC)).to.include({ value: 7 });
+      });
+    });
+
     describe('newestFirst', () => {
       // Built per test: an adapter (or its driver) may decorate what it is given.
       const series = (): NewReading[] =>

@@ -1,23 +1,25 @@
 import { type IncomingMessage, type RequestListener } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { type AccessControl, accessRuleOf } from './access.js';
-import { allowedOrigins, cors, requestLog } from './edge.js';
-import { pollLane } from './poll-lane.js';
+import { type AccessControl, accessRuleOf } from './access/access.js';
+import { allowedOrigins, cors, requestLog } from './edge/request.js';
+import { pollLane } from './lane/poll-lane.js';
 import { type TrustProxy } from './config.js';
-import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './errors.js';
+import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './edge/errors.js';
 import { ClientFaultLog, type Logger } from './logger.js';
-import { type HttpMetrics, metricsMiddleware } from './metrics.js';
-import { operationsMiddleware } from './operations.js';
-import { buildOpenApiDocument, renderDocsPage } from './openapi.js';
+import { type HttpMetrics, metricsMiddleware } from './edge/metrics.js';
+import { operationsMiddleware, operationsRoutes } from './edge/operations.js';
+import { PolicyTable } from './routes/policy.js';
+import { buildOpenApiDocument, renderDocsPage } from './openapi/openapi.js';
 import {
   answering as newAnswering,
   type BodyParsers,
   buildRoutes,
+  declaredRoutes,
   type HttpUseCases,
   type RouteSpec,
   type RouterSpec,
-} from './routing.js';
+} from './routes/routing.js';
 import { accountRouters } from './routes/accounts.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
@@ -37,7 +39,7 @@ import {
   rateLimitMiddleware,
   securityHeadersMiddleware,
   writingHeadMiddleware,
-} from './security.js';
+} from './edge/security.js';
 
 export const apiRouters: readonly RouterSpec[] = [
   dataRoutes,
@@ -72,7 +74,7 @@ export interface AppOptions {
   readonly bodyTimeoutMs?: number;
   /** Where warnings about what clients send go, rate-limited; by default a ClientFaultLog on `logger`. */
   readonly clientFaults?: ClientFaultLog;
-  /** Whether polls are answered by the poll lane (poll-lane.ts) in front of Koa; on unless false. */
+  /** Whether polls are answered by the poll lane (lane/poll-lane.ts) in front of Koa; on unless false. */
   readonly pollLane?: boolean;
 }
 
@@ -223,6 +225,9 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
     ...apiRouters,
   ];
 
+  // Every route's policy, checked here: a route that does not declare one stops the server from starting.
+  const policies = new PolicyTable([...declaredRoutes(routers), ...operationsRoutes]);
+
   app.use(requestLog(options.logger));
   if (options.metrics !== undefined) app.use(metricsMiddleware(options.metrics));
   app.use(securityHeadersMiddleware);
@@ -235,11 +240,11 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   const limiter = perMinute > 0 ? new RateLimiter(perMinute) : undefined;
   const counted = new WeakSet<IncomingMessage>();
   if (limiter !== undefined) app.use(rateLimitMiddleware(limiter, counted));
-  app.use(writingHeadMiddleware);
-  app.use(fetchMetadataMiddleware(options.corsOrigins));
+  app.use(writingHeadMiddleware(policies));
+  app.use(fetchMetadataMiddleware(options.corsOrigins, policies));
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults));
   const { access } = options;
-  if (access !== undefined) app.use(access.middleware());
+  if (access !== undefined) app.use(access.middleware(policies));
   app.use(
     operationsMiddleware({
       ready: options.ready ?? (async () => true),

@@ -1,10 +1,10 @@
 import { COMMIT_FEED, type CommitFeed } from '@hortus/core';
 import { ContainerModule } from 'inversify';
-import { ACCESS_SETTINGS, AccessControl, type AccessSettings } from './access.js';
+import { ACCESS_SETTINGS, AccessControl, type AccessSettings } from './access/access.js';
 import { CODE_HOST_CONFIG, KyCommitFeed } from './commit-feed.js';
 import { type CodeHostConfig, type HttpSettings } from './config.js';
-import { countingIngest, HTTP_METRICS, HttpMetrics } from './metrics.js';
-import { httpUseCaseClasses, type HttpUseCases } from './routing.js';
+import { countingIngest, HTTP_METRICS, HttpMetrics } from './edge/metrics.js';
+import { httpUseCaseClasses, type HttpUseCases } from './routes/routing.js';
 import { HTTP_SETTINGS, HTTP_USE_CASES, HttpServer } from './server.js';
 
 /**

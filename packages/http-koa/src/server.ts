@@ -1,14 +1,14 @@
-import { createServer, type Server, type ServerOptions } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
 import { inject, injectable } from 'inversify';
-import { AccessControl } from './access.js';
+import { AccessControl } from './access/access.js';
 import { createApp } from './app.js';
 import { type HttpSettings } from './config.js';
 import { ClientFaultLog, type Logger } from './logger.js';
-import { HTTP_METRICS, type HttpMetrics } from './metrics.js';
-import { type HttpUseCases } from './routing.js';
+import { HTTP_METRICS, type HttpMetrics } from './edge/metrics.js';
+import { type HttpUseCases } from './routes/routing.js';
 
 export const HTTP_SETTINGS = Symbol.for('hortus.http.Settings');
 export const HTTP_USE_CASES = Symbol.for('hortus.http.UseCases');
@@ -19,6 +19,10 @@ export const HTTP_LOGGER = Symbol.for('hortus.http.Logger');
 @injectable()
 export class HttpServer {
   readonly server: Server;
+  /** The request listener (the poll lane, then Koa): an HTTPS listener serves the same application. */
+  readonly handle: RequestListener;
+  /** Where warnings about what clients send go, rate-limited; shared with an HTTPS listener. */
+  readonly clientFaults: ClientFaultLog;
 
   constructor(
     @inject(HTTP_USE_CASES) useCases: HttpUseCases,
@@ -29,6 +33,7 @@ export class HttpServer {
     @inject(STORE_LIFECYCLE) store: StoreLifecycle,
   ) {
     const clientFaults = new ClientFaultLog(logger);
+    this.clientFaults = clientFaults;
     const app = createApp(useCases, {
       logger,
       clientFaults,
@@ -44,6 +49,7 @@ export class HttpServer {
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
     });
+    this.handle = app.handle;
     this.server = createServer(serverLimits(settings), app.handle);
     this.server.maxConnections = settings.maxConnections;
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
@@ -101,7 +107,11 @@ const clientErrorAnswers: Readonly<Record<string, string>> = {
  * Bytes that are not HTTP, headers too large or too slow: the client's fault, so a rate-limited warning
  * (never an error line anyone could flood the log with) and a status line where the socket allows.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, faults: ClientFaultLog): void {
+export function answerClientError(
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  faults: ClientFaultLog,
+): void {
   const code = error.code ?? 'unknown';
   if (code !== 'ECONNRESET') faults.warn('malformed request', { code, error: error.message });
   // Node's own test: an answer already under way on this connection cannot be followed by another.
@@ -117,8 +127,8 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, faults:
   }
 }
 
-function urlOf(address: AddressInfo): string {
+export function urlOf(address: AddressInfo, scheme: 'http' | 'https' = 'http'): string {
   const wildcard = address.address === '0.0.0.0' || address.address === '::';
   const host = wildcard ? 'localhost' : address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${host}:${address.port}`;
+  return `${scheme}://${host}:${address.port}`;
 }

@@ -14,14 +14,16 @@ import {
   type StoreLifecycle,
   type TickResult,
 } from '@hortus/core';
-import { HTTP_LOGGER, HttpServer, type Logger } from '@hortus/http-koa';
+import { HTTP_LOGGER, HttpServer, HttpsListener, type Logger } from '@hortus/http-koa';
 import { redactUrl as redactWebhookUrl } from '@hortus/mail';
 import { MqttBridge, redactUrl } from '@hortus/mqtt';
 import { type Server } from 'node:http';
+import { type Server as SecureServer } from 'node:https';
 import { type Container } from 'inversify';
 import { MQTT_RETRY_MS, MqttBridgeKeeper, RetentionJob } from './background.js';
 import { type AppConfig } from './config.js';
 import { type ContainerOverrides, createContainer } from './container.js';
+import { loadCertificate } from './tls.js';
 
 export interface StartOptions extends ContainerOverrides {
   /** Seed the demo greenhouse (core's SeedDemo) before listening. */
@@ -43,7 +45,16 @@ export interface RunningServer {
   /** Where the server listens, e.g. http://127.0.0.1:8080 */
   readonly url: string;
   readonly server: Server;
+  /** Where HTTPS is served when TLS is configured, e.g. https://127.0.0.1:8443 */
+  readonly httpsUrl?: string;
+  readonly httpsServer?: SecureServer;
   readonly demo?: DemoSummary;
+  /**
+   * Reads the certificate again (SIGHUP) and uses it for new connections; open ones keep theirs. Resolves
+   * with its fingerprint; rejects, keeping the certificate in use, when the new one cannot be used.
+   * Undefined without TLS.
+   */
+  reloadCertificate(): Promise<string | undefined>;
   /**
    * Stops accepting, lets in-flight requests finish (up to the grace period) while the automation engine
    * finishes its tick, stops the MQTT bridge (storing what it queued), then closes the store.
@@ -78,28 +89,70 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
     }
     const http = container.get(HttpServer);
     const startBackground = prepareBackground(config, container, logger, options);
-    const url = await http.listen();
+    const secure = await startHttps(config, http, logger);
+    let url: string;
+    try {
+      url = await http.listen();
+    } catch (error) {
+      await secure?.listener.close(0);
+      throw error;
+    }
     logger.info('listening', {
       url,
+      ...(secure === undefined ? {} : { httpsUrl: secure.url }),
       store: config.store,
       automations: config.automations,
       mqtt: config.mqtt === undefined ? 'off' : redactUrl(config.mqtt.url),
     });
     const background = startBackground(http);
     let closing: Promise<void> | undefined;
+    const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     const close = (): Promise<void> =>
-      (closing ??= shutDown(
-        http,
-        store,
-        background,
-        logger,
-        options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
-      ));
-    return { url, server: http.server, close, ...(demo === undefined ? {} : { demo }) };
+      (closing ??= shutDown(http, secure?.listener, store, background, logger, graceMs));
+    return {
+      url,
+      server: http.server,
+      close,
+      reloadCertificate: async () => secure?.reload(),
+      ...(secure === undefined ? {} : { httpsUrl: secure.url, httpsServer: secure.listener.server }),
+      ...(demo === undefined ? {} : { demo }),
+    };
   } catch (error) {
     await store.close();
     throw error;
   }
+}
+
+/**
+ * With TLS configured, the same application over HTTPS on its own port: the certificate is loaded (or
+ * created, for TLS=self-signed) and its fingerprint logged, so an operator can compare it with what a
+ * client is shown.
+ */
+async function startHttps(
+  config: AppConfig,
+  http: HttpServer,
+  logger: Logger,
+): Promise<{ listener: HttpsListener; url: string; reload(): Promise<string> } | undefined> {
+  const tls = config.tls;
+  if (tls === undefined || tls.mode === 'off') return undefined;
+  const dataDir = config.dataDir ?? './data';
+  const certificate = await loadCertificate(tls, dataDir);
+  logger.info(certificate.created ? 'self-signed certificate created' : 'certificate loaded', {
+    file: certificate.source,
+    fingerprint: certificate.fingerprint,
+  });
+  const listener = new HttpsListener(http.handle, config, certificate, http.clientFaults);
+  const url = await listener.listen(tls.port, config.host);
+  return {
+    listener,
+    url,
+    reload: async () => {
+      const renewed = await loadCertificate(tls, dataDir);
+      listener.replaceCertificate(renewed);
+      logger.info('certificate reloaded', { file: renewed.source, fingerprint: renewed.fingerprint });
+      return renewed.fingerprint;
+    },
+  };
 }
 
 /**
@@ -223,6 +276,7 @@ function logTick(logger: Logger, { switched, alerts, withheld, failures }: TickR
 
 async function shutDown(
   http: HttpServer,
+  https: HttpsListener | undefined,
   store: StoreLifecycle,
   background: BackgroundWork,
   logger: Logger,
@@ -232,6 +286,7 @@ async function shutDown(
   // The engine's tick in progress finishes while requests drain; both need the store.
   await Promise.all([
     http.close(graceMs),
+    https?.close(graceMs),
     background.engine?.stop(),
     background.delivery?.stop(),
     background.retention.stop(),

@@ -1,5 +1,5 @@
 import { mongoSettingsFromEnv, type MongoStoreSettings } from '@hortus/adapter-mongo';
-import { sqliteSettingsFromEnv, type SqliteStoreSettings } from '@hortus/adapter-sqlite';
+import { DEFAULT_DATA_DIR, sqliteSettingsFromEnv, type SqliteStoreSettings } from '@hortus/adapter-sqlite';
 import {
   collectProblems,
   ConfigError,
@@ -11,7 +11,14 @@ import {
   type RetentionSettings,
   retentionSettingsFromEnv,
 } from '@hortus/core';
-import { httpSettingsFromEnv, type HttpSettings, type LogLevel, logLevels } from '@hortus/http-koa';
+import {
+  httpSettingsFromEnv,
+  type HttpSettings,
+  type LogLevel,
+  logLevels,
+  type TlsSettings,
+  tlsSettingsFromEnv,
+} from '@hortus/http-koa';
 import { type IdentitySettings, identitySettingsFromEnv } from '@hortus/identity';
 import {
   type MailSettings,
@@ -54,6 +61,10 @@ export interface AppConfig extends HttpSettings {
   readonly alertDeliveryMs?: number;
   /** Alert webhooks (WEBHOOK_TIMEOUT_MS); defaults when absent. */
   readonly webhooks?: WebhookSettings;
+  /** HTTPS beside plain HTTP (TLS_CERT_FILE/TLS_KEY_FILE or TLS=self-signed, HTTPS_PORT); off when absent. */
+  readonly tls?: TlsSettings;
+  /** HORTUS_DATA_DIR: the SQLite file's directory, and where TLS=self-signed keeps its certificate. */
+  readonly dataDir?: string;
 }
 
 export const MIN_COMMITS_CACHE_MS = 30_000;
@@ -117,6 +128,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const identity = collectProblems(problems, () => identitySettingsFromEnv(env));
   const mail = collectProblems(problems, () => mailSettingsFromEnv(env));
   const webhooks = collectProblems(problems, () => webhookSettingsFromEnv(env));
+  const tls = collectProblems(problems, () => tlsSettingsFromEnv(env));
+  const dataDir = optional('HORTUS_DATA_DIR') ?? DEFAULT_DATA_DIR;
 
   const mqtt = mqttConfigFromEnv(env);
   if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
@@ -149,5 +162,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     mail,
     logLevel,
     ...(webhooks === undefined ? {} : { webhooks }),
+    ...(tls === undefined ? {} : { tls }),
+    dataDir,
   };
 }

@@ -1,5 +1,5 @@
-import { logInBody, object, resetRequestBody, resetValidateBody, signUpBody } from '../schemas.js';
-import { json, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { logInBody, object, resetRequestBody, resetValidateBody, signUpBody } from './schemas.js';
+import { json, type RouterSpec, withUnderscoreId } from './routing.js';
 
 /**
  * The account routes the web client calls (COMPAT "Accounts"). They check credentials themselves, so the
@@ -16,6 +16,8 @@ export const signUpRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/',
+      access: 'account',
+      writes: true,
       summary: 'Sign up',
       description:
         "Creates a user with a bcrypt hash of the password and appends `firstName + lastName` to the group's " +
@@ -54,6 +56,8 @@ export const logInRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/',
+      access: 'account',
+      writes: true,
       summary: 'Log in',
       description:
         'Answers a log-in token (a JWT valid for 7 days) for `Authorization: Bearer`. Failed log-ins are ' +
@@ -84,6 +88,8 @@ export const profileRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/:id',
+      access: 'account',
+      writes: false,
       summary: "A user's own profile",
       description: "Always needs the user's own log-in token, whether or not access keys are in use.",
       params: object({ id: { type: 'string', description: 'User id' } }, ['id']),
@@ -106,6 +112,8 @@ export const passwordResetRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/',
+      access: 'account',
+      writes: true,
       summary: 'Ask for a password reset link',
       description:
         'Mails `APP_URL/reset_password/<userId>/<token>` (valid 1 hour, once) when the e-mail has an account, ' +
@@ -121,6 +129,8 @@ export const passwordResetRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/resetvalidate',
+      access: 'account',
+      writes: true,
       summary: 'Set a new password from a reset link',
       description: "Sets the password and ends every older session of the user; the link's token is used up.",
       body: resetValidateBody,

@@ -7,9 +7,9 @@ import {
   groupQuery,
   object,
   text,
-} from '../schemas.js';
-import { revisionTag } from '../conditional.js';
-import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+} from './schemas.js';
+import { revisionTag } from './conditional.js';
+import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
@@ -25,6 +25,8 @@ export const actionRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/',
+      access: 'group',
+      writes: true,
       summary: 'Set the value of one action (switch a device on or off)',
       query: object({ group: groupName(), object: text('Device name, e.g. pump_1'), value: actionValue }, [
         'group',
@@ -50,6 +52,8 @@ export const actionRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/current_state',
+      access: 'group',
+      writes: false,
       summary: 'Every action of a group, for polling boxes and clients',
       description:
         'A group without actions answers `{message: []}`. Carries an ETag: a poll naming it in ' +
@@ -72,6 +76,8 @@ export const actionRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/update',
+      access: 'group',
+      writes: true,
       summary: 'Replace the automations of one action',
       body: object({ object: text('Device name'), group: groupName(), automations: automationsSchema }, [
         'object',
@@ -96,6 +102,8 @@ export const actionRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/get_automations',
+      access: 'group',
+      writes: false,
       summary: 'One action with its automations',
       description: 'No validation (SPEC 4.3): anything that is not one plain string matches nothing.',
       unvalidatedQuery: object({
@@ -109,6 +117,8 @@ export const actionRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/automation_log',
+      access: 'group',
+      writes: false,
       summary: 'What the automation engine switched in a group, newest first',
       description:
         'Each event names the rule in words and, for a sensor rule, the reading that triggered it.',

@@ -13,7 +13,7 @@ import {
   TOPIC_MAX_LENGTH,
   wantsAggregation,
 } from '@hortus/core';
-import { type EntityTagOf, revisionTag } from '../conditional.js';
+import { type EntityTagOf, revisionTag } from './conditional.js';
 import {
   groupIdQuery,
   groupName,
@@ -23,7 +23,7 @@ import {
   readingRangeQuery,
   readingsBody,
   text,
-} from '../schemas.js';
+} from './schemas.js';
 import {
   type HttpUseCases,
   json,
@@ -34,7 +34,7 @@ import {
   type RouterSpec,
   type Reply,
   withUnderscoreId,
-} from '../routing.js';
+} from './routing.js';
 
 const readings: ResponseDoc = {
   description: 'Readings `{_id, group, topic, value, time}`',
@@ -74,6 +74,8 @@ function latestRoute(path: string, topic: string, sensor: string): RouteSpec {
   return {
     method: 'get',
     path,
+    access: 'group',
+    writes: false,
     summary: `Newest ${sensor} reading of a group (an array of zero or one)`,
     query: groupIdQuery,
     responses: { 200: readings, 304: notModified, 400: invalid, 500: failed },
@@ -133,6 +135,8 @@ function seriesRoute(
   return {
     method: 'get',
     path,
+    access: 'group',
+    writes: false,
     summary: doc.summary,
     description: doc.description ?? rangeDescription,
     query: readingRangeQuery,
@@ -213,6 +217,8 @@ export const dataRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/latestdata',
+      access: 'open',
+      writes: false,
       summary: 'Liveness of the data routes',
       responses: { 200: { description: '`Running...`', text: true } },
       handle: async () => plainText('Running...'),
@@ -220,6 +226,8 @@ export const dataRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/readings',
+      access: 'ingest',
+      writes: true,
       summary: 'Record readings sent by a box: one, a batch, or the compact form',
       description:
         `Each reading is validated on its own; the invalid ones are listed by the index of their item in the ` +
@@ -248,6 +256,8 @@ export const dataRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/export',
+      access: 'group',
+      writes: false,
       summary: 'Download readings of a group as CSV or NDJSON, streamed',
       description:
         'Every reading of the group (of one `topic`, or of all) with times in [`from`, `to`] when given, by ' +
@@ -297,6 +307,8 @@ export const dataRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/latestdata/All',
+      access: 'group',
+      writes: false,
       summary: 'Newest reading of every topic of a group, one per topic',
       description: 'Carries an ETag: a poll naming it in If-None-Match gets 304 while nothing changed.',
       query: groupIdQuery,
@@ -323,6 +335,8 @@ export const dataRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/tem',
+      access: 'group',
+      writes: false,
       summary: "Today's temperature (in the configured time zone), the earliest reading of each hour",
       query: object({ groupId: groupName(), ...readingFilters }, ['groupId']),
       responses: {

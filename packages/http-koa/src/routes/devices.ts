@@ -1,6 +1,6 @@
 import { NotFoundError } from '@hortus/core';
-import { groupName, groupQuery, object, text } from '../schemas.js';
-import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { groupName, groupQuery, object, text } from './schemas.js';
+import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
 
@@ -12,6 +12,8 @@ export const deviceRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/',
+      access: 'group',
+      writes: false,
       summary: 'Devices of a group',
       query: groupQuery,
       // SPEC 4.4: a group without devices is a 400 "no data found".
@@ -33,6 +35,8 @@ export const deviceRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/create',
+      access: 'group',
+      writes: true,
       summary: 'Create a device (a GET, as deployed clients call it)',
       query: object(
         {

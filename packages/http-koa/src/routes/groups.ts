@@ -1,7 +1,7 @@
 import { type Group } from '@hortus/core';
-import { groupIdQuery, groupQuery, object } from '../schemas.js';
-import { revisionTag } from '../conditional.js';
-import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { groupIdQuery, groupQuery, object } from './schemas.js';
+import { revisionTag } from './conditional.js';
+import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
 const failed: ResponseDoc = { description: "`{message: 'Internal server error'}`" };
 const invalid: ResponseDoc = {
@@ -21,6 +21,8 @@ export const groupRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/checkgroup',
+      access: 'group',
+      writes: false,
       summary: 'Whether a group with that name exists',
       query: groupQuery,
       responses: {
@@ -37,6 +39,8 @@ export const groupRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/abo',
+      access: 'group',
+      writes: false,
       summary: 'The group record',
       description:
         'Carries an ETag: a poll naming it in If-None-Match gets 304 while the group is unchanged.',
@@ -56,6 +60,8 @@ export const groupRoutes: RouterSpec = {
     {
       method: 'put',
       path: '/update',
+      access: 'group',
+      writes: true,
       summary: "Replace the group's settings as a whole",
       query: groupIdQuery,
       body: object({ settings: { description: 'Any JSON value, stored and handed back unchanged' } }, [
@@ -70,6 +76,8 @@ export const groupRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/settings',
+      access: 'group',
+      writes: false,
       summary: "The group's settings value",
       query: groupIdQuery,
       responses: {

@@ -1,6 +1,6 @@
 import { type ChartDataField, type HistoryChart } from '@hortus/core';
-import { type JsonSchema, looseNumber, object, text } from '../schemas.js';
-import { json, type ResponseDoc, type RouteSpec, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { type JsonSchema, looseNumber, object, text } from './schemas.js';
+import { json, type ResponseDoc, type RouteSpec, type RouterSpec, withUnderscoreId } from './routing.js';
 
 // Ids are not validated here: a malformed or unknown id is "not found" (COMPAT), which the core decides.
 const userParams = object({ userId: { type: 'string', description: 'User id' } }, ['userId']);
@@ -26,6 +26,8 @@ function changeFieldRoute(field: ChartDataField, schema: JsonSchema, serverError
   return {
     method: 'put',
     path: `/change_${field}/:userId/:chartName`,
+    access: 'user',
+    writes: true,
     summary: `Set chartData.${field} of the user's chart with that name`,
     params: chartParams,
     body: object({ [field]: schema }, [field]),
@@ -58,6 +60,8 @@ export const historyChartRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/all/:userId',
+      access: 'user',
+      writes: false,
       summary: "The user's whole HistoryChart record",
       params: userParams,
       responses: { 200: record, 404: notFound, 500: failed(getError) },
@@ -67,6 +71,8 @@ export const historyChartRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/settings/:userId/:chartName',
+      access: 'user',
+      writes: false,
       summary: 'The chartData of the chart with that name',
       description: 'A missing record or chart is a 404 (the old service answered 500).',
       params: chartParams,
@@ -81,6 +87,8 @@ export const historyChartRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/update/:userId',
+      access: 'user',
+      writes: true,
       summary: 'Append a chart (creates the record when the user has none)',
       description:
         'Defaults: chartId `defaultId`, chartName `Default Name`, chartData `{}`; update_interval is forced to 15000.',
@@ -112,6 +120,8 @@ export const historyChartRoutes: RouterSpec = {
     {
       method: 'put',
       path: '/change_datasets/:userId/:chartName/:dataTyp',
+      access: 'user',
+      writes: true,
       summary: 'Set chartData.datasets[0].checked_<dataTyp>',
       params: object(
         {
@@ -159,6 +169,8 @@ export const historyChartRoutes: RouterSpec = {
     {
       method: 'delete',
       path: '/delete/:userId/:chartName',
+      access: 'user',
+      writes: true,
       summary: 'Remove every chart with that name',
       params: chartParams,
       style: { serverError: deleteError },

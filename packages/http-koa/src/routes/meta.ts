@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { DOCS_CONTENT_SECURITY_POLICY, REDOC_SCRIPT_PATH } from '../openapi.js';
-import { json, plainText, type RouterSpec } from '../routing.js';
+import { DOCS_CONTENT_SECURITY_POLICY, REDOC_SCRIPT_PATH } from '../openapi/openapi.js';
+import { json, plainText, type RouterSpec } from './routing.js';
 
 /** Redoc's browser bundle, from the installed `redoc` package: the docs page loads it from this server. */
 const redocScriptFile = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
@@ -29,6 +29,8 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
       {
         method: 'get',
         path: '/',
+        access: 'open',
+        writes: false,
         summary: 'Liveness',
         responses: { 200: { description: '`Running...`', text: true } },
         handle: async () => plainText('Running...'),
@@ -36,6 +38,8 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
       {
         method: 'get',
         path: '/api',
+        access: 'open',
+        writes: false,
         summary: 'Liveness of the API',
         responses: { 200: { description: '`Running API...`', text: true } },
         handle: async () => plainText('Running API...'),
@@ -43,6 +47,8 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
       {
         method: 'get',
         path: '/api/openapi.json',
+        access: 'service',
+        writes: false,
         summary: 'This description, OpenAPI 3.1',
         responses: { 200: { description: 'The OpenAPI document', schema: { type: 'object' } } },
         handle: async () => json(openApi()),
@@ -50,6 +56,8 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
       {
         method: 'get',
         path: '/api/docs',
+        access: 'service',
+        writes: false,
         summary: 'The API reference: Redoc rendering this description',
         responses: { 200: { description: 'HTML page', schema: { type: 'string' } } },
         handle: async () => ({ status: 200, html: docsPage(), csp: DOCS_CONTENT_SECURITY_POLICY }),
@@ -57,6 +65,8 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
       {
         method: 'get',
         path: REDOC_SCRIPT_PATH,
+        access: 'service',
+        writes: false,
         summary: 'The Redoc script the reference page loads',
         responses: { 200: { description: 'JavaScript (Redoc standalone bundle)', text: true } },
         handle: async () => ({

@@ -1,5 +1,5 @@
-import { groupIdQuery, ignoreBody } from '../schemas.js';
-import { emptyReply, json, type ResponseDoc, type RouterSpec, withUnderscoreId } from '../routing.js';
+import { groupIdQuery, ignoreBody } from './schemas.js';
+import { emptyReply, json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
 
@@ -11,6 +11,8 @@ export const notificationRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/latestdata/notifications',
+      access: 'group',
+      writes: false,
       summary: 'Notifications of a group that are not ignored, newest first',
       description: 'SPEC applies this validator to the body; Hortus validates the `groupId` query parameter.',
       query: groupIdQuery,
@@ -28,6 +30,8 @@ export const notificationRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/notifications/ignore',
+      access: 'group',
+      writes: true,
       summary: 'Mark notifications of a group ignored by their time',
       description:
         'With `times`, every match is ignored and no match is no error; with only `time`, no match is a 404.',
@@ -53,6 +57,8 @@ export const notificationRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/latestdata/github',
+      access: 'service',
+      writes: false,
       summary:
         'The ten newest commits of the main branch of the configured repository, as the code host gives them',
       description: 'Cached; when the code host fails, the last good copy is served.',

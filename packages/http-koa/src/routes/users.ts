@@ -1,5 +1,5 @@
-import { emailBody, object } from '../schemas.js';
-import { json, type RouterSpec } from '../routing.js';
+import { emailBody, object } from './schemas.js';
+import { json, type RouterSpec } from './routing.js';
 
 export const userRoutes: RouterSpec = {
   prefix: '/api/changeEmail',
@@ -9,6 +9,8 @@ export const userRoutes: RouterSpec = {
     {
       method: 'post',
       path: '/:userId',
+      access: 'user',
+      writes: true,
       summary: "Change a user's e-mail address",
       params: object({ userId: { type: 'string', description: 'User id' } }, ['userId']),
       body: emailBody,

@@ -6,8 +6,8 @@ import {
   UnauthenticatedError,
 } from '@hortus/core';
 import { type Context, type Middleware } from 'koa';
-import { type ClientFaultLog, type Logger } from './logger.js';
-import { type ErrorStyle, errorPolicyOf, json, plainText, type Reply, send } from './routing.js';
+import { type ClientFaultLog, type Logger } from '../logger.js';
+import { type ErrorStyle, errorPolicyOf, json, plainText, type Reply, send } from '../routes/routing.js';
 
 export const statusOfCode: Readonly<Record<ErrorCode, number>> = {
   NOT_FOUND: 404,

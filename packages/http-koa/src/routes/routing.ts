@@ -40,6 +40,7 @@ import { type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { type Context, type Middleware } from 'koa';
 import { AnswerCache, type EntityTagOf, namesWildcard, noneMatchFails } from './conditional.js';
+import { type DeclaredRoute, policyProblem, type RoutePolicy } from './policy.js';
 import { type JsonSchema, validate, validatorFor } from './schemas.js';
 
 /** The use cases the HTTP transport calls; the composition root resolves each from the container. */
@@ -150,7 +151,11 @@ export interface ResponseDoc {
   readonly text?: true;
 }
 
-export interface RouteSpec {
+/**
+ * One route: its policy (who may call it and whether it writes: RoutePolicy, required), its caching
+ * (`entityTag`, `cacheByTag`), its limits (`bodyKind`), its inputs, answers and handler.
+ */
+export interface RouteSpec extends RoutePolicy {
   readonly method: 'get' | 'post' | 'put' | 'delete';
   /** Relative to the router's prefix, in @koa/router syntax (`/all/:userId`). */
   readonly path: string;
@@ -256,6 +261,22 @@ export function answering(): Answering {
     },
     handedOn: new WeakMap(),
   };
+}
+
+/** Every route of the routers with its full path, after checking that each declares its policy. */
+export function declaredRoutes(specs: readonly RouterSpec[]): DeclaredRoute[] {
+  return specs.flatMap((spec) =>
+    spec.routes.map((route) => {
+      const problem = policyProblem(route);
+      if (problem !== undefined) throw new Error(`Route ${spec.prefix}: ${problem}`);
+      return {
+        method: route.method,
+        path: `${spec.prefix}${route.path}`,
+        access: route.access,
+        writes: route.writes,
+      };
+    }),
+  );
 }
 
 export function buildRouter(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Middleware } from 'koa';
-import { accessOf } from './access.js';
-import { type Logger } from './logger.js';
+import { accessOf } from '../access/access.js';
+import { type Logger } from '../logger.js';
 
 /** What every answer carries whichever way it is built: the request id, the log line, CORS. */
 

@@ -1,8 +1,9 @@
 import { type IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { type Middleware } from 'koa';
-import { type TrustProxy } from './config.js';
-import { json, send } from './routing.js';
+import { type TrustProxy } from '../config.js';
+import { normalisedPath, type PolicyTable } from '../routes/policy.js';
+import { json, send } from '../routes/routing.js';
 
 /**
  * Headers every answer carries. The API answers JSON and text only, so the content policy forbids every
@@ -176,31 +177,18 @@ export function clientAddressMiddleware(trust: TrustProxy): Middleware {
   };
 }
 
-/** Paths (lower case, no trailing slash) whose GET changes data, as SPEC makes them GETs. */
-const writingGetPaths = new Set(['/api/actions', '/api/devices/create']);
-
-function normalisedPath(path: string): string {
-  const lower = path.toLowerCase();
-  return lower.length > 1 ? lower.replace(/\/+$/u, '') : lower;
-}
-
-/** Whether the request asks to change something: any method but GET, HEAD and OPTIONS, or a writing GET. */
-export function isStateChanging(method: string, path: string): boolean {
-  if (method === 'OPTIONS') return false;
-  if (method !== 'GET' && method !== 'HEAD') return true;
-  return writingGetPaths.has(normalisedPath(path));
-}
-
 /**
  * HEAD on a GET that changes data would perform the change and hide the answer: 405, doing nothing.
  * Browsers, link checkers and caches send HEAD freely and expect it to be safe.
  */
-export const writingHeadMiddleware: Middleware = (ctx, next) => {
-  if (ctx.method !== 'HEAD' || !writingGetPaths.has(normalisedPath(ctx.path))) return next();
-  ctx.set('Allow', 'GET');
-  send(ctx, json({ message: 'HEAD is not allowed here: this GET changes data' }, 405));
-  return Promise.resolve();
-};
+export function writingHeadMiddleware(policies: PolicyTable): Middleware {
+  return (ctx, next) => {
+    if (ctx.method !== 'HEAD' || !policies.writes('GET', ctx.path)) return next();
+    ctx.set('Allow', 'GET');
+    send(ctx, json({ message: 'HEAD is not allowed here: this GET changes data' }, 405));
+    return Promise.resolve();
+  };
+}
 
 const crossSiteHeader = 'cross-site';
 
@@ -211,11 +199,11 @@ const crossSiteHeader = 'cross-site';
  * Same-site pages (another port of the same host), the allowed origins and clients that are not browsers
  * (no such header) pass.
  */
-export function fetchMetadataMiddleware(corsOrigins: readonly string[]): Middleware {
+export function fetchMetadataMiddleware(corsOrigins: readonly string[], policies: PolicyTable): Middleware {
   const allowed = new Set(corsOrigins.map((origin) => origin.toLowerCase()));
   return (ctx, next) => {
     if (ctx.get('Sec-Fetch-Site').toLowerCase() !== crossSiteHeader) return next();
-    if (!isStateChanging(ctx.method, ctx.path)) return next();
+    if (!policies.writes(ctx.method, ctx.path)) return next();
     if (allowed.has(ctx.get('Origin').toLowerCase())) return next();
     send(
       ctx,

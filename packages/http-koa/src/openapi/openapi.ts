@@ -1,6 +1,5 @@
-import { isOpenPath } from './access.js';
-import { type JsonSchema, entitySchemas } from './schemas.js';
-import { type RouteSpec, type RouterSpec } from './routing.js';
+import { type JsonSchema, entitySchemas } from '../routes/schemas.js';
+import { type RouteSpec, type RouterSpec } from '../routes/routing.js';
 
 export const API_VERSION = '0.1.0';
 
@@ -146,7 +145,7 @@ function operation(route: RouteSpec, tag: string, path: string): Document {
     summary: route.summary,
     ...(route.description === undefined ? {} : { description: route.description }),
     // The liveness texts of the old service answer without a key, whatever AUTH says.
-    ...(route.method === 'get' && isOpenPath(path) ? { security: [] } : {}),
+    ...(route.access === 'open' ? { security: [] } : {}),
     parameters: [
       ...parameters(route.params, 'path'),
       ...parameters(route.query ?? route.unvalidatedQuery, 'query'),
@@ -166,7 +165,7 @@ const shared = Object.fromEntries(
   ]),
 );
 
-/** The operator routes answer outside the routers (operations.ts), so they are described here. */
+/** The operator routes answer outside the routers (edge/operations.ts), so they are described here. */
 const operationsPaths: Record<string, Record<string, unknown>> = {
   '/healthz': {
     get: {

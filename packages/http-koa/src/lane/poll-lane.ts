@@ -1,9 +1,9 @@
 import { type IncomingMessage, type RequestListener } from 'node:http';
 import { ANONYMOUS } from '@hortus/core';
-import { type AccessControl, type AccessRule, accessRuleOf, decideRoute } from './access.js';
-import { corsHeaderPairs, logRequest, requestIdOf } from './edge.js';
-import { type Logger } from './logger.js';
-import { type HttpMetrics } from './metrics.js';
+import { type AccessControl, type AccessRule, accessRuleOf, decideRoute } from '../access/access.js';
+import { corsHeaderPairs, logRequest, requestIdOf } from '../edge/request.js';
+import { type Logger } from '../logger.js';
+import { type HttpMetrics } from '../edge/metrics.js';
 import {
   answerOf,
   type Answering,
@@ -11,10 +11,10 @@ import {
   type RouteInput,
   type RouterSpec,
   type RouteSpec,
-} from './routing.js';
-import { type AnswerCache } from './conditional.js';
-import { validate } from './schemas.js';
-import { type RateLimiter, securityHeaders } from './security.js';
+} from '../routes/routing.js';
+import { type AnswerCache } from '../routes/conditional.js';
+import { validate } from '../routes/schemas.js';
+import { type RateLimiter, securityHeaders } from '../edge/security.js';
 
 export interface PollLaneOptions {
   readonly routers: readonly RouterSpec[];

@@ -17,8 +17,9 @@ import {
 } from '@hortus/core';
 import { inject, injectable } from 'inversify';
 import { type Context, type Middleware } from 'koa';
-import { type AuthMode } from './config.js';
-import { json, type RouteSpec, send } from './routing.js';
+import { type AuthMode } from '../config.js';
+import { type PolicyTable } from '../routes/policy.js';
+import { json, type RouteSpec, send } from '../routes/routing.js';
 
 export interface AccessSettings {
   readonly mode: AuthMode;
@@ -27,30 +28,6 @@ export interface AccessSettings {
 }
 
 export const ACCESS_SETTINGS = Symbol.for('hortus.http.AccessSettings');
-
-/** Answered without a key: liveness and readiness, including the liveness texts of the old service. */
-const openPaths = new Set(['/', '/api', '/api/data/latestdata', '/healthz', '/readyz']);
-
-export function isOpenPath(path: string): boolean {
-  const normalised = path.length > 1 ? path.replace(/\/$/u, '') : path;
-  return openPaths.has(normalised.toLowerCase());
-}
-
-/**
- * The account routes check credentials themselves (log-in and reset need none, sign-up an admin key or an
- * invitation, the profile its owner's token), so the access middleware lets them through without a 401.
- */
-const accountPaths = new Set([
-  '/api/users',
-  '/api/auth',
-  '/api/password-reset',
-  '/api/password-reset/resetvalidate',
-]);
-
-export function isAccountPath(path: string): boolean {
-  const normalised = (path.length > 1 ? path.replace(/\/$/u, '') : path).toLowerCase();
-  return accountPaths.has(normalised) || normalised.startsWith('/api/apiuserdata/');
-}
 
 /** What the request carries once the access middleware has run. */
 export interface RequestAccess {
@@ -104,16 +81,6 @@ function declares(schema: unknown, name: string): boolean {
   return properties !== undefined && name in properties;
 }
 
-/** Routes that take no group but are no one user's data: any admin or client key may read them. */
-const serviceRoutes = new Set([
-  'GET /api/openapi.json',
-  'GET /api/docs',
-  'GET /api/docs/redoc.standalone.js',
-  'GET /api/notification/latestdata/github',
-]);
-/** GET routes that change data (SPEC makes them GETs). */
-const writingGets = new Set(['GET /api/actions/', 'GET /api/devices/create']);
-const ingestRoute = 'POST /api/data/readings';
 const groupFields = ['group', 'groupId'];
 
 function declaredFields(schema: unknown): string[] {
@@ -139,47 +106,56 @@ function ingestGroups(body: unknown): unknown[] {
 }
 
 /**
- * The access rule of a route. A route declaring a `group` or `groupId` (query, path or body) touches that
- * group; a route declaring none touches data outside groups (a user's charts), which only keys for every
- * group reach. Absent values are left to the route's validation (every group field is required there);
- * present values that are not group names count as foreign groups.
+ * The access rule of a route, from the access it declares. A `group` route touches the groups its request
+ * names in the `group` or `groupId` fields its schemas declare (query, path or body); absent values are left
+ * to the route's validation (every group field is required there), and present values that are not group
+ * names count as foreign groups. A route whose declaration cannot be checked is refused when it is built.
  */
 export function accessRuleOf(route: RouteSpec, fullPath: string): AccessRule {
-  const { method } = route;
-  const name = `${method.toUpperCase()} ${fullPath}`;
-  if (method === 'get' && isOpenPath(fullPath)) return { open: true };
-  if (isAccountPath(fullPath)) return { open: true };
-  if (name === ingestRoute) {
-    return { operation: 'ingest', target: (request) => ({ groups: ingestGroups(request.body) }) };
+  const name = `${route.method.toUpperCase()} ${fullPath}`;
+  const operation: AccessOperation = route.writes ? 'write' : 'read';
+  switch (route.access) {
+    case 'open':
+    case 'account':
+      return { open: true };
+    case 'ingest':
+      return { operation: 'ingest', target: (request) => ({ groups: ingestGroups(request.body) }) };
+    case 'service':
+      return { operation, target: () => ({ scope: 'service' }) };
+    case 'admin':
+      return { operation, target: () => ({ scope: 'operator' }) };
+    case 'all-groups':
+      return { operation, target: () => ({ scope: 'all-groups' }) };
+    case 'user': {
+      // One user's data (charts, e-mail): a log-in token reaches only its own user's.
+      if (!declares(route.params, 'userId')) throw new Error(`${name} is a user's route without :userId`);
+      return {
+        operation,
+        target: (request) => ({
+          scope: 'user',
+          userId: (request.params as Record<string, unknown> | undefined)?.['userId'],
+        }),
+      };
+    }
+    case 'group': {
+      const queryFields = [...declaredFields(route.query), ...declaredFields(route.unvalidatedQuery)];
+      const paramFields = declaredFields(route.params);
+      const bodyFields = declaredFields(route.body);
+      if (queryFields.length + paramFields.length + bodyFields.length === 0) {
+        throw new Error(`${name} is a group's route that names no group or groupId`);
+      }
+      return {
+        operation,
+        target: (request) => ({
+          groups: [
+            ...valuesOf(request.query, queryFields),
+            ...valuesOf(request.params, paramFields),
+            ...valuesOf(request.body, bodyFields),
+          ],
+        }),
+      };
+    }
   }
-  const operation: AccessOperation = method !== 'get' || writingGets.has(name) ? 'write' : 'read';
-  if (serviceRoutes.has(name)) return { operation, target: () => ({ scope: 'service' }) };
-  // One user's data (charts, e-mail): a log-in token reaches only its own user's.
-  if (declares(route.params, 'userId')) {
-    return {
-      operation,
-      target: (request) => ({
-        scope: 'user',
-        userId: (request.params as Record<string, unknown> | undefined)?.['userId'],
-      }),
-    };
-  }
-  const queryFields = [...declaredFields(route.query), ...declaredFields(route.unvalidatedQuery)];
-  const paramFields = declaredFields(route.params);
-  const bodyFields = declaredFields(route.body);
-  if (queryFields.length + paramFields.length + bodyFields.length === 0) {
-    return { operation, target: () => ({ scope: 'all-groups' }) };
-  }
-  return {
-    operation,
-    target: (request) => ({
-      groups: [
-        ...valuesOf(request.query, queryFields),
-        ...valuesOf(request.params, paramFields),
-        ...valuesOf(request.body, bodyFields),
-      ],
-    }),
-  };
 }
 
 const bearerPattern = /^Bearer[ \t]+(\S+)[ \t]*$/iu;
@@ -369,11 +345,12 @@ export class AccessControl {
    * other path needs a valid key or log-in token while keys are required. A credential sent while keys are
    * not required still identifies the caller (the e-mail change and profile routes ask who it is).
    */
-  middleware(): Middleware {
+  middleware(policies: PolicyTable): Middleware {
     const checked: Middleware = async (ctx, next) => {
       const state = ctx.state as { access?: RequestAccess; caller?: Caller };
-      const account = isAccountPath(ctx.path);
-      if (isOpenPath(ctx.path) && !account) {
+      const check = policies.checkBeforeRouting(ctx.path);
+      const account = check === 'account';
+      if (check === 'open') {
         state.access = NOT_REQUIRED;
         return next();
       }
@@ -397,7 +374,11 @@ export class AccessControl {
     };
     return (ctx, next) => {
       // No key needed and none sent, known without waiting: the common case of a server without keys.
-      if (this.requiredNow() === false && ctx.get('Authorization') === '' && !isAccountPath(ctx.path)) {
+      if (
+        this.requiredNow() === false &&
+        ctx.get('Authorization') === '' &&
+        policies.checkBeforeRouting(ctx.path) !== 'account'
+      ) {
         (ctx.state as { access?: RequestAccess }).access = NOT_REQUIRED;
         return next();
       }

@@ -1,14 +1,22 @@
 import { decideAccess } from '@hortus/core';
 import { type Middleware } from 'koa';
-import { accessOf, forbidden } from './access.js';
+import { accessOf, forbidden } from '../access/access.js';
 import { type HttpMetrics } from './metrics.js';
-import { json, send } from './routing.js';
+import { type DeclaredRoute } from '../routes/policy.js';
+import { json, send } from '../routes/routing.js';
 
 export interface OperationsOptions {
   /** Whether the store answers right now (a ping for MongoDB; always for the memory store). */
   readonly ready: () => Promise<boolean>;
   readonly metrics?: HttpMetrics;
 }
+
+/** The operator routes' policies: health is open to anyone, metrics are operator data. */
+export const operationsRoutes: readonly DeclaredRoute[] = [
+  { method: 'get', path: '/healthz', access: 'open', writes: false },
+  { method: 'get', path: '/readyz', access: 'open', writes: false },
+  { method: 'get', path: '/metrics', access: 'admin', writes: false },
+];
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 

@@ -1,0 +1,132 @@
+// The newest reading of each topic of a group on a MongoDB-wire server, with a long history: the group's
+// latest record read by key (what latestdata/* asks the store now) against the queries asked before it
+// existed (distinct topics, then a sorted findOne per topic), in the same run on the same data.
+// Figures only; no test depends on them.
+//
+//   node bench/latest.mjs [readings=1000000] [uri]      (after a build)
+// Without a uri: BENCH_MONGODB_URI or MONGODB_URI, else a FerretDB (SQLite) of its own from tools/ferretdb.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const fromAdapter = createRequire(join(root, 'packages/adapter-mongo/package.json'));
+await import(pathToFileURL(fromAdapter.resolve('reflect-metadata')).href);
+const { MongoStore } = await import(
+  pathToFileURL(join(root, 'packages/adapter-mongo/dist/src/index.js')).href
+);
+
+const total = Number(process.argv[2] ?? 1_000_000);
+const TOPICS = ['humidity', 'light', 'moisture/1', 'moisture/2', 'moisture/3', 'temperature'];
+const BATCH = 10_000;
+const log = (message) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+
+async function ownFerretDb() {
+  const dir = await mkdtemp(join(tmpdir(), 'hortus-bench-latest-'));
+  const child = spawn(
+    join(root, 'tools/ferretdb/bin/ferretdb-test'),
+    ['-listen', '127.0.0.1:0', '-dir', dir],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const uri = await new Promise((resolve, reject) => {
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+      const match = /^ready (mongodb:\/\/\S+)/mu.exec(text);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`FerretDB exited with ${code}`)));
+  });
+  return { uri, stop: async () => (child.kill('SIGTERM'), await rm(dir, { recursive: true, force: true })) };
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function timed(runs, operation) {
+  const times = [];
+  for (let i = 0; i < runs; i += 1) {
+    const start = performance.now();
+    await operation();
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  return { runs, p50Ms: +percentile(times, 50).toFixed(2), p99Ms: +percentile(times, 99).toFixed(2) };
+}
+
+const given = process.argv[3] ?? process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI;
+const server = given ? { uri: given, stop: async () => {} } : await ownFerretDb();
+const dbName = `hortus_bench_latest_${Date.now().toString(36)}`;
+const store = MongoStore.fromSettings({ uri: server.uri, dbName, operationTimeoutMS: 600_000 });
+try {
+  await store.start();
+  const readings = store.db.collection('readings');
+  const { ObjectId } = await import(pathToFileURL(fromAdapter.resolve('mongodb')).href);
+  const t0 = Date.UTC(2025, 0, 1);
+  const seedStart = performance.now();
+  // Written around Hortus (as a migration of old data would be), so the first read builds the record.
+  for (let done = 0; done < total; done += BATCH) {
+    const documents = [];
+    for (let i = done; i < Math.min(total, done + BATCH); i += 1) {
+      const topic = TOPICS[i % TOPICS.length];
+      documents.push({
+        _id: new ObjectId(),
+        group: 'bench-big',
+        topic,
+        value: i % 100,
+        time: new Date(t0 + i * 20_000),
+      });
+    }
+    await readings.insertMany(documents, { ordered: false });
+    if ((done / BATCH) % 10 === 0) log(`seeded ${done + documents.length} of ${total}`);
+  }
+  await readings.insertMany(
+    TOPICS.map((topic, i) => ({
+      _id: new ObjectId(),
+      group: 'bench-small',
+      topic,
+      value: i,
+      time: new Date(t0),
+    })),
+  );
+  const seedSeconds = (performance.now() - seedStart) / 1000;
+  const repository = store.repositories().readings;
+  const buildStart = performance.now();
+  const first = await repository.latestOfEveryTopic('bench-big');
+  const buildMs = performance.now() - buildStart;
+  if (first.length !== TOPICS.length) throw new Error(`answered ${first.length} topics`);
+  await repository.latestOfEveryTopic('bench-small');
+  const record = {
+    big: await timed(200, () => repository.latestOfEveryTopic('bench-big')),
+    small: await timed(200, () => repository.latestOfEveryTopic('bench-small')),
+  };
+  log('the queries asked before the latest record (distinct + sorted findOne per topic)');
+  const before = async (group) => {
+    const topics = await readings.distinct('topic', { group });
+    await Promise.all(topics.map((topic) => readings.findOne({ group, topic }, { sort: { time: -1 } })));
+  };
+  const queries = {
+    big: await timed(total > 100_000 ? 1 : 5, () => before('bench-big')),
+    small: await timed(20, () => before('bench-small')),
+  };
+  const result = {
+    readings: total,
+    topics: TOPICS.length,
+    seedSeconds: +seedSeconds.toFixed(1),
+    firstReadBuildsRecordMs: +buildMs.toFixed(1),
+    record,
+    queriesBefore: queries,
+  };
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+} finally {
+  await store.db.dropDatabase().catch(() => undefined);
+  await store.close();
+  await server.stop();
+}

@@ -1,0 +1,163 @@
+import {
+  type Action,
+  CreateAction,
+  DeleteAction,
+  GetAction,
+  GetActionsOfGroup,
+  ReplaceAutomations,
+  SetActionValue,
+} from '@hortus/core';
+import { type Command } from 'commander';
+import { type RunIo } from '../io.js';
+import { fields, say, table } from '../output.js';
+import { groupOption, jsonArgument, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
+
+function showAction(action: Action): string {
+  const rules = (kind: 'timeAutomations' | 'sensorAutomations'): number =>
+    action.automations.reduce((sum, set) => sum + set[kind].length, 0);
+  return fields([
+    ['Group', action.group],
+    ['Object', action.object],
+    ['Value', action.value],
+    ['Automations', `${rules('timeAutomations')} time rules, ${rules('sensorAutomations')} sensor rules`],
+  ]);
+}
+
+function showAutomations(action: Action): string {
+  const timeRules = action.automations.flatMap((set) => set.timeAutomations);
+  const sensorRules = action.automations.flatMap((set) => set.sensorAutomations);
+  const lines = [say`${action.object} in group ${action.group} is ${action.value}.`];
+  if (timeRules.length === 0 && sensorRules.length === 0) lines.push('No automations.');
+  if (timeRules.length > 0) {
+    lines.push('', 'Time rules:');
+    lines.push(
+      table(
+        ['ACTION', 'TIME', 'FREQUENCY'],
+        timeRules.map((r) => [r.action, r.time, r.frequency]),
+      ),
+    );
+  }
+  if (sensorRules.length > 0) {
+    lines.push('', 'Sensor rules:');
+    lines.push(
+      table(
+        ['ACTION', 'SENSOR', 'CONDITION', 'VALUE'],
+        sensorRules.map((r) => [r.action, r.sensor, r.condition, r.value]),
+      ),
+    );
+  }
+  return lines.join('\n');
+}
+
+export function registerActionCommands(program: Command, io: RunIo): void {
+  const store = storeFor(io);
+  const action = withExamples(
+    program.command('action').description('create actions (switchable objects), set them, read automations'),
+    'hortus action set pump_1 on --group greenhouse-1',
+  );
+  withExamples(
+    action
+      .command('create')
+      .description('create an action in a group')
+      .argument('<object>', 'object name, e.g. pump_1, led_1, ventilator_1')
+      .addOption(groupOption())
+      .option('--value <value>', 'initial value', 'off')
+      .option('--automations <json>', 'initial automations as JSON (inline or @file)')
+      .action(
+        async (
+          object: string,
+          options: { group: string; value: string; automations?: string },
+          command: Command,
+        ) => {
+          const automations =
+            options.automations === undefined
+              ? undefined
+              : await jsonArgument(options.automations, 'automations');
+          const created = await store(command, (useCase) =>
+            useCase(CreateAction).execute({
+              group: options.group,
+              object,
+              value: options.value,
+              ...(automations === undefined ? {} : { automations }),
+            }),
+          );
+          outputFor(io, command).result(created, showAction);
+        },
+      ),
+    'hortus action create pump_1 --group greenhouse-1',
+  );
+  withExamples(
+    action
+      .command('set')
+      .description('set the value of an action (what the box switches to)')
+      .argument('<object>', 'object name')
+      .argument('<value>', 'new value, usually on or off')
+      .addOption(groupOption())
+      .action(async (object: string, value: string, options: { group: string }, command: Command) => {
+        const updated = await store(command, (useCase) =>
+          useCase(SetActionValue).execute({ group: options.group, object, value }),
+        );
+        outputFor(io, command).result(updated, showAction);
+      }),
+    'hortus action set pump_1 on --group greenhouse-1',
+  );
+  withExamples(
+    action
+      .command('list')
+      .description('list the actions of a group with their current values')
+      .addOption(groupOption())
+      .action(async (options: { group: string }, command: Command) => {
+        const actions = await store(command, (useCase) => useCase(GetActionsOfGroup).execute(options));
+        const rules = (a: Action, kind: 'timeAutomations' | 'sensorAutomations'): number =>
+          a.automations.reduce((sum, set) => sum + set[kind].length, 0);
+        outputFor(io, command).result(actions, (all) =>
+          listOrNote(all, say`No actions in group ${options.group}.`, (rows) =>
+            table(
+              ['OBJECT', 'VALUE', 'TIME RULES', 'SENSOR RULES'],
+              rows.map((a) => [
+                a.object,
+                a.value,
+                rules(a, 'timeAutomations'),
+                rules(a, 'sensorAutomations'),
+              ]),
+            ),
+          ),
+        );
+      }),
+    'hortus action list --group greenhouse-1',
+  );
+  withExamples(
+    action
+      .command('delete')
+      .description('delete an action with its automations (its retained MQTT topic is cleared)')
+      .argument('<object>', 'object name')
+      .addOption(groupOption())
+      .action(async (object: string, options: { group: string }, command: Command) => {
+        const deleted = await store(command, (useCase) =>
+          useCase(DeleteAction).execute({ group: options.group, object }),
+        );
+        outputFor(io, command).result(deleted, (a) => say`Deleted action ${a.object} of group ${a.group}.`);
+      }),
+    'hortus action delete pump_1 --group greenhouse-1',
+  );
+  withExamples(
+    action
+      .command('automations')
+      .description('show the automations of an action, or replace them with --replace')
+      .argument('<object>', 'object name')
+      .addOption(groupOption())
+      .option('--replace <json>', 'replace the automations as a whole (JSON inline or @file)')
+      .action(async (object: string, options: { group: string; replace?: string }, command: Command) => {
+        const replacement =
+          options.replace === undefined ? undefined : await jsonArgument(options.replace, 'automations');
+        const result = await store(command, (useCase) =>
+          replacement === undefined
+            ? useCase(GetAction).execute({ group: options.group, object })
+            : useCase(ReplaceAutomations).execute({ group: options.group, object, automations: replacement }),
+        );
+        outputFor(io, command).result(result, showAutomations);
+      }),
+    'hortus action automations pump_1 --group greenhouse-1',
+    `hortus action automations pump_1 --group greenhouse-1 --replace '[{"timeAutomations":[{"action":"on","time":"06:30","frequency":"every day"}],"sensorAutomations":[]}]'`,
+  );
+}

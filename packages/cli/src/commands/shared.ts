@@ -1,0 +1,81 @@
+import { readFile } from 'node:fs/promises';
+import { InvalidInputError, sensorTopics } from '@hortus/core';
+import { type Command, Option } from 'commander';
+import { UsageError } from '../exit-codes.js';
+import { type RunIo } from '../io.js';
+import { Output } from '../output.js';
+import { type UseCaseResolver, withUseCases } from '../store.js';
+
+/** Appends an "Example" section to a command's --help. */
+export function withExamples(command: Command, ...examples: string[]): Command {
+  const title = examples.length === 1 ? 'Example' : 'Examples';
+  return command.addHelpText('after', `\n${title}:\n${examples.map((line) => `  $ ${line}`).join('\n')}\n`);
+}
+
+/** "device create" for the command `hortus device create`. */
+function pathOf(command: Command): string {
+  const names: string[] = [];
+  for (let current: Command | null = command; current?.parent; current = current.parent) {
+    names.unshift(current.name());
+  }
+  return names.join(' ');
+}
+
+export function outputFor(io: RunIo, command: Command): Output {
+  return new Output(io.stdout, command.optsWithGlobals<{ json?: boolean }>().json === true);
+}
+
+/** A JSON argument given inline, or read from a file when written `@path`. */
+export async function jsonArgument(text: string, field: string): Promise<unknown> {
+  let source = text;
+  if (text.startsWith('@')) {
+    try {
+      source = await readFile(text.slice(1), 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read ${field} from ${text.slice(1)}: ${(error as Error).message}`);
+    }
+  }
+  try {
+    return JSON.parse(source) as unknown;
+  } catch {
+    throw InvalidInputError.forField(field, 'must be valid JSON (inline, or @file)');
+  }
+}
+
+export const groupOption = (): Option =>
+  new Option('-g, --group <name>', 'name of the group').makeOptionMandatory();
+
+/**
+ * A password from stdin (`--password-stdin`): never from argv, where other users of the machine see it.
+ * One trailing line break (what `echo` and a typed line add) is not part of it.
+ */
+export async function readPassword(io: RunIo): Promise<string> {
+  let text = '';
+  for await (const chunk of io.stdin ?? process.stdin) {
+    text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+    if (text.length > 4096) throw new UsageError('the password on stdin is too long');
+  }
+  const password = text.replace(/\r?\n$/u, '');
+  if (password === '') throw new UsageError('--password-stdin read an empty password');
+  return password;
+}
+
+/** A sensor name (temperature, lux, ...) stands for its topic; anything else is a topic as it is. */
+export function sensorTopic(name: string): string {
+  return (sensorTopics as Record<string, string>)[name] ?? name;
+}
+
+export function listOrNote<T>(
+  items: readonly T[],
+  emptyNote: string,
+  render: (items: readonly T[]) => string,
+): string {
+  return items.length === 0 ? emptyNote : render(items);
+}
+
+/** Runs one command's work on the configured store, opened for it and closed after it. */
+export type StoreRunner = <T>(command: Command, work: (useCase: UseCaseResolver) => Promise<T>) => Promise<T>;
+
+export function storeFor(io: RunIo): StoreRunner {
+  return (command, work) => withUseCases(io, pathOf(command), work);
+}

@@ -1,0 +1,150 @@
+import {
+  ChangeUserEmail,
+  CreateUser,
+  DeleteUser,
+  InviteUser,
+  RequestPasswordReset,
+  RevokeSessions,
+  SetPassword,
+  OPERATOR,
+  type User,
+} from '@hortus/core';
+import { type Command } from 'commander';
+import { type RunIo } from '../io.js';
+import { fields } from '../output.js';
+import { groupOption, outputFor, readPassword, storeFor, withExamples } from './shared.js';
+
+function showUser(user: User): string {
+  return fields([
+    ['ID', user.id],
+    ['Name', `${user.firstName} ${user.lastName}`], // cell() escapes the joined name
+    ['Email', user.email],
+    ['Group', user.group],
+  ]);
+}
+
+export function registerUserCommands(program: Command, io: RunIo): void {
+  const store = storeFor(io);
+  const user = withExamples(
+    program.command('user').description('create users, set passwords, reset links, sessions and invitations'),
+    'hortus user change-email 000000000000000000000001 new@example.org',
+  );
+  withExamples(
+    user
+      .command('create')
+      .description('create a user (with --password-stdin they can log in; without, they set one by a reset)')
+      .requiredOption('--first-name <text>', 'first name')
+      .requiredOption('--last-name <text>', 'last name')
+      .requiredOption('--email <address>', 'e-mail address, unique among users (ignoring case)')
+      .addOption(groupOption())
+      .option('--password-stdin', 'read the password from stdin (never give it as an argument)')
+      .action(
+        async (
+          options: {
+            firstName: string;
+            lastName: string;
+            email: string;
+            group: string;
+            passwordStdin?: boolean;
+          },
+          command: Command,
+        ) => {
+          const { passwordStdin, ...fields } = options;
+          const password = passwordStdin === true ? await readPassword(io) : undefined;
+          const created = await store(command, (useCase) =>
+            useCase(CreateUser).execute({ ...fields, ...(password === undefined ? {} : { password }) }),
+          );
+          outputFor(io, command).result(created, showUser);
+        },
+      ),
+    'hortus user create --first-name Ada --last-name Grower --email ada@example.org --group greenhouse-1',
+    'printf \'%s\' "$PASSWORD" | hortus user create --first-name Ada --last-name Grower --email ada@example.org --group greenhouse-1 --password-stdin',
+  );
+  withExamples(
+    user
+      .command('set-password')
+      .description("set a user's password (read from stdin); every session of the user ends")
+      .argument('<email>', "the user's e-mail")
+      .requiredOption(
+        '--password-stdin',
+        'read the password from stdin (required: never give it as an argument)',
+      )
+      .action(async (email: string, _options: object, command: Command) => {
+        const password = await readPassword(io);
+        const updated = await store(command, (useCase) => useCase(SetPassword).execute({ email, password }));
+        outputFor(io, command).result(updated, showUser);
+      }),
+    'printf \'%s\' "$PASSWORD" | hortus user set-password ada@example.org --password-stdin',
+  );
+  withExamples(
+    user
+      .command('reset-link')
+      .description('print a fresh password reset link (valid 1 hour, once) for admins without mail')
+      .argument('<email>', "the user's e-mail")
+      .action(async (email: string, _options: object, command: Command) => {
+        const { user: found, link } = await store(command, (useCase) =>
+          useCase(RequestPasswordReset).linkFor({ email }),
+        );
+        outputFor(io, command).result({ userId: found.id, email: found.email, link }, () => link);
+      }),
+    'hortus user reset-link ada@example.org',
+  );
+  const sessions = user.command('sessions').description("end a user's log-in sessions");
+  withExamples(
+    sessions
+      .command('revoke')
+      .description(
+        'end every log-in token of the user issued so far (within AUTH_CACHE_MS on running servers)',
+      )
+      .argument('<email>', "the user's e-mail")
+      .action(async (email: string, _options: object, command: Command) => {
+        const revoked = await store(command, (useCase) => useCase(RevokeSessions).execute({ email }));
+        outputFor(io, command).result(revoked, showUser);
+      }),
+    'hortus user sessions revoke ada@example.org',
+  );
+  withExamples(
+    user
+      .command('invite')
+      .description('print a code that lets this e-mail sign up into the group while access keys are required')
+      .argument('<email>', 'the e-mail that may sign up')
+      .addOption(groupOption())
+      .action(async (email: string, options: { group: string }, command: Command) => {
+        const { invitation, code } = await store(command, (useCase) =>
+          useCase(InviteUser).execute({ email, group: options.group }),
+        );
+        outputFor(io, command).result(
+          { ...invitation, code },
+          () =>
+            `${code}\n\nValid for 7 days, for ${invitation.email} in group ${invitation.group}: send it as ` +
+            'the field "invitation" of POST /api/users.',
+        );
+      }),
+    'hortus user invite eve@example.org --group greenhouse-1',
+  );
+  withExamples(
+    user
+      .command('delete')
+      .description('delete a user; their log-in tokens stop working')
+      .argument('<email>', "the user's e-mail")
+      .action(async (email: string, _options: object, command: Command) => {
+        const deleted = await store(command, (useCase) => useCase(DeleteUser).execute({ email }));
+        outputFor(io, command).result(deleted, showUser);
+      }),
+    'hortus user delete ada@example.org',
+  );
+  withExamples(
+    user
+      .command('change-email')
+      .description("change a user's e-mail address")
+      .argument('<userId>', 'the user id')
+      .argument('<newEmail>', 'the new e-mail address')
+      .action(async (userId: string, newEmail: string, _options: object, command: Command) => {
+        const updated = await store(command, (useCase) =>
+          useCase(ChangeUserEmail).execute({ userId, newEmail }, OPERATOR),
+        );
+        outputFor(io, command).result(updated, showUser);
+      }),
+    'hortus user change-email 000000000000000000000001 ada@example.org',
+  );
+}

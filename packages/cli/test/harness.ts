@@ -17,6 +17,7 @@ import {
   type StoreLifecycle,
 } from '@hortus/core';
 import { type RunIo, run } from '@hortus/cli';
+import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
 import { createJsonLogger } from '@hortus/http-koa';
 import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
 import { mailModule } from '@hortus/mail';
@@ -40,7 +41,7 @@ function containerOn(store: ContainerModule, clock: Clock | undefined): Containe
   container.load(
     createCoreModule(defaultCoreSettings, clock),
     store,
-    identityModule(identitySettingsFromEnv({})),
+    identityModule({ ...identitySettingsFromEnv({}), bcryptCost: TEST_BCRYPT_COST }),
     // Commands never mail (reset-link prints the link); a mail would be a bug worth seeing on stderr.
     mailModule(
       { from: 'hortus@localhost' },

@@ -170,8 +170,9 @@ function startServer(env: NodeJS.ProcessEnv): Server {
       expect(response.status).to.equal(200);
       const body = (await response.json()) as { message: { object: string; value: string }[] };
       expect(body.message.find((action) => action.object === 'pump')?.value).to.equal('on');
-    }, 1000);
-    expect(Date.now() - setAt).to.be.below(1000);
+    }, 5000);
+    // Unseen for good would fail above; seen within the bound is the mirror at work (250 ms polls).
+    expect(Date.now() - setAt).to.be.below(5000);
   });
 
   it('when an action is changed with the CLI or through one server, then MQTT subscribers get the retained value within the poll interval', async () => {

@@ -108,3 +108,10 @@ export async function startSmtpTestServer(): Promise<SmtpTestServer> {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * The bcrypt cost of test servers and test containers: the lowest bcrypt allows, so a suite that signs up
+ * and logs in hundreds of times does not spend minutes hashing on a loaded machine. Tests of the cost itself
+ * (rehashing weaker hashes, the default of 12) name their cost.
+ */
+export const TEST_BCRYPT_COST = 4;

@@ -36,8 +36,11 @@ interface Observed {
   readonly retryAfter: string | null;
 }
 
-/** The store's selection timeout is 2 s; an outage must be answered within that and some margin. */
-const OUTAGE_ANSWER_BOUND_MS = 3000;
+/**
+ * The store's deadline and selection timeout are 2 s; an outage must be answered at about that, not at the
+ * driver's own 30 s or never. The margin is wide for a loaded machine.
+ */
+const OUTAGE_ANSWER_BOUND_MS = 6000;
 
 describe('Faults: the database goes away mid-run and comes back', function () {
   this.timeout(90_000);
@@ -239,7 +242,7 @@ describe('Faults: the database freezes (SIGSTOP) under load', function () {
       for (const answer of answers) {
         expect(answer.status, answer.path).to.equal(503);
         // Storing readings is given twice the deadline (three writes); everything else one.
-        const bound = answer.path === '/api/data/readings' ? 2 * 2000 + 500 : OUTAGE_ANSWER_BOUND_MS;
+        const bound = answer.path === '/api/data/readings' ? 2 * 2000 + 4000 : OUTAGE_ANSWER_BOUND_MS;
         expect(answer.ms, answer.path).to.be.below(bound);
       }
       for (const answer of answers.filter(({ path }) => path !== '/readyz')) {
@@ -264,13 +267,19 @@ describe('Faults: the database freezes (SIGSTOP) under load', function () {
   });
 });
 
-describe('Faults: the code host is down or slow', () => {
+describe('Faults: the code host is down or slow', function () {
+  // A test waits for the code host timeout at most twice, plus start-up, on a machine that may be loaded.
+  this.timeout(30_000);
   const commits = [
     { sha: 'abc', commit: { message: 'Water more', author: { date: '2025-06-01T00:00:00Z' } } },
   ];
-  const timeoutMs = 300;
+  /**
+   * Stale copies must come "at once": well under this timeout, which is itself well under the slow host's
+   * 5 s. A loaded machine adds hundreds of milliseconds to an answer, never seconds.
+   */
+  const timeoutMs = 2000;
   /** The route answers within the code host timeout plus this much. */
-  const marginMs = 700;
+  const marginMs = 3000;
   let host: FakeCodeHost;
   let server: TestServer;
 
@@ -330,9 +339,13 @@ describe('Faults: the code host is down or slow', () => {
       const answers = await Promise.all(Array.from({ length: 5 }, () => github()));
       expect(answers.map(({ status }) => status)).to.deep.equal([200, 200, 200, 200, 200]);
       expect(Math.max(...answers.map(({ ms }) => ms))).to.be.below(timeoutMs);
-      // The refresh gives up at the deadline; the next one after that is a new request to the host.
-      await new Promise((resolve) => setTimeout(resolve, timeoutMs + 200));
-      expect(JSON.parse((await github()).text)).to.deep.equal(commits);
+      // The refresh gives up at the deadline; the next one after that is a new request to the host. Until
+      // then polls join the refresh in flight. Bounded well past the deadline, for a loaded machine.
+      const giveUpBy = performance.now() + timeoutMs + 10_000;
+      while (host.requests.length - before < 2 && performance.now() < giveUpBy) {
+        expect(JSON.parse((await github()).text)).to.deep.equal(commits);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       expect(host.requests.length - before).to.equal(2);
     } finally {
       clearInterval(trickling);
@@ -415,7 +428,7 @@ describe('Faults: the code host is down or slow', () => {
     const stale = await github();
     expect(stale.status).to.equal(200);
     expect(JSON.parse(stale.text)).to.deep.equal(commits);
-    expect(stale.ms).to.be.below(timeoutMs + marginMs);
+    expect(stale.ms).to.be.below(timeoutMs);
 
     const fresh = await startTestServer({
       CODE_HOST_API_URL: `http://127.0.0.1:${await freePort()}`,

@@ -24,6 +24,7 @@ import {
   USER_REPOSITORY,
 } from '@hortus/core';
 import { MongoStore } from '@hortus/adapter-mongo';
+import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
 import { type AppConfig, createContainer, loadConfig, type RunningServer, startServer } from '@hortus/cli';
 import { type Logger } from '@hortus/http-koa';
 import { type Container } from 'inversify';
@@ -188,10 +189,15 @@ export async function startTestServer(
     ...storeEnv(options.store ?? testStore),
     ...env,
   });
+  // BCRYPT_COST has a floor of 12 for real servers; tests hash at the lowest cost unless they name one.
+  const hashing: AppConfig =
+    env['BCRYPT_COST'] === undefined
+      ? { ...loaded, identity: { ...loaded.identity, bcryptCost: TEST_BCRYPT_COST } }
+      : loaded;
   const config: AppConfig =
-    loaded.mqtt === undefined || options.mqttStartTimeoutMs === undefined
-      ? loaded
-      : { ...loaded, mqtt: { ...loaded.mqtt, startTimeoutMs: options.mqttStartTimeoutMs } };
+    hashing.mqtt === undefined || options.mqttStartTimeoutMs === undefined
+      ? hashing
+      : { ...hashing, mqtt: { ...hashing.mqtt, startTimeoutMs: options.mqttStartTimeoutMs } };
   const clock = new FakeClock(testNow);
   const logger = new CapturingLogger();
   const container = createContainer(config, { clock, logger });

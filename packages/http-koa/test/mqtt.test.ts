@@ -147,8 +147,8 @@ describe('Server with MQTT_URL set while no broker can be reached', () => {
     expect((await api.get('/')).status).to.equal(200);
     const started = Date.now();
     await api.close();
-    // The attempt would wait 10 s for the broker.
-    expect(Date.now() - started).to.be.below(3000);
+    // The attempt would wait 10 s for the broker; a cut-short close takes milliseconds.
+    expect(Date.now() - started).to.be.below(5000);
     expect(api.logger.lines.map((line) => line.event)).to.include('stopped');
   });
 });

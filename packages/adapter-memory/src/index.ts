@@ -9,3 +9,4 @@ export * from './memory-store.module.js';
 export * from './engine-state.repository.js';
 export * from './automation-log.repository.js';
 export * from './access-key.repository.js';
+export * from './firmware.repository.js';

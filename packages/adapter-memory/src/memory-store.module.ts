@@ -24,6 +24,8 @@ import {
   type UserRepository,
   type Repositories,
   SERVER_SECRET_REPOSITORY,
+  FIRMWARE_REPOSITORY,
+  type FirmwareRepository,
   type ServerSecretRepository,
   STORE_LIFECYCLE,
   type StoreLifecycle,
@@ -39,6 +41,7 @@ import { InMemoryHistoryChartRepository } from './history-chart.repository.js';
 import { InMemoryNotificationRepository } from './notification.repository.js';
 import { InMemoryReadingRepository } from './reading.repository.js';
 import { InMemoryServerSecretRepository } from './server-secret.repository.js';
+import { InMemoryFirmwareRepository } from './firmware.repository.js';
 import { InMemoryUserRepository } from './user.repository.js';
 
 /** Every repository of one store, for callers that work without a container (tests, tools). */
@@ -62,6 +65,7 @@ export function createMemoryStore(): MemoryStore {
     accessKeys: new InMemoryAccessKeyRepository(),
     serverSecrets: new InMemoryServerSecretRepository(),
     alertOutbox: new InMemoryAlertOutboxRepository(),
+    firmware: new InMemoryFirmwareRepository(),
     close: async () => {},
   };
 }
@@ -99,6 +103,7 @@ export function memoryStoreModule(): ContainerModule {
       .to(InMemoryServerSecretRepository)
       .inSingletonScope();
     bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(InMemoryAlertOutboxRepository).inSingletonScope();
+    bind<FirmwareRepository>(FIRMWARE_REPOSITORY).to(InMemoryFirmwareRepository).inSingletonScope();
     bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(inMemoryLifecycle);
   });
 }

@@ -1,10 +1,11 @@
 import { injectable } from 'inversify';
 import {
-  type IgnoreState,
   type ImportedNotification,
   type NewNotification,
   type Notification,
   type NotificationRepository,
+  readIgnoreState,
+  type StoredIgnoreState,
 } from '@hortus/core';
 import { newId } from './ids.js';
 
@@ -13,7 +14,7 @@ interface StoredNotification {
   readonly group: string;
   readonly timeMs: number;
   readonly message: string;
-  ignore: IgnoreState;
+  ignore: StoredIgnoreState;
   readonly topic?: string;
   readonly value?: number;
 }
@@ -30,7 +31,7 @@ function toNotification(stored: StoredNotification): Notification {
     group: stored.group,
     time: new Date(stored.timeMs),
     message: stored.message,
-    ignore: stored.ignore,
+    ignore: readIgnoreState(stored.ignore),
     ...(stored.topic === undefined ? {} : { topic: stored.topic }),
     ...(stored.value === undefined ? {} : { value: stored.value }),
   };

@@ -12,3 +12,4 @@ export * from './server-secret.repository.js';
 export * from './mongo-store.js';
 export { MONGO_DB, isDuplicateKeyError, isUnavailableError, toDomainError, withDeadline } from './support.js';
 export { DEFAULT_REVISION_POLL_MS, RevisionMirror, stopRevisionMirror } from './revisions.js';
+export * from './firmware.repository.js';

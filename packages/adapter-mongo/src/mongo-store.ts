@@ -21,6 +21,8 @@ import {
   READING_REPOSITORY,
   type ReadingRepository,
   SERVER_SECRET_REPOSITORY,
+  FIRMWARE_REPOSITORY,
+  type FirmwareRepository,
   type ServerSecretRepository,
   ALERT_OUTBOX_REPOSITORY,
   type AlertOutboxRepository,
@@ -55,6 +57,7 @@ import {
 } from './revisions.js';
 import { rollupCollections } from './rollups.js';
 import { MongoServerSecretRepository, serverSecretCollection } from './server-secret.repository.js';
+import { firmwareCollection, MongoFirmwareRepository } from './firmware.repository.js';
 import {
   MongoAlertOutboxRepository,
   notifySettingsCollection,
@@ -104,6 +107,7 @@ export const collections: readonly CollectionSpec[] = [
   ...rollupCollections,
   accessKeyCollection,
   serverSecretCollection,
+  firmwareCollection,
   outboxCollection,
   notifySettingsCollection,
   outboxClaimCollection,
@@ -239,6 +243,7 @@ function bindRepositories(db: Db, lifecycle?: StoreLifecycle): ContainerModule {
       .inSingletonScope();
     bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(MongoAccessKeyRepository).inSingletonScope();
     bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY).to(MongoServerSecretRepository).inSingletonScope();
+    bind<FirmwareRepository>(FIRMWARE_REPOSITORY).to(MongoFirmwareRepository).inSingletonScope();
     bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(MongoAlertOutboxRepository).inSingletonScope();
   });
 }
@@ -346,6 +351,7 @@ export class MongoStore implements StoreLifecycle {
       automationLog: new MongoAutomationLogRepository(this.db),
       accessKeys: new MongoAccessKeyRepository(this.db),
       serverSecrets: new MongoServerSecretRepository(this.db),
+      firmware: new MongoFirmwareRepository(this.db),
       alertOutbox: new MongoAlertOutboxRepository(this.db),
     };
   }

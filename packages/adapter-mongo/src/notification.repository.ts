@@ -1,12 +1,13 @@
 import { inject, injectable } from 'inversify';
 import { type Db, ObjectId } from 'mongodb';
 import {
-  type IgnoreState,
   type ImportedNotification,
   type NewNotification,
   type Notification,
   notificationKey,
   type NotificationRepository,
+  readIgnoreState,
+  type StoredIgnoreState,
 } from '@hortus/core';
 import { type CollectionSpec, MONGO_DB, MongoRepository, toDate } from './support.js';
 
@@ -15,7 +16,7 @@ interface NotificationDocument {
   group: string;
   time: Date;
   message: string;
-  ignore: IgnoreState;
+  ignore: StoredIgnoreState;
   topic?: string;
   value?: number;
 }
@@ -31,7 +32,7 @@ export const notificationCollection: CollectionSpec = {
 };
 
 const notificationMapper = {
-  toDocument(notification: NewNotification, ignore: IgnoreState = 'false'): NotificationDocument {
+  toDocument(notification: NewNotification, ignore: StoredIgnoreState = 'false'): NotificationDocument {
     // Absent optional fields stay absent: the driver would store `undefined` as null.
     return {
       _id: new ObjectId(),
@@ -49,7 +50,7 @@ const notificationMapper = {
       group: document.group,
       time: toDate(document.time),
       message: String(document.message),
-      ignore: document.ignore === 'true' ? 'true' : 'false',
+      ignore: readIgnoreState(document.ignore),
       ...(typeof document.topic === 'string' ? { topic: document.topic } : {}),
       ...(document.value === undefined || document.value === null ? {} : { value: Number(document.value) }),
     };

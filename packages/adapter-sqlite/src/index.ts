@@ -12,3 +12,4 @@ export * from './user.repository.js';
 export * from './sqlite-store.js';
 export { migrations, SCHEMA_VERSION } from './schema.js';
 export { isUnavailableError, SQLITE_CONNECTION, SqliteConnection, toDomainError } from './support.js';
+export * from './firmware.repository.js';

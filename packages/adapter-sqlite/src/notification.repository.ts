@@ -4,6 +4,8 @@ import {
   type NewNotification,
   type Notification,
   type NotificationRepository,
+  readIgnoreState,
+  type StoredIgnoreState,
 } from '@hortus/core';
 import { newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
 
@@ -18,7 +20,7 @@ interface NotificationRow {
 }
 
 const notificationMapper = {
-  toRow(notification: NewNotification, ignore: 'true' | 'false' = 'false'): NotificationRow {
+  toRow(notification: NewNotification, ignore: StoredIgnoreState = 'false'): NotificationRow {
     return {
       id: newId(),
       grp: notification.group,
@@ -35,7 +37,7 @@ const notificationMapper = {
       group: row.grp,
       time: new Date(row.time),
       message: row.message,
-      ignore: row.ignore === 'true' ? 'true' : 'false',
+      ignore: readIgnoreState(row.ignore),
       ...(row.topic === null ? {} : { topic: row.topic }),
       ...(row.value === null ? {} : { value: Number(row.value) }),
     };

@@ -237,6 +237,24 @@ export const migrations: readonly {
       CREATE INDEX outbox_grp_seq ON outbox (grp, seq);
     `,
   },
+  {
+    version: 8,
+    sql: `
+      -- Firmware images for the boxes' updater: one per version and group ('' for every box), served by
+      -- their SHA-256, so several servers on one file serve the same images.
+      CREATE TABLE firmware_images (
+        version TEXT NOT NULL,
+        grp TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        published_at INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        -- A rowid table: its rows are MiBs, which WITHOUT ROWID tables store badly.
+        UNIQUE (version, grp)
+      );
+      CREATE INDEX firmware_images_sha256 ON firmware_images (sha256);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

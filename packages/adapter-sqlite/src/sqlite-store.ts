@@ -25,6 +25,8 @@ import {
   type Env,
   type Repositories,
   SERVER_SECRET_REPOSITORY,
+  FIRMWARE_REPOSITORY,
+  type FirmwareRepository,
   type ServerSecretRepository,
   ALERT_OUTBOX_REPOSITORY,
   type AlertOutboxRepository,
@@ -45,6 +47,7 @@ import { SqliteNotificationRepository } from './notification.repository.js';
 import { SqliteReadingRepository } from './reading.repository.js';
 import { checkSchema, migrate, SchemaProblem } from './schema.js';
 import { SqliteServerSecretRepository } from './server-secret.repository.js';
+import { SqliteFirmwareRepository } from './firmware.repository.js';
 import { SqliteAlertOutboxRepository } from './alert-outbox.repository.js';
 import { isUnavailableError, SQLITE_CONNECTION, SqliteConnection } from './support.js';
 import { SqliteUserRepository } from './user.repository.js';
@@ -124,6 +127,7 @@ function bindRepositories(connection: SqliteConnection, lifecycle: StoreLifecycl
       .to(SqliteAutomationLogRepository)
       .inSingletonScope();
     bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(SqliteAccessKeyRepository).inSingletonScope();
+    bind<FirmwareRepository>(FIRMWARE_REPOSITORY).to(SqliteFirmwareRepository).inSingletonScope();
     bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY)
       .to(SqliteServerSecretRepository)
       .inSingletonScope();
@@ -278,6 +282,7 @@ export class SqliteStore implements StoreLifecycle {
       automationLog: new SqliteAutomationLogRepository(this.connection),
       accessKeys: new SqliteAccessKeyRepository(this.connection),
       serverSecrets: new SqliteServerSecretRepository(this.connection),
+      firmware: new SqliteFirmwareRepository(this.connection),
       alertOutbox: new SqliteAlertOutboxRepository(this.connection),
     };
   }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseEnv } from 'node:util';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { registerBackupCommand } from './backup.js';
 import { registerDataCommands, withExamples } from './commands/index.js';
 import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
@@ -62,7 +62,14 @@ function createProgram(given: RunIo): Command {
   const io: { -readonly [K in keyof RunIo]: RunIo[K] } = { ...given };
   const program = new Command('hortus')
     .description('Hortus: monitoring and control backend for greenhouses.')
-    .version(version, '-V, --version', 'print the version')
+    // A value is the version of `firmware publish --version 1.0.5`: Commander reads a program option
+    // wherever it stands, so a subcommand cannot have a --version of its own.
+    .option('-V, --version [semver]', 'print the version (with a value: the image version of firmware publish)')
+    .on('option:version', (value: unknown) => {
+      if (typeof value === 'string') return;
+      io.stdout.write(`${version}\n`);
+      throw new CommanderError(0, 'commander.version', version);
+    })
     .option('--json', 'print results as JSON for scripts')
     .option(
       '--env-file <path>',

@@ -14,7 +14,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).to.deep.include({
       port: 8080,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       corsOrigins: ['http://localhost:3000'],
       store: 'sqlite',
       timeZone: 'UTC',
@@ -23,6 +23,15 @@ describe('loadConfig', () => {
     });
     expect(config.codeHost).to.deep.equal({ apiUrl: 'https://api.github.com', timeoutMs: 5000 });
     expect(config.sqlite?.file).to.equal(resolve('data', 'hortus.db'));
+  });
+
+  it('when APP_URL is set, then its host is allowed beside ALLOWED_HOSTS; ALLOWED_HOSTS=* stays any host', () => {
+    const config = loadConfig({ APP_URL: 'https://greenhouse.example.org/app', ALLOWED_HOSTS: 'hortus.lan' });
+    expect(config.allowedHosts).to.deep.equal(['hortus.lan', 'greenhouse.example.org']);
+    expect(loadConfig({ APP_URL: 'https://greenhouse.example.org', ALLOWED_HOSTS: '*' }).allowedHosts).to.deep.equal(['*']);
+    expect(loadConfig({ APP_URL: 'http://hortus.lan:8080', ALLOWED_HOSTS: 'hortus.lan' }).allowedHosts).to.deep.equal([
+      'hortus.lan',
+    ]);
   });
 
   it('when HORTUS_DATA_DIR is set, then the file is hortus.db in it; STORE=memory needs no file', () => {

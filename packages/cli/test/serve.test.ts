@@ -113,6 +113,56 @@ describe('hortus serve (in-process)', () => {
     expect(logLines(stdout).at(-1)?.event).to.equal('stopped');
   });
 
+  it('when HOST is unset, then it listens on 127.0.0.1 only and logs that access control is off, without a warning', async () => {
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const exited = hortus(undefined, ['serve', '--memory', '--port', '0'], { env: {}, signals, stdout });
+    const url = await listeningUrl(stdout);
+    signals.emit('SIGTERM');
+    expect((await exited).code).to.equal(0);
+
+    expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/u);
+    const listening = logLines(stdout).find((l) => l.event === 'listening');
+    expect(listening).to.include({ accessControl: 'off' });
+    expect(listening?.['addresses']).to.deep.equal([url]);
+    expect(logLines(stdout).filter((l) => l.level === 'warn')).to.deep.equal([]);
+  });
+
+  it('when HOST opens it beyond loopback with no keys and AUTH off, then a warning says what anyone on the network can do', async () => {
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const exited = hortus(undefined, ['serve', '--memory', '--port', '0'], {
+      env: { HOST: '0.0.0.0', AUTH: 'off' },
+      signals,
+      stdout,
+    });
+    await listeningUrl(stdout);
+    signals.emit('SIGTERM');
+    expect((await exited).code).to.equal(0);
+
+    const listening = logLines(stdout).find((l) => l.event === 'listening');
+    expect(listening).to.include({ accessControl: 'off', accessReason: 'AUTH=off' });
+    expect(listening?.['addresses']).to.be.an('array').that.is.not.empty;
+    const warning = logLines(stdout).find((l) => l.event === 'open to the network without access control');
+    expect(warning?.level).to.equal('warn');
+    expect(warning?.['message']).to.contain('switch devices');
+  });
+
+  it('when AUTH=on, then the start log says access control is on and nothing warns, whatever HOST', async () => {
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const exited = hortus(undefined, ['serve', '--memory', '--port', '0'], {
+      env: { HOST: '0.0.0.0', AUTH: 'on' },
+      signals,
+      stdout,
+    });
+    await listeningUrl(stdout);
+    signals.emit('SIGTERM');
+    expect((await exited).code).to.equal(0);
+    expect(logLines(stdout).find((l) => l.event === 'listening')).to.include({ accessControl: 'on' });
+    expect(logLines(stdout).map((l) => l.event)).not.to.include('open to the network without access control');
+  });
+
   it('when the configuration is invalid, then it exits 2 naming the problem and never listens', async () => {
     const { code, stdout, stderr } = await hortus(undefined, ['serve'], { env: { PORT: 'eighty' } });
     expect(code).to.equal(2);

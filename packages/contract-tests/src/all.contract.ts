@@ -4,6 +4,7 @@ import { actionRepositoryContract } from './action.contract.js';
 import { automationLogRepositoryContract } from './automation-log.contract.js';
 import { deviceRepositoryContract } from './device.contract.js';
 import { engineStateRepositoryContract } from './engine-state.contract.js';
+import { firmwareRepositoryContract } from './firmware.contract.js';
 import { groupRepositoryContract } from './group.contract.js';
 import { historyChartRepositoryContract } from './history-chart.contract.js';
 import { notificationRepositoryContract } from './notification.contract.js';
@@ -30,4 +31,5 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   accessKeyRepositoryContract(name, createStore);
   serverSecretRepositoryContract(name, createStore);
   alertOutboxRepositoryContract(name, createStore);
+  firmwareRepositoryContract(name, createStore);
 }

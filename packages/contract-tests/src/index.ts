@@ -13,5 +13,6 @@ export * from './automation-log.contract.js';
 export * from './access-key.contract.js';
 export * from './server-secret.contract.js';
 export * from './alert-outbox.contract.js';
+export * from './firmware.contract.js';
 export * from './all.contract.js';
 export * from './test-servers.js';

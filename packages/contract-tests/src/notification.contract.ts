@@ -180,6 +180,23 @@ export function notificationRepositoryContract(
         expect(await repository().ignoreAt(GROUP, [at(MINUTE)])).to.equal(1);
       });
 
+      it("when the original's check records (ignore active or passive) are imported, then they are kept, not open, and read as ignored", async () => {
+        const added = await repository().addMissing([
+          { ...notification(0, 'check active'), ignore: 'active' },
+          { ...notification(MINUTE, 'check passive'), ignore: 'passive' },
+          { ...notification(2 * MINUTE, 'open one'), ignore: 'false' },
+        ]);
+
+        expect(added).to.equal(3);
+        expect((await repository().listOpen(GROUP)).map((n) => n.message)).to.deep.equal(['open one']);
+        expect(await repository().countOpen(GROUP)).to.equal(1);
+        // Kept: importing them again stores nothing, and the ignore route still finds them.
+        expect(
+          await repository().addMissing([{ ...notification(0, 'check active'), ignore: 'active' }]),
+        ).to.equal(0);
+        expect(await repository().ignoreAt(GROUP, [at(0), at(MINUTE)])).to.equal(2);
+      });
+
       it('when a (group, time, message) is stored or repeated in the list, then it is stored once', async () => {
         await repository().create(notification(0, 'stored before'));
 

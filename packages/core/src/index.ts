@@ -33,6 +33,13 @@ export * from './devices/device.js';
 export * from './devices/device.port.js';
 export * from './devices/create-device.js';
 export * from './devices/list-devices.js';
+export * from './firmware/firmware.js';
+export * from './firmware/firmware.port.js';
+export * from './firmware/publish-firmware.js';
+export * from './firmware/list-firmware.js';
+export * from './firmware/withdraw-firmware.js';
+export * from './firmware/offer-firmware.js';
+export * from './firmware/read-firmware-image.js';
 
 export * from './notifications/notification.js';
 export * from './notifications/notification.port.js';

@@ -5,6 +5,7 @@ import { type ActionRepository } from './actions/action.port.js';
 import { type AutomationLogRepository } from './automations/automation-log.port.js';
 import { type EngineStateRepository } from './automations/engine-state.port.js';
 import { type DeviceRepository } from './devices/device.port.js';
+import { type FirmwareRepository } from './firmware/firmware.port.js';
 import { type GroupRepository } from './groups/group.port.js';
 import { type HistoryChartRepository } from './history-charts/history-chart.port.js';
 import { type NotificationRepository } from './notifications/notification.port.js';
@@ -25,4 +26,5 @@ export interface Repositories {
   readonly accessKeys: AccessKeyRepository;
   readonly serverSecrets: ServerSecretRepository;
   readonly alertOutbox: AlertOutboxRepository;
+  readonly firmware: FirmwareRepository;
 }

@@ -35,6 +35,11 @@ import { GetRecentCommits } from './commits/get-recent-commits.js';
 import { SeedDemo } from './demo/seed-demo.js';
 import { CreateDevice } from './devices/create-device.js';
 import { ListDevices } from './devices/list-devices.js';
+import { ListFirmware } from './firmware/list-firmware.js';
+import { OfferFirmware } from './firmware/offer-firmware.js';
+import { PublishFirmware } from './firmware/publish-firmware.js';
+import { ReadFirmwareImage } from './firmware/read-firmware-image.js';
+import { WithdrawFirmware } from './firmware/withdraw-firmware.js';
 import { CheckGroup } from './groups/check-group.js';
 import { CreateGroup } from './groups/create-group.js';
 import { DeleteAction, DeleteDevice, DeleteGroup } from './groups/delete-group.js';
@@ -88,6 +93,11 @@ export const useCases = [
   GetRecentCommits,
   CreateDevice,
   ListDevices,
+  PublishFirmware,
+  ListFirmware,
+  WithdrawFirmware,
+  OfferFirmware,
+  ReadFirmwareImage,
   CheckGroup,
   CreateGroup,
   DeleteGroup,

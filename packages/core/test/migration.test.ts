@@ -152,10 +152,47 @@ describe('moving over from the original service', () => {
         automations: [{ timeAutomations: [{ action: 'on', time: '25:00', frequency: 'every day' }] }],
       });
       expect(broken.record).to.include({ value: 'off' });
-      expect(broken.record.automations).to.deep.equal([]);
+      expect(broken.record.automations).to.deep.equal([{ timeAutomations: [], sensorAutomations: [] }]);
       expect(broken.notes).to.deep.equal([
         'no value: stored as off',
-        'automations not copied: automations[0].timeAutomations[0].time must be HH:MM',
+        'rule left out: automations[0].timeAutomations[0].time must be HH:MM',
+      ]);
+    });
+
+    it('when one rule is odd among good ones, then the good ones are kept, typed forms normalized, and each rule left out is noted', () => {
+      const action = legacyAction({
+        group: 'gh-1',
+        object: 'fan_1',
+        value: 'on',
+        automations: [
+          {
+            timeAutomations: [
+              { action: 'on', time: '7:5', frequency: 'Monday' },
+              { action: 'off', time: '', frequency: 'every day' },
+              { action: 'off', time: '18:00', frequency: 'EVERY DAY' },
+            ],
+            sensorAutomations: [
+              { action: 'on', sensor: 'temperature', condition: 'above', value: '28,5' },
+              { action: 'off', sensor: 'temperature', condition: 'equal', value: '20' },
+              { action: 'off', sensor: 'humidity', condition: 'Below', value: '' },
+            ],
+          },
+        ],
+      });
+
+      expect(action.record.automations).to.deep.equal([
+        {
+          timeAutomations: [
+            { action: 'on', time: '07:05', frequency: 'monday' },
+            { action: 'off', time: '18:00', frequency: 'every day' },
+          ],
+          sensorAutomations: [{ action: 'on', sensor: 'temperature', condition: 'above', value: '28.5' }],
+        },
+      ]);
+      expect(action.notes).to.deep.equal([
+        'rule left out: automations[0].timeAutomations[1].time must not be empty',
+        'rule left out: automations[0].sensorAutomations[1].condition must be one of: above, less than, below',
+        'rule left out: automations[0].sensorAutomations[2].value must be a finite number',
       ]);
     });
 

@@ -60,7 +60,8 @@ export const MAX_CODE_HOST_TIMEOUT_MS = 5000;
 
 export const httpDefaults = {
   PORT: '8080',
-  HOST: '0.0.0.0',
+  // Loopback until the operator opens it (HOST=0.0.0.0): an open API must not reach the network by default.
+  HOST: '127.0.0.1',
   CORS_ORIGINS: 'http://localhost:3000',
   CODE_HOST_API_URL: 'https://api.github.com',
   CODE_HOST_TIMEOUT_MS: String(MAX_CODE_HOST_TIMEOUT_MS),

@@ -97,7 +97,6 @@ describe('access keys over HTTP', () => {
       for (const path of [
         '/api/group/checkgroup?group=tomatoes',
         '/api/data/latestdata/All?groupId=tomatoes',
-        '/api/docs',
         '/api/historyChart/all/someone',
         '/metrics',
         '/no/such/route',
@@ -110,6 +109,15 @@ describe('access keys over HTTP', () => {
       for (const path of ['/healthz', '/readyz', '/', '/api', '/api/data/latestdata', '/HEALTHZ/']) {
         expect((await as(undefined, 'GET', path)).status, path).to.equal(200);
       }
+    });
+
+    it('then the API reference (/api/docs, its script, /api/openapi.json) is readable without a key: it holds no data', async () => {
+      for (const path of ['/api/docs', '/api/docs/redoc.standalone.js', '/api/openapi.json']) {
+        expect((await as(undefined, 'GET', path)).status, path).to.equal(200);
+        expect((await as(tomatoBox, 'GET', path)).status, path).to.equal(200);
+      }
+      const written = await as(undefined, 'POST', '/api/openapi.json', {});
+      expect(written.status).to.not.equal(200);
     });
 
     it('then a wrong, malformed or revoked key is 401 "not valid", and nothing is written', async () => {
@@ -240,7 +248,6 @@ describe('access keys over HTTP', () => {
       for (const path of [
         '/api/actions/current_state?group=tomatoes',
         '/api/data/latestdata/All?groupId=tomatoes',
-        '/api/docs',
       ]) {
         expect(expectJsonMessage(await as(tomatoBox, 'GET', path), 403), path).to.equal(
           'A device key may only send readings for its group',

@@ -123,6 +123,54 @@ describe('HTTP /api/actions', () => {
       expect(reply.json()).to.deep.equal({ message: 'group must be string' });
     });
 
+    it('when rules are typed as people type them (7:5, Monday, 28,5), then they are stored normalized', async () => {
+      const group = api.unique('greenhouse');
+      await api.seed.action(group, 'pump_1');
+      const reply = await api.call('POST', '/api/actions/update', {
+        json: {
+          group,
+          object: 'pump_1',
+          automations: [
+            {
+              timeAutomations: [{ action: 'on', time: '7:5', frequency: 'Monday' }],
+              sensorAutomations: [
+                { action: 'off', sensor: 'temperature', condition: 'ABOVE', value: '28,5' },
+              ],
+            },
+          ],
+        },
+      });
+      expect(reply.status, reply.text).to.equal(200);
+      const stored = await api.get(`/api/actions/get_automations?groupId=${group}&deviceName=pump_1`);
+      const { automations } = stored.json() as { automations: unknown };
+      expect(automations).to.deep.equal([
+        {
+          timeAutomations: [{ action: 'on', time: '07:05', frequency: 'monday' }],
+          sensorAutomations: [{ action: 'off', sensor: 'temperature', condition: 'above', value: '28.5' }],
+        },
+      ]);
+    });
+
+    it('when a rule names an unknown day or condition, then 400 {message} names the field', async () => {
+      const group = api.unique('greenhouse');
+      await api.seed.action(group, 'pump_1');
+      const reply = await api.call('POST', '/api/actions/update', {
+        json: {
+          group,
+          object: 'pump_1',
+          automations: [
+            {
+              sensorAutomations: [{ action: 'off', sensor: 'temperature', condition: 'equal', value: '20' }],
+            },
+          ],
+        },
+      });
+      expect(reply.status).to.equal(400);
+      expect(reply.json()).to.deep.equal({
+        message: 'automations[0].sensorAutomations[0].condition must be one of: above, less than, below',
+      });
+    });
+
     it('when a rule is malformed, then 400 {message} names the rule field', async () => {
       const group = api.unique('greenhouse');
       await api.seed.action(group, 'pump_1');

@@ -1,5 +1,6 @@
 import {
   ApplyRetention,
+  Authenticate,
   AutomationEngine,
   DeliverAlertMessages,
   type DeliveryRound,
@@ -19,9 +20,11 @@ import { redactUrl as redactWebhookUrl } from '@hortus/mail';
 import { MqttBridge, redactUrl } from '@hortus/mqtt';
 import { type Server } from 'node:http';
 import { type Server as SecureServer } from 'node:https';
+import { type AddressInfo } from 'node:net';
 import { type Container } from 'inversify';
 import { MQTT_RETRY_MS, MqttBridgeKeeper, RetentionJob } from './background.js';
 import { type AppConfig } from './config.js';
+import { accessState, isLoopback, listeningAddresses, OPEN_TO_NETWORK } from './exposure.js';
 import { type ContainerOverrides, createContainer } from './container.js';
 import { loadCertificate } from './tls.js';
 
@@ -97,13 +100,33 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
       await secure?.listener.close(0);
       throw error;
     }
+    const addresses = listeningAddresses(config.host, (http.server.address() as AddressInfo).port);
+    if (secure !== undefined) {
+      addresses.push(...listeningAddresses(config.host, Number(new URL(secure.url).port), 'https'));
+    }
+    // A store that cannot say whether keys exist must not stop the start: the requests will find out.
+    const keysInUse = await container
+      .get(Authenticate)
+      .keysInUse()
+      .catch(() => undefined);
+    const access = accessState(config.auth, keysInUse);
     logger.info('listening', {
       url,
       ...(secure === undefined ? {} : { httpsUrl: secure.url }),
+      addresses,
+      accessControl: access.on ? 'on' : 'off',
+      accessReason: access.reason,
       store: config.store,
       automations: config.automations,
       mqtt: config.mqtt === undefined ? 'off' : redactUrl(config.mqtt.url),
     });
+    if (!access.on && !isLoopback(config.host)) {
+      logger.warn('open to the network without access control', {
+        host: config.host,
+        addresses,
+        message: OPEN_TO_NETWORK,
+      });
+    }
     const background = startBackground(http);
     let closing: Promise<void> | undefined;
     const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;

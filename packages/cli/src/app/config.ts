@@ -146,6 +146,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   return {
     ...http,
+    // Only a public address the operator gave: the default APP_URL (localhost) must not widen ALLOWED_HOSTS.
+    allowedHosts:
+      (env['APP_URL'] ?? '').trim() === ''
+        ? http.allowedHosts
+        : withAppUrlHost(http.allowedHosts, identity.accounts.appUrl),
     store,
     ...(sqlite === undefined ? {} : { sqlite }),
     ...(mongodbUri === undefined ? {} : { mongodbUri }),
@@ -165,4 +170,19 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ...(tls === undefined ? {} : { tls }),
     dataDir,
   };
+}
+
+/**
+ * The host of the server's public address (APP_URL) is one clients name, so it is allowed along with
+ * ALLOWED_HOSTS (or this machine's names); `*` stays `*`.
+ */
+export function withAppUrlHost(allowedHosts: readonly string[], appUrl: string): readonly string[] {
+  if (allowedHosts.includes('*')) return allowedHosts;
+  let host: string;
+  try {
+    host = new URL(appUrl).hostname.toLowerCase().replace(/^\[|\]$/gu, '');
+  } catch {
+    return allowedHosts;
+  }
+  return host === '' || allowedHosts.includes(host) ? allowedHosts : [...allowedHosts, host];
 }

@@ -8,6 +8,8 @@ import {
   type AccessKeySecrets,
   type Clock,
   createCoreModule,
+  FIRMWARE_DIGEST,
+  type FirmwareDigest,
   SCHEDULER,
   type Scheduler,
   SystemClock,
@@ -37,6 +39,9 @@ export class NodeAccessKeySecrets implements AccessKeySecrets {
     return createHash('sha256').update(secret, 'utf8').digest('hex');
   }
 }
+
+/** SHA-256 in lower-case hex: a firmware image's ETag and download address. */
+export const sha256Hex: FirmwareDigest = (data) => createHash('sha256').update(data).digest('hex');
 
 /**
  * The one place that chooses the store: choosing a store means choosing its module. Every store module
@@ -84,6 +89,7 @@ export function coreOnStore(
     storeModule(config),
     new ContainerModule(({ bind }) => {
       bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
+      bind<FirmwareDigest>(FIRMWARE_DIGEST).toConstantValue(sha256Hex);
     }),
     identityModule(config.identity),
     mailModule(config.mail, logger),

@@ -2,3 +2,4 @@ export * from './application.js';
 export * from './background.js';
 export * from './config.js';
 export * from './container.js';
+export * from './exposure.js';

@@ -2,6 +2,7 @@ import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { registerActionCommands } from './action.js';
 import { registerDeviceCommands } from './device.js';
+import { registerFirmwareCommands } from './firmware.js';
 import { registerGroupCommands } from './group.js';
 import { registerNotificationCommands } from './notifications.js';
 import { registerReadingCommands } from './readings.js';
@@ -15,6 +16,7 @@ export function registerDataCommands(program: Command, io: RunIo): void {
   registerGroupCommands(program, io);
   registerUserCommands(program, io);
   registerDeviceCommands(program, io);
+  registerFirmwareCommands(program, io);
   registerActionCommands(program, io);
   registerNotificationCommands(program, io);
   registerReadingCommands(program, io);

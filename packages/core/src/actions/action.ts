@@ -56,14 +56,19 @@ export const ACTION_VALUE_MAX_LENGTH = 64;
 /** Bounds the work one rule set costs the automation engine. */
 export const MAX_RULES_PER_KIND = 100;
 
-const timePattern = /^([01]\d|2[0-3]):[0-5]\d$/u;
+/** `7:5`, `07:05`: the web client lets people type the hour and minute without leading zeros. */
+const timePattern = /^(\d{1,2}):(\d{1,2})$/u;
+/** A decimal comma, as people type it in much of Europe: `28,5`. */
+const decimalCommaPattern = /^([+-]?\d+),(\d+)$/u;
 
 export function requireActionValue(value: unknown): string {
   return requireText(value, 'value', ACTION_VALUE_MAX_LENGTH);
 }
 
+/** Matched ignoring case and surrounding blanks (`Monday`, `Every Day`), stored as the list spells it. */
 function oneOf<T extends string>(allowed: readonly T[], value: unknown, field: string): T {
-  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  const given = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
+  if (given !== undefined && (allowed as readonly string[]).includes(given)) return given as T;
   throw InvalidInputError.forField(field, `must be one of: ${allowed.join(', ')}`);
 }
 
@@ -82,25 +87,39 @@ function rule(value: unknown, field: string): Record<string, unknown> {
 
 function toTimeAutomation(raw: unknown, field: string): TimeAutomation {
   const entry = rule(raw, field);
-  const time = requireText(entry['time'], `${field}.time`, 5);
-  if (!timePattern.test(time)) throw InvalidInputError.forField(`${field}.time`, 'must be HH:MM');
   return {
     action: oneOf(switchStates, entry['action'], `${field}.action`),
-    time,
+    time: normalTime(entry['time'], `${field}.time`),
     frequency: oneOf(frequencies, entry['frequency'], `${field}.frequency`),
   };
 }
 
 function toSensorAutomation(raw: unknown, field: string): SensorAutomation {
   const entry = rule(raw, field);
-  const value = entry['value'];
-  requireNumber(value, `${field}.value`);
   return {
     action: oneOf(switchStates, entry['action'], `${field}.action`),
     sensor: requireText(entry['sensor'], `${field}.sensor`),
     condition: oneOf(conditions, entry['condition'], `${field}.condition`),
-    value: String(value).trim(),
+    value: normalThreshold(entry['value'], `${field}.value`),
   };
+}
+
+/** `HH:MM` from `7:5`, `7:05` or `07:05`. */
+function normalTime(value: unknown, field: string): string {
+  const match = timePattern.exec(requireText(value, field, 8).trim());
+  const hour = Number(match?.[1]);
+  const minute = Number(match?.[2]);
+  if (match === null || hour > 23 || minute > 59) {
+    throw InvalidInputError.forField(field, 'must be HH:MM');
+  }
+  return `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`;
+}
+
+/** A threshold as text with a decimal point: `28,5` becomes `28.5`; anything else must be a number. */
+function normalThreshold(value: unknown, field: string): string {
+  const text = typeof value === 'string' ? value.trim().replace(decimalCommaPattern, '$1.$2') : value;
+  requireNumber(text, field);
+  return String(text).trim();
 }
 
 function storedRecords(value: unknown): Record<string, unknown>[] {
@@ -138,16 +157,46 @@ export function storedAutomations(value: unknown): AutomationSet[] {
  * that clients echo back from get_automations.
  */
 export function parseAutomations(raw: unknown): AutomationSet[] {
+  return readAutomations(raw, (error) => {
+    throw error;
+  });
+}
+
+/**
+ * As parseAutomations, but a rule that cannot be read is left out instead of refusing them all: moving
+ * records from another system keeps every good rule. Answers the message of each rule left out.
+ */
+export function parseAutomationsKeepingGood(raw: unknown): {
+  automations: AutomationSet[];
+  leftOut: string[];
+} {
+  const leftOut: string[] = [];
+  const automations = readAutomations(raw, (error) => leftOut.push(error.message));
+  return { automations, leftOut };
+}
+
+function readAutomations(raw: unknown, refused: (error: InvalidInputError) => void): AutomationSet[] {
   if (!Array.isArray(raw)) throw InvalidInputError.forField('automations', 'must be an array');
   if (raw.length > MAX_RULES_PER_KIND)
     throw InvalidInputError.forField('automations', 'has too many entries');
+  const each = <T>(list: unknown[], read: (item: unknown, index: number) => T): T[] =>
+    list.flatMap((item, index) => {
+      try {
+        return [read(item, index)];
+      } catch (error) {
+        if (!(error instanceof InvalidInputError)) throw error;
+        refused(error);
+        return [];
+      }
+    });
   return raw.map((set, i) => {
     const entry = rule(set, `automations[${i}]`);
     return {
-      timeAutomations: rules(entry['timeAutomations'], `automations[${i}].timeAutomations`).map((r, j) =>
+      timeAutomations: each(rules(entry['timeAutomations'], `automations[${i}].timeAutomations`), (r, j) =>
         toTimeAutomation(r, `automations[${i}].timeAutomations[${j}]`),
       ),
-      sensorAutomations: rules(entry['sensorAutomations'], `automations[${i}].sensorAutomations`).map(
+      sensorAutomations: each(
+        rules(entry['sensorAutomations'], `automations[${i}].sensorAutomations`),
         (r, j) => toSensorAutomation(r, `automations[${i}].sensorAutomations[${j}]`),
       ),
     };

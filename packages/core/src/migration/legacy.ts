@@ -1,4 +1,4 @@
-import { type NewAction, parseAutomations, requireActionValue } from '../actions/action.js';
+import { type NewAction, parseAutomationsKeepingGood, requireActionValue } from '../actions/action.js';
 import { type NewDevice, requireDeviceId } from '../devices/device.js';
 import { groupPackages, type GroupPackage, type NewGroup, requireSettings } from '../groups/group.js';
 import {
@@ -9,7 +9,11 @@ import {
   MAX_CHARTS_PER_USER,
   withChartDefaults,
 } from '../history-charts/history-chart.js';
-import { type IgnoreState, type ImportedNotification } from '../notifications/notification.js';
+import {
+  checkStates,
+  type ImportedNotification,
+  type StoredIgnoreState,
+} from '../notifications/notification.js';
 import { type NewReading, requireTopic } from '../readings/reading.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { assertTimeZone, fromLocal } from '../shared/time-zone.js';
@@ -235,8 +239,9 @@ export function legacyDevice(document: LegacyDocument): NewDevice {
 }
 
 /**
- * `actions`: automations lose the `_id`s the original gave their sub-documents. Rules Hortus cannot run are
- * not copied, but the action is: its switch keeps working, and the report says which rules went.
+ * `actions`: automations lose the `_id`s the original gave their sub-documents. The forms people typed into
+ * the web client are read (`7:5`, `Monday`, `28,5`); a rule Hortus still cannot run is left out on its own,
+ * its siblings and the action are copied, and the report says which rule went.
  */
 export function legacyAction(document: LegacyDocument): Converted<NewAction> {
   const notes: string[] = [];
@@ -248,7 +253,9 @@ export function legacyAction(document: LegacyDocument): Converted<NewAction> {
   const raw = document['automations'];
   if (raw !== undefined && raw !== null) {
     try {
-      automations = parseAutomations(plainJson(raw));
+      const parsed = parseAutomationsKeepingGood(plainJson(raw));
+      automations = parsed.automations;
+      for (const message of parsed.leftOut) notes.push(`rule left out: ${message}`);
     } catch (error) {
       if (!(error instanceof InvalidInputError)) throw error;
       notes.push(`automations not copied: ${error.message}`);
@@ -265,8 +272,12 @@ export function legacyAction(document: LegacyDocument): Converted<NewAction> {
   };
 }
 
-function ignoreState(value: unknown, notes: string[]): IgnoreState {
+/** `active`/`passive` (the original's hourly check) are kept as they are: not open, as they were never listed. */
+function ignoreState(value: unknown, notes: string[]): StoredIgnoreState {
   if (value === 'true' || value === true) return 'true';
+  if (typeof value === 'string' && (checkStates as readonly string[]).includes(value)) {
+    return value as StoredIgnoreState;
+  }
   if (value !== 'false' && value !== false && value !== undefined && value !== null) {
     notes.push(`ignore ${JSON.stringify(value)} is neither "true" nor "false": stored as "false"`);
   }

@@ -14,8 +14,23 @@ export interface Notification {
 
 export type NewNotification = Omit<Notification, 'id' | 'ignore'>;
 
+/**
+ * The original's hourly check stored its own records with ignore `active` or `passive`; its list route
+ * never returned them. Moved here they are kept with that state, so they are not open, yet readable (they
+ * read as ignored).
+ */
+export const checkStates = ['active', 'passive'] as const;
+export type StoredIgnoreState = IgnoreState | (typeof checkStates)[number];
+
+/** How a stored state reads: only `false` is open. */
+export function readIgnoreState(stored: unknown): IgnoreState {
+  return stored === 'false' ? 'false' : 'true';
+}
+
 /** A notification moved from another system, with the ignore state it had there. */
-export type ImportedNotification = Omit<Notification, 'id'>;
+export type ImportedNotification = Omit<Notification, 'id' | 'ignore'> & {
+  readonly ignore: StoredIgnoreState;
+};
 
 /** Keys notifications moved from another system: one (group, time, message) is stored once. */
 export function notificationKey(notification: Pick<Notification, 'group' | 'time' | 'message'>): string {

@@ -21,7 +21,8 @@ export type ResourceName =
   | 'group'
   | 'user'
   | 'commits'
-  | 'access-key';
+  | 'access-key'
+  | 'firmware';
 
 export abstract class DomainError extends Error {
   abstract readonly code: ErrorCode;

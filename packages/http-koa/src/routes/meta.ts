@@ -47,7 +47,8 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
       {
         method: 'get',
         path: '/api/openapi.json',
-        access: 'service',
+        // The reference describes the routes and holds no data: readable with keys in use, too.
+        access: 'open',
         writes: false,
         summary: 'This description, OpenAPI 3.1',
         responses: { 200: { description: 'The OpenAPI document', schema: { type: 'object' } } },
@@ -56,7 +57,7 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
       {
         method: 'get',
         path: '/api/docs',
-        access: 'service',
+        access: 'open',
         writes: false,
         summary: 'The API reference: Redoc rendering this description',
         responses: { 200: { description: 'HTML page', schema: { type: 'string' } } },
@@ -65,7 +66,7 @@ export function metaRoutes(openApi: () => unknown, docsPage: () => string): Rout
       {
         method: 'get',
         path: REDOC_SCRIPT_PATH,
-        access: 'service',
+        access: 'open',
         writes: false,
         summary: 'The Redoc script the reference page loads',
         responses: { 200: { description: 'JavaScript (Redoc standalone bundle)', text: true } },

@@ -198,6 +198,13 @@ export const readingRangeQuery = object(
 
 const switchState: JsonSchema = { type: 'string', enum: [...switchStates] };
 
+/** One of the words in any case (`Monday`); the core checks it and stores it as listed. */
+const anyCase = (words: readonly string[]): JsonSchema => ({
+  type: 'string',
+  maxLength: 32,
+  description: `One of ${words.join(', ')}, in any case`,
+});
+
 export const automationsSchema: JsonSchema = {
   type: 'array',
   maxItems: MAX_RULES_PER_KIND,
@@ -209,8 +216,11 @@ export const automationsSchema: JsonSchema = {
       items: object(
         {
           action: switchState,
-          time: patterned('^([01]\\d|2[0-3]):[0-5]\\d$', 'must be a time HH:MM', { description: 'HH:MM' }),
-          frequency: { type: 'string', enum: [...frequencies] },
+          // `7:5` is read as 07:05: the web client lets people type it; the core stores HH:MM.
+          time: patterned('^\\s*([01]?\\d|2[0-3]):[0-5]?\\d\\s*$', 'must be a time HH:MM', {
+            description: 'HH:MM (H:M is read as 0H:0M)',
+          }),
+          frequency: anyCase(frequencies),
         },
         ['action', 'time', 'frequency'],
       ),
@@ -222,8 +232,8 @@ export const automationsSchema: JsonSchema = {
         {
           action: switchState,
           sensor: text('Sensor name, e.g. temperature'),
-          condition: { type: 'string', enum: [...conditions] },
-          value: looseNumber('Threshold'),
+          condition: anyCase(conditions),
+          value: looseNumber('Threshold; a decimal comma (28,5) is stored as 28.5'),
         },
         ['action', 'sensor', 'condition', 'value'],
       ),

@@ -1,0 +1,35 @@
+import { inject, injectable } from 'inversify';
+import { CLOCK, type Clock } from '../shared/clock.port.js';
+import { optionalText } from '../shared/validation.js';
+import { type FirmwareImage, requireFirmwareSize, requireSemver } from './firmware.js';
+import {
+  FIRMWARE_DIGEST,
+  FIRMWARE_REPOSITORY,
+  type FirmwareDigest,
+  type FirmwareRepository,
+} from './firmware.port.js';
+
+/** Stores an image for every box or one group's; the same version for the same boxes twice is a conflict. */
+@injectable()
+export class PublishFirmware {
+  constructor(
+    @inject(FIRMWARE_REPOSITORY) private readonly firmware: FirmwareRepository,
+    @inject(FIRMWARE_DIGEST) private readonly digest: FirmwareDigest,
+    @inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async execute(input: { data: Uint8Array; version: unknown; group?: unknown }): Promise<FirmwareImage> {
+    const version = requireSemver(input.version);
+    const group = optionalText(input.group, 'group');
+    requireFirmwareSize(input.data.byteLength);
+    const image = {
+      version,
+      ...(group === undefined ? {} : { group }),
+      size: input.data.byteLength,
+      sha256: this.digest(input.data),
+      publishedAt: this.clock.now(),
+    };
+    await this.firmware.add({ ...image, data: input.data });
+    return image;
+  }
+}

@@ -8,6 +8,7 @@ import {
   type StoredIgnoreState,
 } from '@hortus/core';
 import { newId } from './ids.js';
+import { GroupRevisions } from './revisions.js';
 
 interface StoredNotification {
   readonly id: string;
@@ -41,10 +42,16 @@ function toNotification(stored: StoredNotification): Notification {
 @injectable()
 export class InMemoryNotificationRepository implements NotificationRepository {
   private readonly byGroup = new Map<string, GroupNotifications>();
+  private readonly revisions = new GroupRevisions();
+
+  async revision(group: string): Promise<string> {
+    return this.revisions.current(group);
+  }
 
   async deleteByGroup(group: string): Promise<number> {
     const removed = this.byGroup.get(group)?.created.length ?? 0;
     this.byGroup.delete(group);
+    if (removed > 0) this.revisions.bump(group);
     return removed;
   }
 
@@ -79,6 +86,7 @@ export class InMemoryNotificationRepository implements NotificationRepository {
       this.byGroup.set(stored.group, group);
     }
     group.created.push(stored);
+    this.revisions.bump(stored.group);
     const sameTime = group.byTime.get(stored.timeMs);
     if (sameTime === undefined) group.byTime.set(stored.timeMs, [stored]);
     else sameTime.push(stored);
@@ -112,6 +120,7 @@ export class InMemoryNotificationRepository implements NotificationRepository {
         matched += 1;
       }
     }
+    if (matched > 0) this.revisions.bump(group);
     return matched;
   }
 }

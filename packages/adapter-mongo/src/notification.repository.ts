@@ -9,6 +9,7 @@ import {
   readIgnoreState,
   type StoredIgnoreState,
 } from '@hortus/core';
+import { StoredRevisions } from './revisions.js';
 import { type CollectionSpec, MONGO_DB, MongoRepository, toDate } from './support.js';
 
 interface NotificationDocument {
@@ -62,13 +63,24 @@ export class MongoNotificationRepository
   extends MongoRepository<NotificationDocument>
   implements NotificationRepository
 {
+  private readonly revisions: StoredRevisions;
+
   constructor(@inject(MONGO_DB) db: Db) {
     super(db, notificationCollection, 'notification', 'That notification is already stored');
+    this.revisions = new StoredRevisions(db, 'notifications');
   }
 
+  async revision(group: string): Promise<string> {
+    return this.run(() => this.revisions.current(group));
+  }
+
+  /** Every write bumps the group's revision after it, so a poll that sees the new revision sees the change. */
   async create(notification: NewNotification): Promise<Notification> {
     const document = notificationMapper.toDocument(notification);
-    await this.run(() => this.collection.insertOne(document));
+    await this.run(async () => {
+      await this.collection.insertOne(document);
+      await this.revisions.bump([document.group]);
+    });
     return notificationMapper.toEntity(document);
   }
 
@@ -101,7 +113,10 @@ export class MongoNotificationRepository
         seen.add(key);
         missing.push(notificationMapper.toDocument(notification, notification.ignore));
       }
-      if (missing.length > 0) await this.collection.insertMany(missing, { ordered: true });
+      if (missing.length > 0) {
+        await this.collection.insertMany(missing, { ordered: true });
+        await this.revisions.bump(missing.map((document) => document.group));
+      }
       return missing.length;
     });
   }
@@ -115,7 +130,11 @@ export class MongoNotificationRepository
   }
 
   async deleteByGroup(group: string): Promise<number> {
-    return (await this.run(() => this.collection.deleteMany({ group }))).deletedCount;
+    return this.run(async () => {
+      const { deletedCount } = await this.collection.deleteMany({ group });
+      if (deletedCount > 0) await this.revisions.bump([group]);
+      return deletedCount;
+    });
   }
 
   async countOpen(group: string): Promise<number> {
@@ -125,9 +144,13 @@ export class MongoNotificationRepository
 
   async ignoreAt(group: string, times: readonly Date[]): Promise<number> {
     if (times.length === 0) return 0;
-    const result = await this.run(() =>
-      this.collection.updateMany({ group, time: { $in: [...times] } }, { $set: { ignore: 'true' } }),
-    );
-    return result.matchedCount;
+    return this.run(async () => {
+      const { matchedCount } = await this.collection.updateMany(
+        { group, time: { $in: [...times] } },
+        { $set: { ignore: 'true' } },
+      );
+      if (matchedCount > 0) await this.revisions.bump([group]);
+      return matchedCount;
+    });
   }
 }

@@ -8,6 +8,7 @@ import {
   type StoredIgnoreState,
 } from '@hortus/core';
 import { newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
+import { SqliteRevisions } from './revisions.js';
 
 interface NotificationRow {
   id: string;
@@ -48,18 +49,29 @@ const columns = 'id, grp, time, message, ignore, topic, value';
 
 @injectable()
 export class SqliteNotificationRepository extends SqliteRepository implements NotificationRepository {
+  private readonly revisions: SqliteRevisions;
+
   constructor(@inject(SQLITE_CONNECTION) connection: SqliteConnection) {
     super(connection, 'notification', 'That notification is already stored');
+    this.revisions = new SqliteRevisions(connection, 'notifications');
   }
 
+  async revision(group: string): Promise<string> {
+    return this.run(() => this.revisions.current(group));
+  }
+
+  /** Every write bumps the group's revision in its own transaction. */
   async create(notification: NewNotification): Promise<Notification> {
     const row = notificationMapper.toRow(notification);
     this.run(() =>
-      this.connection
-        .prepare(
-          `INSERT INTO notifications (${columns}) VALUES (@id, @grp, @time, @message, @ignore, @topic, @value)`,
-        )
-        .run(row),
+      this.connection.write(() => {
+        this.connection
+          .prepare(
+            `INSERT INTO notifications (${columns}) VALUES (@id, @grp, @time, @message, @ignore, @topic, @value)`,
+          )
+          .run(row);
+        this.revisions.bump([row.grp]);
+      }),
     );
     return notificationMapper.toEntity(row);
   }
@@ -80,6 +92,7 @@ export class SqliteNotificationRepository extends SqliteRepository implements No
           const row = notificationMapper.toRow(notification, notification.ignore);
           if (exists.get(row.grp, row.time, row.message) !== undefined) continue;
           insert.run(row);
+          this.revisions.bump([row.grp]);
           added += 1;
         }
         return added;
@@ -102,9 +115,11 @@ export class SqliteNotificationRepository extends SqliteRepository implements No
 
   async deleteByGroup(group: string): Promise<number> {
     return this.run(() =>
-      this.connection.write(
-        () => this.connection.prepare('DELETE FROM notifications WHERE grp = ?').run(group).changes,
-      ),
+      this.connection.write(() => {
+        const removed = this.connection.prepare('DELETE FROM notifications WHERE grp = ?').run(group).changes;
+        if (removed > 0) this.revisions.bump([group]);
+        return removed;
+      }),
     );
   }
 
@@ -128,7 +143,9 @@ export class SqliteNotificationRepository extends SqliteRepository implements No
         const update = this.connection.prepare(
           `UPDATE notifications SET ignore = 'true' WHERE grp = ? AND time = ?`,
         );
-        return distinct.reduce((matched, time) => matched + update.run(group, time).changes, 0);
+        const matched = distinct.reduce((sum, time) => sum + update.run(group, time).changes, 0);
+        if (matched > 0) this.revisions.bump([group]);
+        return matched;
       }),
     );
   }

@@ -64,7 +64,10 @@ function createProgram(given: RunIo): Command {
     .description('Hortus: monitoring and control backend for greenhouses.')
     // A value is the version of `firmware publish --version 1.0.5`: Commander reads a program option
     // wherever it stands, so a subcommand cannot have a --version of its own.
-    .option('-V, --version [semver]', 'print the version (with a value: the image version of firmware publish)')
+    .option(
+      '-V, --version [semver]',
+      'print the version (with a value: the image version of firmware publish)',
+    )
     .on('option:version', (value: unknown) => {
       if (typeof value === 'string') return;
       io.stdout.write(`${version}\n`);

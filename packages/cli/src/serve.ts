@@ -81,11 +81,19 @@ export function registerServeCommand(program: Command, io: RunIo): void {
       )
       .option('--demo', 'seed the demo greenhouse before listening (once: not when it exists already)')
       .option('--memory', 'keep everything in memory, lost at exit (the same as STORE=memory)')
+      .option(
+        '--client <dir>',
+        "serve a web client's single-page build from <dir> under / (the same as CLIENT_DIR); the API stays under /api",
+      )
       .addOption(
         new Option('-p, --port <port>', 'port to listen on (default: PORT, else 8080)').argParser(parsePort),
       )
-      .action(async (options: { demo?: boolean; memory?: boolean; port?: number }) => {
-        const config = loadConfig(options.memory === true ? { ...io.env, STORE: 'memory' } : io.env);
+      .action(async (options: { demo?: boolean; memory?: boolean; port?: number; client?: string }) => {
+        const config = loadConfig({
+          ...io.env,
+          ...(options.memory === true ? { STORE: 'memory' } : {}),
+          ...(options.client === undefined ? {} : { CLIENT_DIR: options.client }),
+        });
         const logger = createJsonLogger((line) => io.stdout.write(line), undefined, config.logLevel);
         const shutdown = shutdownRequest(io.signals ?? process);
         let running: RunningServer;
@@ -105,6 +113,7 @@ export function registerServeCommand(program: Command, io: RunIo): void {
         await running.close();
       }),
     'hortus serve --demo --port 8080',
+    'AUTH=on SIGNUP=open hortus serve --client ./client/build',
     'HORTUS_DATA_DIR=/var/lib/hortus hortus serve',
     'MONGODB_URI=mongodb://localhost:27017/hortus hortus serve',
     'TLS=self-signed HTTPS_PORT=8443 hortus serve',

@@ -28,10 +28,12 @@ describe('loadConfig', () => {
   it('when APP_URL is set, then its host is allowed beside ALLOWED_HOSTS; ALLOWED_HOSTS=* stays any host', () => {
     const config = loadConfig({ APP_URL: 'https://greenhouse.example.org/app', ALLOWED_HOSTS: 'hortus.lan' });
     expect(config.allowedHosts).to.deep.equal(['hortus.lan', 'greenhouse.example.org']);
-    expect(loadConfig({ APP_URL: 'https://greenhouse.example.org', ALLOWED_HOSTS: '*' }).allowedHosts).to.deep.equal(['*']);
-    expect(loadConfig({ APP_URL: 'http://hortus.lan:8080', ALLOWED_HOSTS: 'hortus.lan' }).allowedHosts).to.deep.equal([
-      'hortus.lan',
-    ]);
+    expect(
+      loadConfig({ APP_URL: 'https://greenhouse.example.org', ALLOWED_HOSTS: '*' }).allowedHosts,
+    ).to.deep.equal(['*']);
+    expect(
+      loadConfig({ APP_URL: 'http://hortus.lan:8080', ALLOWED_HOSTS: 'hortus.lan' }).allowedHosts,
+    ).to.deep.equal(['hortus.lan']);
   });
 
   it('when HORTUS_DATA_DIR is set, then the file is hortus.db in it; STORE=memory needs no file', () => {

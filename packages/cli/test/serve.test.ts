@@ -142,7 +142,7 @@ describe('hortus serve (in-process)', () => {
 
     const listening = logLines(stdout).find((l) => l.event === 'listening');
     expect(listening).to.include({ accessControl: 'off', accessReason: 'AUTH=off' });
-    expect(listening?.['addresses']).to.be.an('array').that.is.not.empty;
+    expect(listening?.['addresses']).to.be.an('array').with.length.greaterThan(0);
     const warning = logLines(stdout).find((l) => l.event === 'open to the network without access control');
     expect(warning?.level).to.equal('warn');
     expect(warning?.['message']).to.contain('switch devices');

@@ -234,5 +234,37 @@ export function notificationRepositoryContract(
         expect(await repository().addMissing([{ ...notification(0), ignore: 'true' }])).to.equal(1);
       });
     });
+
+    describe('revision', () => {
+      it('when a notification is created, imported, ignored or the group cleared, then the revision changes each time and other groups keep theirs', async () => {
+        const other = await repository().revision('greenhouse-b');
+        const seen = [await repository().revision(GROUP)];
+
+        await repository().create(notification(0));
+        seen.push(await repository().revision(GROUP));
+        await repository().addMissing([{ ...notification(MINUTE), ignore: 'false' }]);
+        seen.push(await repository().revision(GROUP));
+        await repository().ignoreAt(GROUP, [at(0)]);
+        seen.push(await repository().revision(GROUP));
+        await repository().deleteByGroup(GROUP);
+        seen.push(await repository().revision(GROUP));
+
+        expect(new Set(seen).size).to.equal(seen.length);
+        expect(await repository().revision('greenhouse-b')).to.equal(other);
+      });
+
+      it('when nothing is written, or a write matches nothing, then the revision stays', async () => {
+        await repository().create(notification(0));
+        const before = await repository().revision(GROUP);
+
+        await repository().listOpen(GROUP);
+        await repository().countOpen(GROUP);
+        await repository().ignoreAt(GROUP, [at(5 * MINUTE)]);
+        await repository().addMissing([{ ...notification(0), ignore: 'false' }]);
+        await repository().deleteByGroup('greenhouse-b');
+
+        expect(await repository().revision(GROUP)).to.equal(before);
+      });
+    });
   });
 }

@@ -107,6 +107,7 @@ export * from './accounts/request-password-reset.js';
 export * from './accounts/reset-password.js';
 export * from './accounts/set-password.js';
 export * from './accounts/revoke-sessions.js';
+export * from './accounts/log-out.js';
 export * from './accounts/verify-session.js';
 export * from './accounts/invite-user.js';
 export * from './accounts/delete-user.js';

@@ -7,6 +7,7 @@ import { LoginThrottle } from './accounts/login-throttle.js';
 import { RequestPasswordReset } from './accounts/request-password-reset.js';
 import { ResetPassword } from './accounts/reset-password.js';
 import { RevokeSessions } from './accounts/revoke-sessions.js';
+import { LogOut } from './accounts/log-out.js';
 import { SetPassword } from './accounts/set-password.js';
 import { SignUp } from './accounts/sign-up.js';
 import { VerifySession } from './accounts/verify-session.js';
@@ -142,6 +143,7 @@ export const useCases = [
   Authenticate,
   SignUp,
   LogIn,
+  LogOut,
   LoginThrottle,
   GetProfile,
   RequestPasswordReset,

@@ -26,6 +26,7 @@ import { dataRoutes } from './routes/data.js';
 import { deviceRoutes } from './routes/devices.js';
 import { groupRoutes } from './routes/groups.js';
 import { historyChartRoutes } from './routes/history-charts.js';
+import { firmwareRoutes } from './routes/firmware.js';
 import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { userRoutes } from './routes/users.js';
@@ -40,6 +41,7 @@ import {
   securityHeadersMiddleware,
   writingHeadMiddleware,
 } from './edge/security.js';
+import { clientMiddleware, type ClientSettings } from './edge/client.js';
 
 export const apiRouters: readonly RouterSpec[] = [
   dataRoutes,
@@ -50,6 +52,7 @@ export const apiRouters: readonly RouterSpec[] = [
   groupRoutes,
   userRoutes,
   ...accountRouters,
+  firmwareRoutes,
 ];
 
 export interface AppOptions {
@@ -74,6 +77,8 @@ export interface AppOptions {
   readonly bodyTimeoutMs?: number;
   /** Where warnings about what clients send go, rate-limited; by default a ClientFaultLog on `logger`. */
   readonly clientFaults?: ClientFaultLog;
+  /** A web client's build served under `/` (CLIENT_DIR); absent: `/` is the liveness text. */
+  readonly client?: ClientSettings;
   /** Whether polls are answered by the poll lane (lane/poll-lane.ts) in front of Koa; on unless false. */
   readonly pollLane?: boolean;
 }
@@ -243,8 +248,10 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   app.use(writingHeadMiddleware(policies));
   app.use(fetchMetadataMiddleware(options.corsOrigins, policies));
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults));
+  // The client's files need no key: the page logs in, then its API requests carry the session cookie.
+  if (options.client !== undefined) app.use(clientMiddleware(options.client));
   const { access } = options;
-  if (access !== undefined) app.use(access.middleware(policies));
+  if (access !== undefined) app.use(access.middleware(policies, options.corsOrigins));
   app.use(
     operationsMiddleware({
       ready: options.ready ?? (async () => true),

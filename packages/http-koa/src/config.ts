@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { ConfigError, type Env, envReader } from '@hortus/core';
+import { checkClientDir, type ClientSettings, DEFAULT_CLIENT_CSP } from './edge/client.js';
 
 /** auto: access keys are required once the store holds one; on: always required; off: never. */
 export const authModes = ['auto', 'on', 'off'] as const;
@@ -54,6 +55,8 @@ export interface HttpSettings {
   readonly authCacheMs: number;
   /** POLL_LANE: polls answered in front of Koa (the default), or `off` to send every request through Koa. */
   readonly pollLane: boolean;
+  /** CLIENT_DIR (or `serve --client`): a web client's single-page build served under `/`, and its CSP. */
+  readonly client?: ClientSettings;
 }
 
 export const MAX_CODE_HOST_TIMEOUT_MS = 5000;
@@ -129,6 +132,10 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const auth = (authModes as readonly string[]).includes(authText) ? (authText as AuthMode) : 'auto';
   if (auth !== authText) problems.push(`AUTH must be one of: ${authModes.join(', ')}, got "${read('AUTH')}"`);
   const authCacheMs = integer('AUTH_CACHE_MS', 0, 60_000);
+  const clientDir = optional('CLIENT_DIR');
+  const clientProblem = clientDir === undefined ? undefined : checkClientDir(clientDir);
+  if (clientProblem !== undefined) problems.push(clientProblem);
+  const clientCsp = optional('CLIENT_CSP') ?? DEFAULT_CLIENT_CSP;
   const pollLaneText = read('POLL_LANE').toLowerCase();
   if (pollLaneText !== 'on' && pollLaneText !== 'off') {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
@@ -156,6 +163,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     auth,
     authCacheMs,
     pollLane: pollLaneText !== 'off',
+    ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientCsp } }),
   };
 }
 

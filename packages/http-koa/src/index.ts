@@ -15,3 +15,4 @@ export * from './edge/request.js';
 export * from './routes/policy.js';
 export { metaRoutes } from './routes/meta.js';
 export * from './https.js';
+export * from './edge/client.js';

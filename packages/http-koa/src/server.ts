@@ -48,6 +48,7 @@ export class HttpServer {
       rateLimitPerMinute: settings.rateLimitPerMinute,
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
+      ...(settings.client === undefined ? {} : { client: settings.client }),
     });
     this.handle = app.handle;
     this.server = createServer(serverLimits(settings), app.handle);

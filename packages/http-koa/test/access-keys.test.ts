@@ -456,6 +456,7 @@ describe('access keys over HTTP', () => {
         '/api/data/latestdata',
         '/api/users/',
         '/api/auth/',
+        '/api/auth/logout',
         '/api/apiuserdata/:id',
         '/api/password-reset/',
         '/api/password-reset/resetvalidate',

@@ -1,5 +1,12 @@
 import { InMemoryReadingRepository } from '@hortus/adapter-memory';
-import { CreateGroup, type Reading, READING_REPOSITORY, SetActionValue } from '@hortus/core';
+import {
+  CreateGroup,
+  NOTIFICATION_REPOSITORY,
+  type NotificationRepository,
+  type Reading,
+  READING_REPOSITORY,
+  SetActionValue,
+} from '@hortus/core';
 import { expect, type Reply, startTestServer, type TestServer } from './harness.js';
 
 /** Counts how often the newest readings are built, to show a 304 is answered without building them. */
@@ -139,6 +146,31 @@ describe('HTTP conditional GET on the polling routes', () => {
     expect(changed.status).to.equal(200);
     expect((changed.json() as { settings: unknown }).settings).to.deep.equal([{ tempMin: 10 }]);
     expect((await poll(state, stateTag)).status).to.equal(304);
+  });
+
+  it('when a notification of the group is created or ignored, then /latestdata/notifications answers 200 again; otherwise 304', async () => {
+    const group = api.unique('greenhouse');
+    await api.seed.group(group);
+    const notifications = api.container.get(NOTIFICATION_REPOSITORY) as NotificationRepository;
+    const path = `/api/notification/latestdata/notifications?groupId=${group}`;
+    const empty = await tagOf(path);
+    expect((await poll(path, empty)).status).to.equal(304);
+
+    await notifications.create({ group, time: new Date('2025-06-15T12:00:00Z'), message: 'too dry' });
+    const created = await poll(path, empty);
+    expect(created.status).to.equal(200);
+    expect((created.json() as { message: string }[]).map((n) => n.message)).to.deep.equal(['too dry']);
+    const etag = created.headers.get('etag') ?? '';
+    await notifications.create({ group: api.unique('other'), time: new Date(), message: 'elsewhere' });
+    expect((await poll(path, etag)).status).to.equal(304);
+
+    const ignored = await api.call('POST', `/api/notification/notifications/ignore?groupId=${group}`, {
+      json: { time: '2025-06-15T12:00:00Z' },
+    });
+    expect(ignored.status).to.equal(200);
+    const after = await poll(path, etag);
+    expect(after.status).to.equal(200);
+    expect(after.json()).to.deep.equal([]);
   });
 
   it('when If-None-Match lists the tag among others, without W/, or is *, then 304; another tag gets 200', async () => {

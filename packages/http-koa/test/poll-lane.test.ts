@@ -127,6 +127,7 @@ describe('The poll lane', function () {
     `/api/data/latestdata/All?groupId=${name}`,
     `/api/group/abo?group=${name}`,
     `/api/data/latestdata/temperature?groupId=${name}`,
+    `/api/notification/latestdata/notifications?groupId=${name}`,
   ];
 
   it('when clients poll without keys in use, then the lane answers 200s and 304s exactly as Koa does', async () => {
@@ -141,9 +142,9 @@ describe('The poll lane', function () {
       await compare(path, { origin: 'https://elsewhere.example' });
       await compare(path.replace('/api/', '/API/'), {});
     }
-    // 5 requests to each of 4 routes, all answered by the lane.
-    expect(laneAnswers(laneMetrics) - before).to.equal(20);
-    expect(requestLines(api.logger).slice(-20)).to.deep.equal(requestLines(twinLogger).slice(-20));
+    // 5 requests to each of 5 routes, all answered by the lane.
+    expect(laneAnswers(laneMetrics) - before).to.equal(25);
+    expect(requestLines(api.logger).slice(-25)).to.deep.equal(requestLines(twinLogger).slice(-25));
   });
 
   it('when queries are written in odd ways, then the answers match whoever gives them', async () => {
@@ -199,7 +200,7 @@ describe('The poll lane', function () {
       expect(first.headers['cache-control']).to.equal('private, no-cache');
       await compare(path, { authorization, 'if-none-match': first.headers['etag'] ?? '' });
     }
-    expect(laneAnswers(laneMetrics) - before).to.equal(8);
+    expect(laneAnswers(laneMetrics) - before).to.equal(10);
   });
 
   it('when keys are in use, then a key that may read the group is served by the lane and any other is left to Koa', async () => {
@@ -229,7 +230,7 @@ describe('The poll lane', function () {
         .render()
         .split('\n')
         .filter((line) =>
-          /^http_requests_total\{.*route="\/api\/(actions\/current_state|data\/latestdata|group\/abo)/u.test(
+          /^http_requests_total\{.*route="\/api\/(actions\/current_state|data\/latestdata|group\/abo|notification)/u.test(
             line,
           ),
         );

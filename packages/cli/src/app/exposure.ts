@@ -30,14 +30,12 @@ function urlOf(scheme: string, address: string, port: number): string {
 }
 
 /** Access control as the start log states it: on (AUTH=on or keys in use) or off, and why. */
-export function accessState(
-  mode: AuthMode,
-  keysInUse: boolean | undefined,
-): { on: boolean; reason: string } {
+export function accessState(mode: AuthMode, keysInUse: boolean | undefined): { on: boolean; reason: string } {
   if (mode === 'on') return { on: true, reason: 'AUTH=on' };
   if (mode === 'off') return { on: false, reason: 'AUTH=off' };
   // Unknown (the store did not answer): requests are refused until it does, so it counts as on.
-  if (keysInUse === undefined) return { on: true, reason: 'AUTH=auto; the store did not say whether keys exist' };
+  if (keysInUse === undefined)
+    return { on: true, reason: 'AUTH=auto; the store did not say whether keys exist' };
   return keysInUse
     ? { on: true, reason: 'AUTH=auto and access keys exist' }
     : { on: false, reason: 'AUTH=auto and no access key exists yet' };

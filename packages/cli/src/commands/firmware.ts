@@ -74,7 +74,7 @@ export function registerFirmwareCommands(program: Command, io: RunIo): void {
         // The program's --version [semver] (see run.ts) carries the image's version here.
         const given = command.optsWithGlobals<{ version?: string | boolean }>().version;
         if (typeof given !== 'string') {
-          throw new UsageError('--version <semver> is required: the image\'s version, e.g. 1.0.5');
+          throw new UsageError("--version <semver> is required: the image's version, e.g. 1.0.5");
         }
         // Checked before the file is read: a typo in the version should not cost reading megabytes.
         const version = requireSemver(given);

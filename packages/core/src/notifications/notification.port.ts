@@ -16,6 +16,12 @@ export interface NotificationRepository {
   countOpen(group: string): Promise<number>;
   /** Removes every notification of the group, ignored ones too; answers how many. */
   deleteByGroup(group: string): Promise<number>;
+  /**
+   * Opaque text that changes whenever a write changes what `listOpen` answers for the group (it may also
+   * change when nothing did); never a value it had before, even across a restart of a store that keeps
+   * nothing. Equal texts mean the group's notifications are unchanged.
+   */
+  revision(group: string): Promise<string>;
 }
 
 export const NOTIFICATION_REPOSITORY = Symbol.for('hortus.NotificationRepository');

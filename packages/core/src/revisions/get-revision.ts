@@ -1,11 +1,12 @@
 import { inject, injectable } from 'inversify';
 import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { requireText } from '../shared/validation.js';
 
 /** What a polled answer about one group is made of. */
-export const revisionSubjects = ['readings', 'actions', 'group'] as const;
+export const revisionSubjects = ['readings', 'actions', 'group', 'notifications'] as const;
 export type RevisionSubject = (typeof revisionSubjects)[number];
 
 /**
@@ -19,6 +20,7 @@ export class GetRevision {
     @inject(READING_REPOSITORY) private readonly readings: ReadingRepository,
     @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(NOTIFICATION_REPOSITORY) private readonly notifications: NotificationRepository,
   ) {}
 
   /** Not async: it hands on the repository's promise, sparing every poll a promise of its own to adopt it. */
@@ -36,6 +38,8 @@ export class GetRevision {
         return this.actions.revision(group);
       case 'group':
         return this.groups.revision(group);
+      case 'notifications':
+        return this.notifications.revision(group);
     }
   }
 }

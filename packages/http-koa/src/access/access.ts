@@ -20,6 +20,7 @@ import { type Context, type Middleware } from 'koa';
 import { type AuthMode } from '../config.js';
 import { type PolicyTable } from '../routes/policy.js';
 import { json, type RouteSpec, send } from '../routes/routing.js';
+import { clearSessionCookie, cookieWriteAllowed, sessionCookieIn } from './session-cookie.js';
 
 export interface AccessSettings {
   readonly mode: AuthMode;
@@ -50,11 +51,14 @@ export function callerOf(ctx: Context): Caller {
   return (ctx.state as { caller?: Caller }).caller ?? ANONYMOUS;
 }
 
-/** A bearer credential as sent: an access key, a log-in token, or text that is neither (refused). */
+/**
+ * A credential as sent: an access key, a log-in token (in the header or the session cookie), or text that
+ * is neither (refused).
+ */
 type Credential =
   | { readonly kind: 'key'; readonly key: AccessKey }
-  | { readonly kind: 'session'; readonly session: SessionPrincipal }
-  | { readonly kind: 'invalid'; readonly looksLikeToken: boolean };
+  | { readonly kind: 'session'; readonly session: SessionPrincipal; readonly fromCookie?: true }
+  | { readonly kind: 'invalid'; readonly looksLikeToken: boolean; readonly fromCookie?: true };
 
 /** A JWT's shape: three base64url parts. Anything else is taken for an access key. */
 const tokenShape = /^[\w-]+\.[\w-]+\.[\w-]*$/u;
@@ -334,6 +338,17 @@ export class AccessControl {
     return session === undefined ? { kind: 'invalid', looksLikeToken } : { kind: 'session', session };
   }
 
+  /**
+   * The session cookie's log-in token. It is only ever a token: a key in a cookie is refused, since keys
+   * belong to boxes and scripts, which send the header.
+   */
+  private async cookieCredentialOf(token: string): Promise<Credential> {
+    const session = tokenShape.test(token) ? await this.sessionOf(token) : undefined;
+    return session === undefined
+      ? { kind: 'invalid', looksLikeToken: true, fromCookie: true }
+      : { kind: 'session', session, fromCookie: true };
+  }
+
   /** Whether requests need a key, when that is known without asking the store (mode, or a fresh answer). */
   private requiredNow(): boolean | undefined {
     if (this.settings.mode !== 'auto') return this.settings.mode === 'on';
@@ -345,7 +360,10 @@ export class AccessControl {
    * other path needs a valid key or log-in token while keys are required. A credential sent while keys are
    * not required still identifies the caller (the e-mail change and profile routes ask who it is).
    */
-  middleware(policies: PolicyTable): Middleware {
+  middleware(policies: PolicyTable, corsOrigins: readonly string[] = []): Middleware {
+    const allowedOrigins = new Set(corsOrigins.map((origin) => origin.toLowerCase()));
+    const uncredentialed = (ctx: Context): boolean =>
+      ctx.get('Authorization') === '' && sessionCookieIn(ctx.get('Cookie')) === undefined;
     const checked: Middleware = async (ctx, next) => {
       const state = ctx.state as { access?: RequestAccess; caller?: Caller };
       const check = policies.checkBeforeRouting(ctx.path);
@@ -355,15 +373,16 @@ export class AccessControl {
         return next();
       }
       const required = await this.required();
-      if (!account && !required && ctx.get('Authorization') === '') {
+      if (!account && !required && uncredentialed(ctx)) {
         state.access = NOT_REQUIRED;
         return next();
       }
       // What a credential unlocks is its holder's alone: shared caches must neither keep it nor hand it to others.
       ctx.vary('Authorization');
+      ctx.vary('Cookie');
       ctx.vary('Origin');
       try {
-        await this.authenticated(ctx, next, required, account);
+        await this.authenticated(ctx, next, { required, account, policies, allowedOrigins });
       } finally {
         const cacheControl = String(ctx.res.getHeader('Cache-Control') ?? '');
         if (!/\bprivate\b/iu.test(cacheControl)) {
@@ -376,7 +395,7 @@ export class AccessControl {
       // No key needed and none sent, known without waiting: the common case of a server without keys.
       if (
         this.requiredNow() === false &&
-        ctx.get('Authorization') === '' &&
+        uncredentialed(ctx) &&
         policies.checkBeforeRouting(ctx.path) !== 'account'
       ) {
         (ctx.state as { access?: RequestAccess }).access = NOT_REQUIRED;
@@ -393,12 +412,38 @@ export class AccessControl {
   private async authenticated(
     ctx: Context,
     next: () => Promise<unknown>,
-    required: boolean,
-    account: boolean,
+    request: {
+      readonly required: boolean;
+      readonly account: boolean;
+      readonly policies: PolicyTable;
+      readonly allowedOrigins: ReadonlySet<string>;
+    },
   ): Promise<void> {
+    const { required, account } = request;
     const state = ctx.state as { access?: RequestAccess; caller?: Caller };
     const header = ctx.get('Authorization');
-    const credential = header === '' ? undefined : await this.credentialOf(header);
+    const cookie = sessionCookieIn(ctx.get('Cookie'));
+    // The header wins: a script or box that sends one means it, whatever cookie a browser holds.
+    const credential =
+      header !== ''
+        ? await this.credentialOf(header)
+        : cookie === undefined
+          ? undefined
+          : await this.cookieCredentialOf(cookie);
+    // A cookie whose session has ended is dropped, so the browser stops sending it.
+    if (credential?.kind === 'invalid' && credential.fromCookie === true) clearSessionCookie(ctx);
+    if (
+      credential?.kind === 'session' &&
+      credential.fromCookie === true &&
+      request.policies.writes(ctx.method, ctx.path) &&
+      !cookieWriteAllowed(ctx, request.allowedOrigins)
+    ) {
+      forbidden(
+        ctx,
+        "A change made with the session cookie must come from this server's own pages or an origin in CORS_ORIGINS",
+      );
+      return;
+    }
     state.caller = callerFor(credential);
     if (account || !required) {
       state.access = {
@@ -416,9 +461,11 @@ export class AccessControl {
     if (credential.kind === 'invalid') {
       unauthorized(
         ctx,
-        credential.looksLikeToken
-          ? 'The log-in token is not valid or has expired'
-          : 'The access key is not valid',
+        credential.fromCookie === true
+          ? 'The session has ended: log in again'
+          : credential.looksLikeToken
+            ? 'The log-in token is not valid or has expired'
+            : 'The access key is not valid',
         true,
       );
       return;
@@ -452,11 +499,15 @@ export class AccessControl {
    */
   accessKnownNow(
     authorization: string,
+    cookieHeader?: string,
   ): { readonly access: RequestAccess; readonly caller: Caller } | undefined {
     const required = this.requiredNow();
     if (required === undefined) return undefined;
-    if (authorization === '') return required ? undefined : OPEN_TO_ANYONE;
-    const secret = bearerPattern.exec(authorization)?.[1];
+    const cookie = authorization === '' ? sessionCookieIn(cookieHeader) : undefined;
+    if (authorization === '' && (cookie === undefined || !required)) {
+      return required ? undefined : OPEN_TO_ANYONE;
+    }
+    const secret = cookie ?? bearerPattern.exec(authorization)?.[1];
     if (secret === undefined) return undefined;
     if (tokenShape.test(secret)) {
       const session = this.sessions.get(secret)?.fresh()?.value;

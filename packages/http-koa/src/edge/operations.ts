@@ -55,8 +55,15 @@ export function operationsMiddleware(options: OperationsOptions): Middleware {
       case '/metrics': {
         if (options.metrics === undefined) return next();
         state.metricsRoute = path;
-        const key = accessOf(ctx)?.key;
-        const decision = key === undefined ? undefined : decideAccess(key, 'read', { scope: 'operator' });
+        const access = accessOf(ctx);
+        // While keys are required only an admin key reads metrics: a log-in token (header or cookie) is a
+        // user's, not the operator's.
+        const decision =
+          access?.key !== undefined
+            ? decideAccess(access.key, 'read', { scope: 'operator' })
+            : access?.required === true
+              ? ({ allowed: false, reason: 'Only an admin key may read this' } as const)
+              : undefined;
         if (decision !== undefined && !decision.allowed) {
           forbidden(ctx, decision.reason);
           return undefined;

@@ -150,7 +150,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     }
     const ifNoneMatch = headers['if-none-match'] ?? '';
     const authorization = headers.authorization ?? '';
-    const known = access === undefined ? OPEN : access.accessKnownNow(authorization);
+    const known = access === undefined ? OPEN : access.accessKnownNow(authorization, headers.cookie);
     const query = parseQuery(mark === -1 ? '' : url.slice(mark + 1));
     if (known === undefined || ifNoneMatch.includes('*') || !valid(route.spec, query)) {
       fallback(request, response);
@@ -197,10 +197,10 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
         const origin = headers.origin ?? '';
         if (origin !== '') {
           out.push(...corsHeaderPairs(origin, options.allowedOrigins));
-          // The access middleware adds Authorization to the Vary that CORS began.
-          out.push('Vary', credentialed ? 'Origin, Authorization' : 'Origin');
+          // The access middleware adds Authorization and Cookie to the Vary that CORS began.
+          out.push('Vary', credentialed ? 'Origin, Authorization, Cookie' : 'Origin');
         } else if (credentialed) {
-          out.push('Vary', 'Authorization, Origin');
+          out.push('Vary', 'Authorization, Cookie, Origin');
         }
         out.push('ETag', answer.tag);
         let status: number;

@@ -60,7 +60,9 @@ export const logInRoutes: RouterSpec = {
       writes: true,
       summary: 'Log in',
       description:
-        'Answers a log-in token (a JWT valid for 7 days) for `Authorization: Bearer`. Failed log-ins are ' +
+        'Answers a log-in token (a JWT valid for 7 days) for `Authorization: Bearer`, and sets the same token ' +
+        'as the session cookie `hortus_session` (HttpOnly, SameSite=Strict, Path=/api, Secure over HTTPS, ' +
+        'ending with the browser), which every data route accepts like the header. Failed log-ins are ' +
         'limited per e-mail and per client address: 429 with Retry-After after 10 in 15 minutes.',
       body: logInBody,
       responses: {
@@ -74,7 +76,28 @@ export const logInRoutes: RouterSpec = {
           { email: body['email'], password: body['password'] },
           clientAddress,
         );
-        return json({ data: { token, userId, group }, message: 'Logged in successfully' });
+        return {
+          ...json({ data: { token, userId, group }, message: 'Logged in successfully' }),
+          sessionCookie: { start: token },
+        };
+      },
+    },
+    {
+      method: 'post',
+      path: '/logout',
+      access: 'account',
+      writes: true,
+      summary: 'Log out',
+      description:
+        "Ends the caller's log-in sessions (the session cookie's or the `Bearer` token's user: every token " +
+        'of that user issued so far) and clears the session cookie. Without a valid session it only clears ' +
+        'the cookie.',
+      responses: {
+        200: { description: "`{message: 'Logged out'}`" },
+      },
+      handle: async ({ caller }, { logOut }) => {
+        await logOut.execute(caller);
+        return { ...json({ message: 'Logged out' }), sessionCookie: { end: true } };
       },
     },
   ],

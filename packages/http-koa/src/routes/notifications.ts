@@ -1,3 +1,4 @@
+import { revisionTag } from './conditional.js';
 import { groupIdQuery, ignoreBody } from './schemas.js';
 import { emptyReply, json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
@@ -14,16 +15,21 @@ export const notificationRoutes: RouterSpec = {
       access: 'group',
       writes: false,
       summary: 'Notifications of a group that are not ignored, newest first',
-      description: 'SPEC applies this validator to the body; Hortus validates the `groupId` query parameter.',
+      description:
+        'SPEC applies this validator to the body; Hortus validates the `groupId` query parameter. Carries an ' +
+        'ETag: a poll naming it in If-None-Match gets 304 while no notification of the group changed.',
       query: groupIdQuery,
       responses: {
         200: {
           description: 'A bare array of notifications',
           schema: { type: 'array', items: { $ref: '#/components/schemas/Notification' } },
         },
+        304: { description: 'No body: no notification of the group changed since the ETag in If-None-Match' },
         400: { description: '`{message}` naming the invalid parameter' },
         500: failed,
       },
+      entityTag: revisionTag('/notifications', 'notifications', 'groupId'),
+      cacheByTag: true,
       handle: async ({ query }, { listOpenNotifications }) =>
         json((await listOpenNotifications.execute({ group: query['groupId'] })).map(withUnderscoreId)),
     },

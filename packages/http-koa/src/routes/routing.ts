@@ -4,8 +4,11 @@ import {
   type Caller,
   GetProfile,
   LogIn,
+  LogOut,
   RequestPasswordReset,
   ResetPassword,
+  OfferFirmware,
+  ReadFirmwareImage,
   SignUp,
   AddChart,
   AggregateReadings,
@@ -42,6 +45,7 @@ import { type Context, type Middleware } from 'koa';
 import { AnswerCache, type EntityTagOf, namesWildcard, noneMatchFails } from './conditional.js';
 import { type DeclaredRoute, policyProblem, type RoutePolicy } from './policy.js';
 import { type JsonSchema, validate, validatorFor } from './schemas.js';
+import { clearSessionCookie, setSessionCookie } from '../access/session-cookie.js';
 
 /** The use cases the HTTP transport calls; the composition root resolves each from the container. */
 export const httpUseCaseClasses = {
@@ -74,9 +78,12 @@ export const httpUseCaseClasses = {
   changeUserEmail: ChangeUserEmail,
   signUp: SignUp,
   logIn: LogIn,
+  logOut: LogOut,
   getProfile: GetProfile,
   requestPasswordReset: RequestPasswordReset,
   resetPassword: ResetPassword,
+  offerFirmware: OfferFirmware,
+  readFirmwareImage: ReadFirmwareImage,
 } as const;
 
 export type HttpUseCases = {
@@ -113,6 +120,10 @@ export interface RouteInput {
   readonly accessRequired: boolean;
   /** The client's address (from X-Forwarded-For behind a trusted proxy). */
   readonly clientAddress: string;
+  /** The request's headers, lower-case names (boxes send their id and key in headers). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
+  /** The host name the client reached the server by, without the port. */
+  readonly hostname?: string;
 }
 
 /** Request bodies are read under one of two limits: the usual one, or the larger one of reading batches. */
@@ -126,7 +137,10 @@ export interface BodyParser {
 
 export type BodyParsers = Readonly<Record<BodyKind, BodyParser>>;
 
-export type Reply =
+/** What an answer does to the browser's session cookie: start one carrying the token, or end it. */
+export type SessionCookieChange = { readonly start: string } | { readonly end: true };
+
+export type Reply = (
   | { readonly status: number; readonly json: unknown }
   | { readonly status: number; readonly text: string }
   /** `csp` widens the page's Content-Security-Policy; by default it may load nothing but inline styles. */
@@ -138,7 +152,15 @@ export type Reply =
       readonly stream: AsyncIterable<string>;
       readonly type: string;
       readonly filename?: string;
-    };
+    }
+  /** Bytes known in full (a firmware image): sent with their Content-Length and the given headers. */
+  | {
+      readonly status: number;
+      readonly bytes: Uint8Array;
+      readonly type: string;
+      readonly headers?: Readonly<Record<string, string>>;
+    }
+) & { readonly sessionCookie?: SessionCookieChange };
 
 export const json = (body: unknown, status = 200): Reply => ({ status, json: body });
 export const plainText = (body: string, status = 200): Reply => ({ status, text: body });
@@ -317,6 +339,8 @@ export function buildRouter(
         caller: state.caller ?? ANONYMOUS,
         accessRequired: state.access?.required === true,
         clientAddress: ctx.ip,
+        headers: ctx.headers,
+        hostname: ctx.hostname,
       };
       const handed = answering.handedOn.get(ctx.req);
       const answer = await (handed?.route === route
@@ -384,7 +408,13 @@ export function buildRoutes(
 }
 
 export function send(ctx: Context, reply: Reply): void {
-  if ('json' in reply) {
+  if ('bytes' in reply) {
+    ctx.status = reply.status;
+    ctx.type = reply.type;
+    for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+    // A Buffer body: Koa sends its Content-Length.
+    ctx.body = Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength);
+  } else if ('json' in reply) {
     ctx.status = reply.status;
     ctx.type = 'application/json';
     // Serialised here so that a bare string or null (group settings may be any JSON) stays JSON.
@@ -408,5 +438,10 @@ export function send(ctx: Context, reply: Reply): void {
   } else {
     ctx.body = null;
     ctx.status = reply.status;
+  }
+  const change = reply.sessionCookie;
+  if (change !== undefined) {
+    if ('start' in change) setSessionCookie(ctx, change.start);
+    else clearSessionCookie(ctx);
   }
 }

@@ -1,0 +1,91 @@
+import { FIRMWARE_TYPE } from '@hortus/core';
+import { object, text } from './schemas.js';
+import { json, type RouteInput, type RouterSpec } from './routing.js';
+
+export const FIRMWARE_DOWNLOAD_PATH = '/api/hardware/download';
+
+/** One header as text, the first of repeated ones. */
+function header(input: RouteInput, name: string): string | undefined {
+  const value = input.headers?.[name];
+  return (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
+}
+
+/**
+ * Where the box reached this server, as plain HTTP: the updater of these boxes refuses https:// image
+ * addresses, so the image is offered at the address the box polled the manifest from.
+ */
+function plainBase(input: RouteInput): string {
+  return `http://${header(input, 'host') ?? input.hostname ?? 'localhost'}`;
+}
+
+/**
+ * The firmware updater's two routes (esp32FOTA over plain HTTP). Boxes hold no access key for them, so
+ * they are open: the manifest tells a version, and an image is fetched by its SHA-256, which only the
+ * manifest names.
+ */
+export const firmwareRoutes: RouterSpec = {
+  prefix: '/api/hardware',
+  tag: 'Boxes',
+  style: { body: 'message', serverError: 'Internal Server Error' },
+  routes: [
+    {
+      method: 'get',
+      path: '/update',
+      access: 'open',
+      writes: false,
+      summary: "A box's firmware manifest",
+      description:
+        "Polled by HTTP boxes every 100 s. Answers the newest image published for the box's group or for " +
+        "every box when it is newer than the version the box runs, else the box's own version (0.0.0 for a " +
+        'box that cannot be identified), so nothing is installed. Firmware 1.0.4 cannot install any image.',
+      unvalidatedQuery: object({ id: text('The box id, as updaters that identify themselves send it') }),
+      responses: {
+        200: {
+          description: `\`{type: "${FIRMWARE_TYPE}", version, url}\`: url is plain HTTP`,
+          schema: object({ type: { type: 'string' }, version: { type: 'string' }, url: { type: 'string' } }, [
+            'type',
+            'version',
+            'url',
+          ]),
+        },
+        500: { description: "`{message: 'Internal Server Error'}`" },
+      },
+      handle: async (input, { offerFirmware }) => {
+        const offer = await offerFirmware.execute({});
+        const image = offer.sha256 === undefined ? '' : `/${offer.sha256}`;
+        return json({
+          type: offer.type,
+          version: offer.version,
+          url: `${plainBase(input)}${FIRMWARE_DOWNLOAD_PATH}${image}`,
+        });
+      },
+    },
+    {
+      method: 'get',
+      path: '/download/:sha256',
+      access: 'open',
+      writes: false,
+      summary: 'A firmware image, by its SHA-256',
+      params: object({ sha256: text('SHA-256 of the image, lower-case hex', 64) }, ['sha256']),
+      responses: {
+        200: {
+          description: 'The image (application/octet-stream), with Content-Length and its SHA-256 as ETag',
+        },
+        404: { description: "`{message: 'No such firmware image'}`: never published, or withdrawn" },
+        500: { description: "`{message: 'Internal Server Error'}`" },
+      },
+      handle: async ({ params }, { readFirmwareImage }) => {
+        const image = await readFirmwareImage.execute({ sha256: params['sha256'] });
+        return {
+          status: 200,
+          bytes: image.data,
+          type: 'application/octet-stream',
+          headers: {
+            ETag: `"${image.sha256}"`,
+            'Content-Disposition': `attachment; filename="firmware-${image.version}.bin"`,
+          },
+        };
+      },
+    },
+  ],
+};

@@ -1,24 +1,57 @@
 import { injectable } from 'inversify';
-import { ConflictError, type Device, type DeviceRepository, type NewDevice } from '@hortus/core';
+import {
+  ConflictError,
+  type Device,
+  type DeviceChanges,
+  type DeviceKeys,
+  type DeviceRepository,
+  MAX_ONBOARDINGS_KEPT,
+  macSpellings,
+  type NewDevice,
+  type Onboarding,
+  type PendingDevice,
+  type PendingSighting,
+} from '@hortus/core';
 import { newId } from './ids.js';
 import { compareText } from './sorted.js';
 
-interface StoredDevice {
-  readonly id: string;
-  readonly deviceId: string;
-  readonly group: string;
-  readonly type: string;
+interface StoredDevice extends Device {
+  readonly keyHash?: string;
+  readonly previousKeyHash?: string;
 }
 
+/** A copy without the key digests, with fresh dates and lists, so callers never hold stored objects. */
 function toDevice(stored: StoredDevice): Device {
-  return { id: stored.id, deviceId: stored.deviceId, group: stored.group, type: stored.type };
+  return {
+    id: stored.id,
+    deviceId: stored.deviceId,
+    group: stored.group,
+    type: stored.type,
+    ...(stored.locked === undefined ? {} : { locked: stored.locked }),
+    ...(stored.lastSeenAt === undefined ? {} : { lastSeenAt: new Date(stored.lastSeenAt) }),
+    ...(stored.firmwareVersion === undefined ? {} : { firmwareVersion: stored.firmwareVersion }),
+    ...(stored.bootedAt === undefined ? {} : { bootedAt: new Date(stored.bootedAt) }),
+    ...(stored.onboardings === undefined
+      ? {}
+      : { onboardings: stored.onboardings.map(({ at, address }) => ({ at: new Date(at), address })) }),
+    ...(stored.keyGeneration === undefined ? {} : { keyGeneration: stored.keyGeneration }),
+    ...(stored.previousKeyGeneration === undefined
+      ? {}
+      : { previousKeyGeneration: stored.previousKeyGeneration }),
+  };
 }
 
-/** Devices indexed by deviceId (unique across groups) and by group. */
+function byGroupThenId(a: Device, b: Device): number {
+  return compareText(a.group, b.group) || compareText(a.deviceId, b.deviceId);
+}
+
+/** Devices indexed by deviceId (unique across groups); pending boxes by the id they sent. */
 @injectable()
 export class InMemoryDeviceRepository implements DeviceRepository {
   private readonly byDeviceId = new Map<string, StoredDevice>();
-  private readonly byGroup = new Map<string, StoredDevice[]>();
+  private readonly pending = new Map<string, PendingDevice>();
+  /** Key digest to deviceId: every box request looks its key up. */
+  private readonly byKeyHash = new Map<string, string>();
 
   async create(device: NewDevice): Promise<Device> {
     if (this.byDeviceId.has(device.deviceId)) {
@@ -31,31 +64,138 @@ export class InMemoryDeviceRepository implements DeviceRepository {
       type: device.type,
     };
     this.byDeviceId.set(stored.deviceId, stored);
-    const members = this.byGroup.get(stored.group);
-    if (members === undefined) this.byGroup.set(stored.group, [stored]);
-    else members.push(stored);
     return toDevice(stored);
   }
 
   async listByGroup(group: string): Promise<Device[]> {
-    const members = this.byGroup.get(group) ?? [];
-    return [...members].sort((a, b) => compareText(a.deviceId, b.deviceId)).map(toDevice);
+    return [...this.byDeviceId.values()]
+      .filter((device) => device.group === group)
+      .sort(byGroupThenId)
+      .map(toDevice);
+  }
+
+  async list(): Promise<Device[]> {
+    return [...this.byDeviceId.values()].sort(byGroupThenId).map(toDevice);
+  }
+
+  async find(deviceId: string, mac: string | undefined): Promise<Device | undefined> {
+    const exact = this.byDeviceId.get(deviceId);
+    if (exact !== undefined) return toDevice(exact);
+    if (mac === undefined) return undefined;
+    for (const spelling of macSpellings(mac)) {
+      const found = this.byDeviceId.get(spelling);
+      if (found !== undefined) return toDevice(found);
+    }
+    return undefined;
+  }
+
+  async findByKeyHash(keyHash: string): Promise<{ device: Device; current: boolean } | undefined> {
+    const device = this.byDeviceId.get(this.byKeyHash.get(keyHash) ?? '');
+    if (device === undefined) return undefined;
+    if (device.keyHash === keyHash) return { device: toDevice(device), current: true };
+    if (device.previousKeyHash === keyHash) return { device: toDevice(device), current: false };
+    return undefined;
+  }
+
+  async update(deviceId: string, changes: DeviceChanges): Promise<Device | undefined> {
+    const stored = this.byDeviceId.get(deviceId);
+    if (stored === undefined) return undefined;
+    const updated: StoredDevice = { ...stored, ...definedOnly(changes) };
+    this.byDeviceId.set(deviceId, updated);
+    return toDevice(updated);
+  }
+
+  async setKeys(deviceId: string, keys: DeviceKeys): Promise<boolean> {
+    const stored = this.byDeviceId.get(deviceId);
+    if (stored === undefined) return false;
+    this.forgetKeys(stored);
+    this.byKeyHash.set(keys.currentHash, deviceId);
+    if (keys.previous !== undefined) this.byKeyHash.set(keys.previous.hash, deviceId);
+    const next: { -readonly [K in keyof StoredDevice]: StoredDevice[K] } = {
+      ...stored,
+      keyGeneration: keys.generation,
+      keyHash: keys.currentHash,
+    };
+    delete next.previousKeyHash;
+    delete next.previousKeyGeneration;
+    if (keys.previous !== undefined) {
+      next.previousKeyHash = keys.previous.hash;
+      next.previousKeyGeneration = keys.previous.generation;
+    }
+    this.byDeviceId.set(deviceId, next);
+    return true;
+  }
+
+  async recordOnboarding(deviceId: string, onboarding: Onboarding, changes: DeviceChanges): Promise<void> {
+    const stored = this.byDeviceId.get(deviceId);
+    if (stored === undefined) return;
+    const onboardings = [
+      { at: new Date(onboarding.at), address: onboarding.address },
+      ...(stored.onboardings ?? []),
+    ].slice(0, MAX_ONBOARDINGS_KEPT);
+    this.byDeviceId.set(deviceId, {
+      ...stored,
+      ...definedOnly(changes),
+      lastSeenAt: new Date(onboarding.at),
+      onboardings,
+    });
   }
 
   async delete(group: string, deviceId: string): Promise<boolean> {
     const stored = this.byDeviceId.get(deviceId);
     if (stored === undefined || stored.group !== group) return false;
+    this.forgetKeys(stored);
     this.byDeviceId.delete(deviceId);
-    const rest = (this.byGroup.get(group) ?? []).filter((member) => member !== stored);
-    if (rest.length === 0) this.byGroup.delete(group);
-    else this.byGroup.set(group, rest);
     return true;
   }
 
   async deleteByGroup(group: string): Promise<number> {
-    const members = this.byGroup.get(group) ?? [];
-    for (const member of members) this.byDeviceId.delete(member.deviceId);
-    this.byGroup.delete(group);
-    return members.length;
+    let removed = 0;
+    for (const [deviceId, device] of this.byDeviceId) {
+      if (device.group !== group) continue;
+      this.forgetKeys(device);
+      this.byDeviceId.delete(deviceId);
+      removed += 1;
+    }
+    return removed;
   }
+
+  private forgetKeys(device: StoredDevice): void {
+    if (device.keyHash !== undefined) this.byKeyHash.delete(device.keyHash);
+    if (device.previousKeyHash !== undefined) this.byKeyHash.delete(device.previousKeyHash);
+  }
+
+  async recordPending(sighting: PendingSighting, cap: number): Promise<boolean> {
+    const known = this.pending.get(sighting.boxId);
+    const { at, ...fields } = sighting;
+    if (known === undefined && this.pending.size >= cap) return false;
+    this.pending.set(sighting.boxId, {
+      ...(known ?? {}),
+      ...fields,
+      firstSeenAt: known?.firstSeenAt ?? new Date(at),
+      lastSeenAt: new Date(at),
+      attempts: (known?.attempts ?? 0) + 1,
+    });
+    return true;
+  }
+
+  async listPending(): Promise<PendingDevice[]> {
+    return [...this.pending.values()]
+      .sort((a, b) => b.lastSeenAt.getTime() - a.lastSeenAt.getTime() || compareText(a.boxId, b.boxId))
+      .map((pending) => ({
+        ...pending,
+        firstSeenAt: new Date(pending.firstSeenAt),
+        lastSeenAt: new Date(pending.lastSeenAt),
+      }));
+  }
+
+  async removePending(boxId: string): Promise<boolean> {
+    return this.pending.delete(boxId);
+  }
+}
+
+function definedOnly(changes: DeviceChanges): DeviceChanges {
+  return Object.fromEntries(
+    Object.entries(changes).filter(([, value]) => value !== undefined),
+  ) as DeviceChanges;
 }

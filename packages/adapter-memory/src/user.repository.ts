@@ -2,6 +2,7 @@ import { injectable } from 'inversify';
 import {
   ConflictError,
   emailKey,
+  storedEmailKey,
   type ImportedUser,
   type NewUser,
   type PasswordResetChange,
@@ -53,20 +54,34 @@ function emailTaken(email: string): ConflictError {
 @injectable()
 export class InMemoryUserRepository implements UserRepository {
   private readonly byId = new Map<string, StoredUser>();
+  /** By storedEmailKey: unique, as the stores' index. */
   private readonly idByEmail = new Map<string, string>();
+  /** By the e-mail as written: found first, so a case-sensitive account logs in. */
+  private readonly idByExactEmail = new Map<string, string>();
+  private readonly keyById = new Map<string, string>();
 
   async create(user: NewUser, credentials?: { readonly passwordHash: string }): Promise<User> {
     return this.store(user, newId(), credentials?.passwordHash);
   }
 
   async createImported(user: ImportedUser): Promise<User> {
-    const { id, passwordHash, ...fields } = user;
+    const { id, passwordHash, caseSensitiveEmail, ...fields } = user;
     const keep = id !== undefined && idPattern.test(id) && !this.byId.has(id);
-    return this.store(fields, keep ? id : newId(), passwordHash);
+    return this.store(
+      fields,
+      keep ? id : newId(),
+      passwordHash,
+      storedEmailKey(fields.email, caseSensitiveEmail),
+    );
   }
 
-  private store(user: NewUser, id: string, passwordHash: string | undefined): User {
-    if (this.idByEmail.has(emailKey(user.email))) throw emailTaken(user.email);
+  private store(
+    user: NewUser,
+    id: string,
+    passwordHash: string | undefined,
+    key = emailKey(user.email),
+  ): User {
+    if (this.idByEmail.has(key) || this.idByExactEmail.has(user.email)) throw emailTaken(user.email);
     const stored: StoredUser = {
       id,
       firstName: user.firstName,
@@ -77,8 +92,20 @@ export class InMemoryUserRepository implements UserRepository {
       ...(passwordHash === undefined ? {} : { passwordHash }),
     };
     this.byId.set(stored.id, stored);
-    this.idByEmail.set(emailKey(stored.email), stored.id);
+    this.index(stored.id, stored.email, key);
     return toUser(stored);
+  }
+
+  private index(id: string, email: string, key: string): void {
+    this.idByEmail.set(key, id);
+    this.idByExactEmail.set(email, id);
+    this.keyById.set(id, key);
+  }
+
+  private unindex(id: string, email: string): void {
+    this.idByEmail.delete(this.keyById.get(id) ?? emailKey(email));
+    this.idByExactEmail.delete(email);
+    this.keyById.delete(id);
   }
 
   async findById(id: string): Promise<User | undefined> {
@@ -87,18 +114,18 @@ export class InMemoryUserRepository implements UserRepository {
   }
 
   async findByEmail(email: string): Promise<User | undefined> {
-    const id = this.idByEmail.get(emailKey(email));
+    const id = this.idByExactEmail.get(email.trim()) ?? this.idByEmail.get(emailKey(email));
     return id === undefined ? undefined : this.findById(id);
   }
 
   async changeEmail(id: string, email: string): Promise<User | undefined> {
     const stored = this.byId.get(id);
     if (stored === undefined) return undefined;
-    const owner = this.idByEmail.get(emailKey(email));
+    const owner = this.idByEmail.get(emailKey(email)) ?? this.idByExactEmail.get(email);
     if (owner !== undefined && owner !== id) throw emailTaken(email);
-    this.idByEmail.delete(emailKey(stored.email));
+    this.unindex(id, stored.email);
     stored.email = email;
-    this.idByEmail.set(emailKey(email), id);
+    this.index(id, email, emailKey(email));
     return toUser(stored);
   }
 
@@ -155,7 +182,7 @@ export class InMemoryUserRepository implements UserRepository {
     const stored = this.byId.get(id);
     if (stored === undefined) return false;
     this.byId.delete(id);
-    this.idByEmail.delete(emailKey(stored.email));
+    this.unindex(id, stored.email);
     return true;
   }
 }

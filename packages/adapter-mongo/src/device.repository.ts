@@ -1,13 +1,44 @@
 import { inject, injectable } from 'inversify';
 import { type Db, ObjectId } from 'mongodb';
-import { type Device, type DeviceRepository, type NewDevice } from '@hortus/core';
-import { type CollectionSpec, MONGO_DB, MongoRepository } from './support.js';
+import {
+  type Device,
+  type DeviceChanges,
+  type DeviceKeys,
+  type DeviceRepository,
+  MAX_ONBOARDINGS_KEPT,
+  macSpellings,
+  type NewDevice,
+  type Onboarding,
+  type PendingDevice,
+  type PendingSighting,
+} from '@hortus/core';
+import { type CollectionSpec, MONGO_DB, MongoRepository, toDate } from './support.js';
 
 interface DeviceDocument {
   _id: ObjectId;
   deviceId: string;
   group: string;
   type: string;
+  locked?: boolean;
+  lastSeenAt?: Date;
+  firmwareVersion?: string;
+  bootedAt?: Date;
+  onboardings?: { at: Date; address: string }[];
+  keyGeneration?: number;
+  keyHash?: string;
+  previousKeyGeneration?: number;
+  previousKeyHash?: string;
+}
+
+interface PendingDocument {
+  _id: string;
+  mac?: string;
+  firstSeenAt: Date;
+  lastSeenAt: Date;
+  firmwareVersion?: string;
+  address: string;
+  attempts: number;
+  wantedBy?: string;
 }
 
 export const deviceCollection: CollectionSpec = {
@@ -16,7 +47,15 @@ export const deviceCollection: CollectionSpec = {
     // One box is one device: its MAC address is unique across all groups, not per group.
     { key: { deviceId: 1 }, name: 'deviceId_unique', unique: true },
     { key: { group: 1, deviceId: 1 }, name: 'group_deviceId' },
+    // Every box request finds its device by the digest of its key.
+    { key: { keyHash: 1 }, name: 'keyHash' },
+    { key: { previousKeyHash: 1 }, name: 'previousKeyHash' },
   ],
+};
+
+export const pendingDeviceCollection: CollectionSpec = {
+  name: 'pendingdevices',
+  indexes: [{ key: { lastSeenAt: -1 }, name: 'lastSeenAt' }],
 };
 
 const deviceMapper = {
@@ -29,14 +68,50 @@ const deviceMapper = {
       deviceId: document.deviceId,
       group: document.group,
       type: document.type,
+      ...(document.locked === true ? { locked: true } : {}),
+      ...(document.lastSeenAt == null ? {} : { lastSeenAt: toDate(document.lastSeenAt) }),
+      ...(document.firmwareVersion == null ? {} : { firmwareVersion: document.firmwareVersion }),
+      ...(document.bootedAt == null ? {} : { bootedAt: toDate(document.bootedAt) }),
+      ...(document.onboardings == null
+        ? {}
+        : {
+            onboardings: document.onboardings.map(({ at, address }) => ({ at: toDate(at), address })),
+          }),
+      ...(document.keyGeneration == null ? {} : { keyGeneration: document.keyGeneration }),
+      ...(document.previousKeyGeneration == null
+        ? {}
+        : { previousKeyGeneration: document.previousKeyGeneration }),
+    };
+  },
+  changedFields(changes: DeviceChanges): Partial<DeviceDocument> {
+    return Object.fromEntries(
+      Object.entries(changes).filter(([, value]) => value !== undefined),
+    ) as Partial<DeviceDocument>;
+  },
+};
+
+const pendingMapper = {
+  toEntity(document: PendingDocument): PendingDevice {
+    return {
+      boxId: document._id,
+      ...(document.mac == null ? {} : { mac: document.mac }),
+      firstSeenAt: toDate(document.firstSeenAt),
+      lastSeenAt: toDate(document.lastSeenAt),
+      ...(document.firmwareVersion == null ? {} : { firmwareVersion: document.firmwareVersion }),
+      address: document.address,
+      attempts: document.attempts,
+      ...(document.wantedBy == null ? {} : { wantedBy: document.wantedBy }),
     };
   },
 };
 
 @injectable()
 export class MongoDeviceRepository extends MongoRepository<DeviceDocument> implements DeviceRepository {
+  private readonly pending;
+
   constructor(@inject(MONGO_DB) db: Db) {
     super(db, deviceCollection, 'device', 'A device with that deviceId exists');
+    this.pending = db.collection<PendingDocument>(pendingDeviceCollection.name);
   }
 
   async create(device: NewDevice): Promise<Device> {
@@ -57,5 +132,106 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
   async listByGroup(group: string): Promise<Device[]> {
     const documents = await this.run(() => this.collection.find({ group }).sort({ deviceId: 1 }).toArray());
     return documents.map(deviceMapper.toEntity);
+  }
+
+  async list(): Promise<Device[]> {
+    const documents = await this.run(() =>
+      this.collection.find({}).sort({ group: 1, deviceId: 1 }).toArray(),
+    );
+    return documents.map(deviceMapper.toEntity);
+  }
+
+  async find(deviceId: string, mac: string | undefined): Promise<Device | undefined> {
+    const ids = [deviceId, ...(mac === undefined ? [] : macSpellings(mac))];
+    const documents = await this.run(() => this.collection.find({ deviceId: { $in: ids } }).toArray());
+    const document = documents.find((candidate) => candidate.deviceId === deviceId) ?? documents[0];
+    return document === undefined ? undefined : deviceMapper.toEntity(document);
+  }
+
+  async findByKeyHash(keyHash: string): Promise<{ device: Device; current: boolean } | undefined> {
+    const document = await this.run(() =>
+      this.collection.findOne({ $or: [{ keyHash }, { previousKeyHash: keyHash }] }),
+    );
+    if (document === null) return undefined;
+    return { device: deviceMapper.toEntity(document), current: document.keyHash === keyHash };
+  }
+
+  async update(deviceId: string, changes: DeviceChanges): Promise<Device | undefined> {
+    const fields = deviceMapper.changedFields(changes);
+    const document = await this.run(() =>
+      Object.keys(fields).length === 0
+        ? this.collection.findOne({ deviceId })
+        : this.collection.findOneAndUpdate({ deviceId }, { $set: fields }, { returnDocument: 'after' }),
+    );
+    return document === null ? undefined : deviceMapper.toEntity(document);
+  }
+
+  async setKeys(deviceId: string, keys: DeviceKeys): Promise<boolean> {
+    const current = { keyGeneration: keys.generation, keyHash: keys.currentHash };
+    const update =
+      keys.previous === undefined
+        ? { $set: current, $unset: { previousKeyGeneration: '', previousKeyHash: '' } as const }
+        : {
+            $set: {
+              ...current,
+              previousKeyGeneration: keys.previous.generation,
+              previousKeyHash: keys.previous.hash,
+            },
+          };
+    const result = await this.run(() => this.collection.updateOne({ deviceId }, update));
+    return result.matchedCount > 0;
+  }
+
+  /**
+   * Read, then written whole: FerretDB does not apply $slice in $push. Two onboardings of one device at the
+   * same instant may keep one of them only, which the list (the last ten) can bear.
+   */
+  async recordOnboarding(deviceId: string, onboarding: Onboarding, changes: DeviceChanges): Promise<void> {
+    await this.run(async () => {
+      const stored = await this.collection.findOne({ deviceId }, { projection: { onboardings: 1 } });
+      if (stored === null) return;
+      const onboardings = [
+        { at: onboarding.at, address: onboarding.address },
+        ...(stored.onboardings ?? []),
+      ].slice(0, MAX_ONBOARDINGS_KEPT);
+      await this.collection.updateOne(
+        { deviceId },
+        { $set: { ...deviceMapper.changedFields(changes), lastSeenAt: onboarding.at, onboardings } },
+      );
+    }, 2);
+  }
+
+  /** The count and the upsert are two commands: racing sightings of new boxes may pass the cap by a few. */
+  async recordPending(sighting: PendingSighting, cap: number): Promise<boolean> {
+    return this.run(async () => {
+      const known = await this.pending.findOne({ _id: sighting.boxId }, { projection: { _id: 1 } });
+      if (known === null && (await this.pending.countDocuments({}, { limit: cap })) >= cap) return false;
+      await this.pending.updateOne(
+        { _id: sighting.boxId },
+        {
+          $set: {
+            lastSeenAt: sighting.at,
+            address: sighting.address,
+            ...(sighting.mac === undefined ? {} : { mac: sighting.mac }),
+            ...(sighting.firmwareVersion === undefined ? {} : { firmwareVersion: sighting.firmwareVersion }),
+            ...(sighting.wantedBy === undefined ? {} : { wantedBy: sighting.wantedBy }),
+          },
+          $setOnInsert: { firstSeenAt: sighting.at },
+          $inc: { attempts: 1 },
+        },
+        { upsert: true },
+      );
+      return true;
+    }, 2);
+  }
+
+  async listPending(): Promise<PendingDevice[]> {
+    const documents = await this.run(() => this.pending.find({}).sort({ lastSeenAt: -1, _id: 1 }).toArray());
+    return documents.map(pendingMapper.toEntity);
+  }
+
+  async removePending(boxId: string): Promise<boolean> {
+    const result = await this.run(() => this.pending.deleteOne({ _id: boxId }));
+    return result.deletedCount > 0;
   }
 }

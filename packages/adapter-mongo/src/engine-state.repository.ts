@@ -72,6 +72,11 @@ export class MongoEngineStateRepository
     return this.run(async () => {
       try {
         await this.collection.insertOne(engineStateMapper.toDocument(key, expectedVersion + 1, value, at));
+        // The older versions have done their part (a stale writer now loses on the newest one): dropping
+        // them keeps one document per key, however often it is advanced (checkpoints, the last run).
+        if (expectedVersion > 0) {
+          await this.collection.deleteMany({ key, version: { $lte: expectedVersion } });
+        }
         return true;
       } catch (error) {
         // Another writer inserted that version first: the "lost the race" answer, not a failure.
@@ -81,7 +86,6 @@ export class MongoEngineStateRepository
     });
   }
 
-  /** Older versions of a key stay until they are purged, so the count is of stored versions. */
   async purgeBefore(before: Date): Promise<number> {
     const result = await this.run(() => this.collection.deleteMany({ updatedAt: { $lt: before } }));
     return result.deletedCount;

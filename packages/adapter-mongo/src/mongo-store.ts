@@ -36,7 +36,7 @@ import {
 import { accessKeyCollection, MongoAccessKeyRepository } from './access-key.repository.js';
 import { actionCollection, MongoActionRepository } from './action.repository.js';
 import { automationLogCollection, MongoAutomationLogRepository } from './automation-log.repository.js';
-import { deviceCollection, MongoDeviceRepository } from './device.repository.js';
+import { deviceCollection, MongoDeviceRepository, pendingDeviceCollection } from './device.repository.js';
 import { engineStateCollection, MongoEngineStateRepository } from './engine-state.repository.js';
 import { groupCollection, groupEmployeeCollection, MongoGroupRepository } from './group.repository.js';
 import {
@@ -94,6 +94,7 @@ export const collections: readonly CollectionSpec[] = [
   latestReadingCollection,
   actionCollection,
   deviceCollection,
+  pendingDeviceCollection,
   notificationCollection,
   historyChartCollection,
   historyChartRevisionCollection,

@@ -2,6 +2,7 @@ import { inject, injectable } from 'inversify';
 import { type Collection, type Db, type Document, ObjectId } from 'mongodb';
 import {
   emailKey,
+  storedEmailKey,
   type ImportedUser,
   type NewUser,
   type PasswordResetChange,
@@ -116,7 +117,7 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
 
   /** Keeps the original's ObjectId when it is free, so ids clients and chart records hold stay valid. */
   async createImported(user: ImportedUser): Promise<User> {
-    const { id, passwordHash, ...fields } = user;
+    const { id, passwordHash, caseSensitiveEmail, ...fields } = user;
     const wanted = id === undefined ? undefined : toObjectId(id);
     const free =
       wanted !== undefined &&
@@ -124,6 +125,7 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
     const document: UserDocument = {
       ...userMapper.toDocument(fields, passwordHash),
       ...(free ? { _id: wanted } : {}),
+      emailKey: storedEmailKey(fields.email, caseSensitiveEmail),
     };
     await this.run(() => this.collection.insertOne(document));
     return userMapper.toEntity(document);
@@ -137,10 +139,16 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
   }
 
   async findByEmail(email: string): Promise<User | undefined> {
-    const document = await this.run(() =>
-      this.collection.findOne({ emailKey: emailKey(email) }, { projection: publicFields }),
+    // The exact e-mail first: a case-sensitive account is found only so.
+    const exact = email.trim();
+    const documents = await this.run(() =>
+      this.collection
+        .find({ $or: [{ email: exact }, { emailKey: emailKey(email) }] }, { projection: publicFields })
+        .limit(2)
+        .toArray(),
     );
-    return document === null ? undefined : userMapper.toEntity(document);
+    const document = documents.find((found) => found.email === exact) ?? documents[0];
+    return document === undefined ? undefined : userMapper.toEntity(document);
   }
 
   async changeEmail(id: string, email: string): Promise<User | undefined> {

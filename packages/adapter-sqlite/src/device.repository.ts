@@ -1,5 +1,16 @@
 import { inject, injectable } from 'inversify';
-import { type Device, type DeviceRepository, type NewDevice } from '@hortus/core';
+import {
+  type Device,
+  type DeviceChanges,
+  type DeviceKeys,
+  type DeviceRepository,
+  MAX_ONBOARDINGS_KEPT,
+  macSpellings,
+  type NewDevice,
+  type Onboarding,
+  type PendingDevice,
+  type PendingSighting,
+} from '@hortus/core';
 import { newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
 
 interface DeviceRow {
@@ -7,14 +18,76 @@ interface DeviceRow {
   device_id: string;
   grp: string;
   type: string;
+  locked: number | null;
+  last_seen_at: number | null;
+  firmware_version: string | null;
+  booted_at: number | null;
+  onboardings: string | null;
+  key_generation: number | null;
+  previous_key_generation: number | null;
+}
+
+interface PendingRow {
+  box_id: string;
+  mac: string | null;
+  first_seen_at: number;
+  last_seen_at: number;
+  firmware_version: string | null;
+  address: string;
+  attempts: number;
+  wanted_by: string | null;
+}
+
+const deviceColumns =
+  'id, device_id, grp, type, locked, last_seen_at, firmware_version, booted_at, onboardings, key_generation, previous_key_generation';
+
+function readOnboardings(text: string | null): Onboarding[] | undefined {
+  if (text === null) return undefined;
+  const parsed = JSON.parse(text) as { at: number; address: string }[];
+  return parsed.map(({ at, address }) => ({ at: new Date(at), address }));
 }
 
 const deviceMapper = {
-  toRow(device: NewDevice): DeviceRow {
-    return { id: newId(), device_id: device.deviceId, grp: device.group, type: device.type };
-  },
   toEntity(row: DeviceRow): Device {
-    return { id: row.id, deviceId: row.device_id, group: row.grp, type: row.type };
+    const onboardings = readOnboardings(row.onboardings);
+    return {
+      id: row.id,
+      deviceId: row.device_id,
+      group: row.grp,
+      type: row.type,
+      ...(row.locked === 1 ? { locked: true } : {}),
+      ...(row.last_seen_at === null ? {} : { lastSeenAt: new Date(row.last_seen_at) }),
+      ...(row.firmware_version === null ? {} : { firmwareVersion: row.firmware_version }),
+      ...(row.booted_at === null ? {} : { bootedAt: new Date(row.booted_at) }),
+      ...(onboardings === undefined ? {} : { onboardings }),
+      ...(row.key_generation === null ? {} : { keyGeneration: row.key_generation }),
+      ...(row.previous_key_generation === null ? {} : { previousKeyGeneration: row.previous_key_generation }),
+    };
+  },
+  /** The columns a change writes, by name; absent changes are left out. */
+  changedColumns(changes: DeviceChanges): Record<string, string | number> {
+    const columns: Record<string, string | number> = {};
+    if (changes.group !== undefined) columns['grp'] = changes.group;
+    if (changes.locked !== undefined) columns['locked'] = changes.locked ? 1 : 0;
+    if (changes.lastSeenAt !== undefined) columns['last_seen_at'] = changes.lastSeenAt.getTime();
+    if (changes.firmwareVersion !== undefined) columns['firmware_version'] = changes.firmwareVersion;
+    if (changes.bootedAt !== undefined) columns['booted_at'] = changes.bootedAt.getTime();
+    return columns;
+  },
+};
+
+const pendingMapper = {
+  toEntity(row: PendingRow): PendingDevice {
+    return {
+      boxId: row.box_id,
+      ...(row.mac === null ? {} : { mac: row.mac }),
+      firstSeenAt: new Date(row.first_seen_at),
+      lastSeenAt: new Date(row.last_seen_at),
+      ...(row.firmware_version === null ? {} : { firmwareVersion: row.firmware_version }),
+      address: row.address,
+      attempts: row.attempts,
+      ...(row.wanted_by === null ? {} : { wantedBy: row.wanted_by }),
+    };
   },
 };
 
@@ -25,13 +98,13 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
   }
 
   async create(device: NewDevice): Promise<Device> {
-    const row = deviceMapper.toRow(device);
+    const row = { id: newId(), device_id: device.deviceId, grp: device.group, type: device.type };
     this.run(() =>
       this.connection
         .prepare('INSERT INTO devices (id, device_id, grp, type) VALUES (@id, @device_id, @grp, @type)')
         .run(row),
     );
-    return deviceMapper.toEntity(row);
+    return { id: row.id, deviceId: row.device_id, group: row.grp, type: row.type };
   }
 
   async delete(group: string, deviceId: string): Promise<boolean> {
@@ -58,9 +131,175 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
     const rows = this.run(
       () =>
         this.connection
-          .prepare('SELECT id, device_id, grp, type FROM devices WHERE grp = ? ORDER BY device_id')
+          .prepare(`SELECT ${deviceColumns} FROM devices WHERE grp = ? ORDER BY device_id`)
           .all(group) as DeviceRow[],
     );
     return rows.map(deviceMapper.toEntity);
+  }
+
+  async list(): Promise<Device[]> {
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(`SELECT ${deviceColumns} FROM devices ORDER BY grp, device_id`)
+          .all() as DeviceRow[],
+    );
+    return rows.map(deviceMapper.toEntity);
+  }
+
+  async find(deviceId: string, mac: string | undefined): Promise<Device | undefined> {
+    const ids = [deviceId, ...(mac === undefined ? [] : macSpellings(mac))];
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(
+            `SELECT ${deviceColumns} FROM devices WHERE device_id IN (${ids.map(() => '?').join(', ')})`,
+          )
+          .all(...ids) as DeviceRow[],
+    );
+    const row = rows.find((candidate) => candidate.device_id === deviceId) ?? rows[0];
+    return row === undefined ? undefined : deviceMapper.toEntity(row);
+  }
+
+  async findByKeyHash(keyHash: string): Promise<{ device: Device; current: boolean } | undefined> {
+    const row = this.run(
+      () =>
+        this.connection
+          .prepare(
+            `SELECT ${deviceColumns}, key_hash = @hash AS current FROM devices
+             WHERE key_hash = @hash OR previous_key_hash = @hash LIMIT 1`,
+          )
+          .get({ hash: keyHash }) as (DeviceRow & { current: number }) | undefined,
+    );
+    if (row === undefined) return undefined;
+    return { device: deviceMapper.toEntity(row), current: row.current === 1 };
+  }
+
+  async update(deviceId: string, changes: DeviceChanges): Promise<Device | undefined> {
+    const columns = deviceMapper.changedColumns(changes);
+    const names = Object.keys(columns);
+    return this.run(() =>
+      this.connection.write(() => {
+        if (names.length > 0) {
+          this.connection
+            .prepare(
+              `UPDATE devices SET ${names.map((name) => `${name} = @${name}`).join(', ')} WHERE device_id = @deviceId`,
+            )
+            .run({ ...columns, deviceId });
+        }
+        const row = this.connection
+          .prepare(`SELECT ${deviceColumns} FROM devices WHERE device_id = ?`)
+          .get(deviceId) as DeviceRow | undefined;
+        return row === undefined ? undefined : deviceMapper.toEntity(row);
+      }),
+    );
+  }
+
+  async setKeys(deviceId: string, keys: DeviceKeys): Promise<boolean> {
+    return this.run(
+      () =>
+        this.connection.write(
+          () =>
+            this.connection
+              .prepare(
+                `UPDATE devices SET key_generation = @generation, key_hash = @current,
+                   previous_key_generation = @previousGeneration, previous_key_hash = @previousHash
+                 WHERE device_id = @deviceId`,
+              )
+              .run({
+                deviceId,
+                generation: keys.generation,
+                current: keys.currentHash,
+                previousGeneration: keys.previous?.generation ?? null,
+                previousHash: keys.previous?.hash ?? null,
+              }).changes,
+        ) > 0,
+    );
+  }
+
+  async recordOnboarding(deviceId: string, onboarding: Onboarding, changes: DeviceChanges): Promise<void> {
+    this.run(() =>
+      this.connection.write(() => {
+        const row = this.connection
+          .prepare('SELECT onboardings FROM devices WHERE device_id = ?')
+          .get(deviceId) as { onboardings: string | null } | undefined;
+        if (row === undefined) return;
+        const kept = (JSON.parse(row.onboardings ?? '[]') as { at: number; address: string }[]).slice(
+          0,
+          MAX_ONBOARDINGS_KEPT - 1,
+        );
+        const onboardings = JSON.stringify([
+          { at: onboarding.at.getTime(), address: onboarding.address },
+          ...kept,
+        ]);
+        const columns = {
+          ...deviceMapper.changedColumns(changes),
+          last_seen_at: onboarding.at.getTime(),
+          onboardings,
+        };
+        const names = Object.keys(columns);
+        this.connection
+          .prepare(
+            `UPDATE devices SET ${names.map((name) => `${name} = @${name}`).join(', ')} WHERE device_id = @deviceId`,
+          )
+          .run({ ...columns, deviceId });
+      }),
+    );
+  }
+
+  async recordPending(sighting: PendingSighting, cap: number): Promise<boolean> {
+    return this.run(() =>
+      this.connection.write(() => {
+        const known = this.connection
+          .prepare('SELECT 1 FROM pending_devices WHERE box_id = ?')
+          .get(sighting.boxId) as unknown;
+        if (known === undefined) {
+          const { held } = this.connection.prepare('SELECT count(*) AS held FROM pending_devices').get() as {
+            held: number;
+          };
+          if (held >= cap) return false;
+        }
+        this.connection
+          .prepare(
+            `INSERT INTO pending_devices
+               (box_id, mac, first_seen_at, last_seen_at, firmware_version, address, attempts, wanted_by)
+             VALUES (@boxId, @mac, @at, @at, @firmwareVersion, @address, 1, @wantedBy)
+             ON CONFLICT (box_id) DO UPDATE SET
+               last_seen_at = excluded.last_seen_at,
+               firmware_version = coalesce(excluded.firmware_version, firmware_version),
+               address = excluded.address,
+               attempts = attempts + 1,
+               wanted_by = coalesce(excluded.wanted_by, wanted_by)`,
+          )
+          .run({
+            boxId: sighting.boxId,
+            mac: sighting.mac ?? null,
+            at: sighting.at.getTime(),
+            firmwareVersion: sighting.firmwareVersion ?? null,
+            address: sighting.address,
+            wantedBy: sighting.wantedBy ?? null,
+          });
+        return true;
+      }),
+    );
+  }
+
+  async listPending(): Promise<PendingDevice[]> {
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare('SELECT * FROM pending_devices ORDER BY last_seen_at DESC, box_id')
+          .all() as PendingRow[],
+    );
+    return rows.map(pendingMapper.toEntity);
+  }
+
+  async removePending(boxId: string): Promise<boolean> {
+    return this.run(
+      () =>
+        this.connection.write(
+          () => this.connection.prepare('DELETE FROM pending_devices WHERE box_id = ?').run(boxId).changes,
+        ) > 0,
+    );
   }
 }

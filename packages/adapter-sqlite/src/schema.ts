@@ -255,6 +255,35 @@ export const migrations: readonly {
       CREATE INDEX firmware_images_sha256 ON firmware_images (sha256);
     `,
   },
+  {
+    version: 9,
+    sql: `
+      -- Boxes of the HTTP generation: onboarding and tracking, the digests of each device's keys (current,
+      -- and the one before a rotation), and the boxes that asked to onboard without being registered.
+      ALTER TABLE devices ADD COLUMN locked INTEGER;
+      ALTER TABLE devices ADD COLUMN last_seen_at INTEGER;
+      ALTER TABLE devices ADD COLUMN firmware_version TEXT;
+      ALTER TABLE devices ADD COLUMN booted_at INTEGER;
+      ALTER TABLE devices ADD COLUMN onboardings TEXT;
+      ALTER TABLE devices ADD COLUMN key_generation INTEGER;
+      ALTER TABLE devices ADD COLUMN key_hash TEXT;
+      ALTER TABLE devices ADD COLUMN previous_key_generation INTEGER;
+      ALTER TABLE devices ADD COLUMN previous_key_hash TEXT;
+      CREATE INDEX devices_key_hash ON devices (key_hash) WHERE key_hash IS NOT NULL;
+      CREATE INDEX devices_previous_key_hash ON devices (previous_key_hash) WHERE previous_key_hash IS NOT NULL;
+      CREATE TABLE pending_devices (
+        box_id TEXT PRIMARY KEY,
+        mac TEXT,
+        first_seen_at INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL,
+        firmware_version TEXT,
+        address TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        wanted_by TEXT
+      ) WITHOUT ROWID;
+      CREATE INDEX pending_devices_last_seen ON pending_devices (last_seen_at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import {
   emailKey,
+  storedEmailKey,
   type ImportedUser,
   type NewUser,
   type PasswordResetChange,
@@ -75,7 +76,7 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
 
   /** The id check and the insert are one write transaction, so a kept id cannot be taken in between. */
   async createImported(user: ImportedUser): Promise<User> {
-    const { id, passwordHash, ...fields } = user;
+    const { id, passwordHash, caseSensitiveEmail, ...fields } = user;
     const row = userMapper.toRow(fields);
     this.run(() =>
       this.connection.write(() => {
@@ -84,19 +85,23 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
           idPattern.test(id) &&
           this.connection.prepare('SELECT 1 FROM users WHERE id = ?').get(id) === undefined;
         if (free) row.id = id;
-        this.insert(row, passwordHash);
+        this.insert(row, passwordHash, caseSensitiveEmail);
       }),
     );
     return userMapper.toEntity(row);
   }
 
-  private insert(row: UserRow, passwordHash: string | undefined): void {
+  private insert(row: UserRow, passwordHash: string | undefined, caseSensitiveEmail = false): void {
     this.connection
       .prepare(
         `INSERT INTO users (${columns}, email_key, password_hash)
          VALUES (@id, @first_name, @last_name, @email, @grp, @email_key, @password_hash)`,
       )
-      .run({ ...row, email_key: emailKey(row.email), password_hash: passwordHash ?? null });
+      .run({
+        ...row,
+        email_key: storedEmailKey(row.email, caseSensitiveEmail),
+        password_hash: passwordHash ?? null,
+      });
   }
 
   /** Ids are compared as text, so a malformed one simply matches nothing. */
@@ -113,8 +118,13 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
     if (typeof email !== 'string') return undefined;
     const row = this.run(
       () =>
-        this.connection.prepare(`SELECT ${columns} FROM users WHERE email_key = ?`).get(emailKey(email)) as
-          UserRow | undefined,
+        // The exact e-mail first: a case-sensitive account is found only so.
+        this.connection
+          .prepare(
+            `SELECT ${columns} FROM users WHERE email = @exact OR email_key = @key
+             ORDER BY email = @exact DESC LIMIT 1`,
+          )
+          .get({ exact: email.trim(), key: emailKey(email) }) as UserRow | undefined,
     );
     return row === undefined ? undefined : userMapper.toEntity(row);
   }

@@ -1,10 +1,12 @@
 import { isUnavailableError } from '@hortus/adapter-mongo';
 import {
   CopyLegacyRecords,
+  coreLimitsFromEnv,
   InvalidInputError,
   isValidTimeZone,
   legacyCollections,
   MigrationCheckpoints,
+  RecordCutOver,
   StoreUnavailableError,
   WallClockTimes,
 } from '@hortus/core';
@@ -55,6 +57,22 @@ function stopRequest(
   };
 }
 
+/** The report so far of a run that failed, by its error: it is printed before the error is. */
+const reportsOfFailedRuns = new WeakMap<Error, MigrationReport>();
+
+/**
+ * The deadline of one store operation during a migration: batches of thousands of records, not one
+ * request. MONGODB_TIMEOUT_MS still applies when it is longer (or 0, none).
+ */
+export const MIGRATE_STORE_TIMEOUT_MS = 120_000;
+
+function bulkDeadlines(env: RunIo['env']): RunIo['env'] {
+  const given = env['MONGODB_TIMEOUT_MS']?.trim();
+  const configured = given === undefined || given === '' ? undefined : Number(given);
+  if (configured === 0 || (configured !== undefined && configured >= MIGRATE_STORE_TIMEOUT_MS)) return env;
+  return { ...env, MONGODB_TIMEOUT_MS: String(MIGRATE_STORE_TIMEOUT_MS) };
+}
+
 /** Copies every collection of the original (see legacyCollections) and answers the report. */
 export async function migrate(
   io: RunIo,
@@ -62,6 +80,7 @@ export async function migrate(
   source: Db,
   sourceName: string,
   target: Target | undefined,
+  latest = Number.POSITIVE_INFINITY,
 ): Promise<MigrationReport> {
   const started = Date.now();
   const present = new Set(
@@ -85,6 +104,8 @@ export async function migrate(
         : `read as local time in ${options.timeZone} and stored as UTC`,
     complete: false,
     interrupted: false,
+    failure: null,
+    cutOver: null,
     seconds: 0,
     collections: legacyCollections.map((name) => newCollectionReport(name, present.has(name))),
   };
@@ -97,6 +118,7 @@ export async function migrate(
     times,
     new MigrationProgress(io.stderr),
     stop.requested,
+    latest,
   );
   try {
     for (const collection of report.collections) {
@@ -108,17 +130,25 @@ export async function migrate(
         report.interrupted = true;
         break;
       }
+      if (collection.collection === 'actions' && target !== undefined) {
+        report.cutOver = (await target.cutOver.execute()).toISOString();
+      }
     }
   } catch (error) {
-    if (isUnavailableError(error)) {
-      throw new StoreUnavailableError(
-        `lost the source database: ${(error as Error).message}; run the command again to resume`,
-      );
-    }
+    const stopped = isUnavailableError(error)
+      ? new StoreUnavailableError(
+          `lost the source database: ${(error as Error).message}; run the command again to resume`,
+        )
+      : error;
     if (error instanceof StoreUnavailableError) {
       error.message = `${error.message}; run the command again to resume`;
     }
-    throw error;
+    if (stopped instanceof Error) {
+      report.failure = stopped.message;
+      report.seconds = Math.round((Date.now() - started) / 100) / 10;
+      reportsOfFailedRuns.set(stopped, report);
+    }
+    throw stopped;
   } finally {
     stop.stopListening();
   }
@@ -154,14 +184,30 @@ export async function runMigrate(io: RunIo, output: Output, options: MigrateOpti
         );
       }
     }
-    const report = options.dryRun
-      ? await migrate(io, options, db, sourceName, undefined)
-      : await withUseCases(io, 'migrate', (useCase) =>
-          migrate(io, options, db, sourceName, {
-            copy: useCase(CopyLegacyRecords),
-            checkpoints: useCase(MigrationCheckpoints),
-          }),
-        );
+    const latest = Date.now() + coreLimitsFromEnv(io.env).maxClockSkewMs;
+    let report: MigrationReport;
+    try {
+      report = options.dryRun
+        ? await migrate(io, options, db, sourceName, undefined, latest)
+        : await withUseCases({ ...io, env: bulkDeadlines(io.env) }, 'migrate', (useCase) =>
+            migrate(
+              io,
+              options,
+              db,
+              sourceName,
+              {
+                copy: useCase(CopyLegacyRecords),
+                checkpoints: useCase(MigrationCheckpoints),
+                cutOver: useCase(RecordCutOver),
+              },
+              latest,
+            ),
+          );
+    } catch (error) {
+      const soFar = error instanceof Error ? reportsOfFailedRuns.get(error) : undefined;
+      if (soFar !== undefined) output.result(soFar, showReport);
+      throw error;
+    }
     output.result(report, showReport);
     if (report.interrupted) {
       throw new Interrupted('interrupted: run the same command again to resume where it stopped');
@@ -196,6 +242,11 @@ export function registerMigrateCommand(program: Command, io: RunIo): void {
         'IANA zone the boxes ran in; their stored local times are converted to UTC',
       )
       .option('--dry-run', 'read and check everything, write nothing')
+      .option(
+        '--update',
+        'on a re-run, bring over action values, rules and chart settings that changed in the original ' +
+          "since Hortus got its copy (without it Hortus's are kept and each difference is noted)",
+      )
       .addOption(
         new Option('--batch-size <n>', `documents per batch (at most ${MIGRATE_MAX_BATCH})`)
           .default(MIGRATE_DEFAULT_BATCH)
@@ -203,7 +254,13 @@ export function registerMigrateCommand(program: Command, io: RunIo): void {
       )
       .action(
         async (
-          options: { from: string; timeZone?: string; dryRun?: boolean; batchSize: number },
+          options: {
+            from: string;
+            timeZone?: string;
+            dryRun?: boolean;
+            update?: boolean;
+            batchSize: number;
+          },
           command: Command,
         ) => {
           const json = command.optsWithGlobals<{ json?: boolean }>().json === true;
@@ -211,6 +268,7 @@ export function registerMigrateCommand(program: Command, io: RunIo): void {
             from: options.from,
             dryRun: options.dryRun === true,
             batchSize: options.batchSize,
+            update: options.update === true,
             ...(options.timeZone === undefined ? {} : { timeZone: options.timeZone }),
           });
         },

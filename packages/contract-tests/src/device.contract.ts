@@ -1,4 +1,10 @@
-import { ConflictError, type DeviceRepository, type NewDevice } from '@hortus/core';
+import {
+  ConflictError,
+  type DeviceRepository,
+  MAX_ONBOARDINGS_KEPT,
+  type NewDevice,
+  type PendingSighting,
+} from '@hortus/core';
 import { expect, expectPlainEntity, freshStorePerTest, type StoreFactory } from './store.js';
 
 const GROUP = 'greenhouse-a';
@@ -92,6 +98,121 @@ export function deviceRepositoryContract(name: string, createStore: StoreFactory
 
       expect(await repository().listByGroup(GROUP)).to.deep.equal([]);
       expect(await repository().listByGroup('greenhouse-b')).to.have.length(1);
+    });
+
+    describe('box registry', () => {
+      const at = (second: number): Date => new Date(Date.UTC(2025, 5, 15, 12, 0, second));
+      const sighting = (
+        boxId: string,
+        second: number,
+        extra: Partial<PendingSighting> = {},
+      ): PendingSighting => ({
+        boxId,
+        address: '192.0.2.7',
+        at: at(second),
+        ...extra,
+      });
+
+      it('when a device is found by its id or by any spelling of its MAC, then the exact id wins, and an unknown one is undefined', async () => {
+        const label = await repository().create(device('24:6F:28:AA:00:01'));
+        const legacy = await repository().create(device('100aa286f25', 'greenhouse-b'));
+
+        expect((await repository().find('100aa286f24', '246f28aa0001'))?.id).to.equal(label.id);
+        expect((await repository().find('whatever', '246f28aa0001'))?.id).to.equal(label.id);
+        expect((await repository().find('100aa286f25', undefined))?.id).to.equal(legacy.id);
+        expect(await repository().find('100aa286f26', 'ffffffffff02')).to.equal(undefined);
+        expect((await repository().list()).map((d) => d.deviceId)).to.deep.equal([
+          '24:6F:28:AA:00:01',
+          '100aa286f25',
+        ]);
+      });
+
+      it('when keys are set, then the current and the previous digest find the device, and replacing them forgets the old ones', async () => {
+        await repository().create(device('AA:01'));
+        expect(
+          await repository().setKeys('AA:01', {
+            generation: 2,
+            currentHash: 'h2',
+            previous: { generation: 1, hash: 'h1' },
+          }),
+        ).to.equal(true);
+
+        expect(await repository().findByKeyHash('h2')).to.deep.include({ current: true });
+        expect(await repository().findByKeyHash('h1')).to.deep.include({ current: false });
+        expect((await repository().findByKeyHash('h1'))?.device).to.include({
+          deviceId: 'AA:01',
+          keyGeneration: 2,
+          previousKeyGeneration: 1,
+        });
+
+        await repository().setKeys('AA:01', { generation: 3, currentHash: 'h3' });
+
+        expect(await repository().findByKeyHash('h1')).to.equal(undefined);
+        expect(await repository().findByKeyHash('h2')).to.equal(undefined);
+        const found = await repository().findByKeyHash('h3');
+        expect(found?.device.keyGeneration).to.equal(3);
+        expect(found?.device).not.to.have.property('previousKeyGeneration');
+        expect(await repository().setKeys('nobody', { generation: 1, currentHash: 'hx' })).to.equal(false);
+      });
+
+      it('when a device is updated and onboards, then the changes are kept, and only the newest onboardings, newest first', async () => {
+        await repository().create(device('AA:01'));
+
+        const moved = await repository().update('AA:01', { group: 'greenhouse-b', locked: true });
+        for (let second = 0; second < MAX_ONBOARDINGS_KEPT + 2; second += 1) {
+          await repository().recordOnboarding(
+            'AA:01',
+            { at: at(second), address: `192.0.2.${second}` },
+            { firmwareVersion: '1.0.4', bootedAt: at(0) },
+          );
+        }
+
+        expect(moved).to.include({ group: 'greenhouse-b', locked: true });
+        const [stored] = await repository().listByGroup('greenhouse-b');
+        expect(stored).to.deep.include({
+          firmwareVersion: '1.0.4',
+          bootedAt: at(0),
+          lastSeenAt: at(MAX_ONBOARDINGS_KEPT + 1),
+          locked: true,
+        });
+        expect(stored?.onboardings).to.have.length(MAX_ONBOARDINGS_KEPT);
+        expect(stored?.onboardings?.[0]).to.deep.equal({
+          at: at(MAX_ONBOARDINGS_KEPT + 1),
+          address: `192.0.2.${MAX_ONBOARDINGS_KEPT + 1}`,
+        });
+        expect(await repository().update('nobody', { locked: false })).to.equal(undefined);
+        expect((await repository().update('AA:01', { locked: false }))?.locked ?? false).to.equal(false);
+      });
+
+      it('when unknown boxes are sighted, then each is kept once with its first and last sighting, up to the cap, newest first', async () => {
+        expect(
+          await repository().recordPending(
+            sighting('100aa286f24', 1, { firmwareVersion: '1.0.4', mac: '246f28aa0001' }),
+            2,
+          ),
+        ).to.equal(true);
+        expect(await repository().recordPending(sighting('200aa286f24', 2), 2)).to.equal(true);
+        expect(await repository().recordPending(sighting('300aa286f24', 3), 2)).to.equal(false);
+        expect(
+          await repository().recordPending(sighting('100aa286f24', 4, { address: '192.0.2.8' }), 2),
+        ).to.equal(true);
+
+        const pending = await repository().listPending();
+
+        expect(pending.map((p) => p.boxId)).to.deep.equal(['100aa286f24', '200aa286f24']);
+        expect(pending[0]).to.deep.equal({
+          boxId: '100aa286f24',
+          mac: '246f28aa0001',
+          firstSeenAt: at(1),
+          lastSeenAt: at(4),
+          firmwareVersion: '1.0.4',
+          address: '192.0.2.8',
+          attempts: 2,
+        });
+        expect(await repository().removePending('100aa286f24')).to.equal(true);
+        expect(await repository().removePending('100aa286f24')).to.equal(false);
+        expect((await repository().listPending()).map((p) => p.boxId)).to.deep.equal(['200aa286f24']);
+      });
     });
   });
 }

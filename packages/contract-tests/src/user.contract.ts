@@ -312,6 +312,36 @@ export function userRepositoryContract(name: string, createStore: StoreFactory<'
         expect(await repository().findById(keptId)).to.equal(undefined);
         expect(await repository().findCredentials(keptId)).to.equal(undefined);
       });
+
+      it('when an imported e-mail is case-sensitive, then both accounts are kept and each is found by its e-mail as written', async () => {
+        const first = await repository().createImported({
+          ...user('anna.schmidt@example.com'),
+          passwordHash: HASH_A,
+        });
+
+        const second = await repository().createImported({
+          ...user('Anna.Schmidt@Example.com'),
+          id: keptId,
+          passwordHash: HASH_B,
+          caseSensitiveEmail: true,
+        });
+
+        expect(second).to.deep.equal({ id: keptId, ...user('Anna.Schmidt@Example.com') });
+        expect((await repository().findByEmail('Anna.Schmidt@Example.com'))?.id).to.equal(keptId);
+        expect((await repository().findByEmail('anna.schmidt@example.com'))?.id).to.equal(first.id);
+        // Any other spelling finds the account that holds the e-mail ignoring case.
+        expect((await repository().findByEmail('ANNA.SCHMIDT@example.com'))?.id).to.equal(first.id);
+        expect((await repository().findCredentials(keptId))?.passwordHash).to.equal(HASH_B);
+        // The exact e-mail stays unique, and sign-up still meets the e-mail ignoring case.
+        await expect(
+          repository().createImported({ ...user('Anna.Schmidt@Example.com'), caseSensitiveEmail: true }),
+        ).to.be.rejectedWith(ConflictError);
+        await expect(repository().create(user('ANNA.schmidt@EXAMPLE.com'))).to.be.rejectedWith(ConflictError);
+        // Deleting the one that holds the e-mail leaves the other found by its own spelling only.
+        expect(await repository().delete(first.id)).to.equal(true);
+        expect(await repository().findByEmail('anna.schmidt@example.com')).to.equal(undefined);
+        expect((await repository().findByEmail('Anna.Schmidt@Example.com'))?.id).to.equal(keptId);
+      });
     });
   });
 }

@@ -36,6 +36,19 @@ import { GetRecentCommits } from './commits/get-recent-commits.js';
 import { SeedDemo } from './demo/seed-demo.js';
 import { CreateDevice } from './devices/create-device.js';
 import { ListDevices } from './devices/list-devices.js';
+import { AuthenticateBox } from './devices/authenticate-box.js';
+import { FindBoxActions } from './devices/box-actions.js';
+import { BoxKeys } from './devices/box-keys.js';
+import { RecordBoxReadings } from './devices/box-readings.js';
+import { BOX_SETTINGS, type BoxSettings, defaultBoxSettings } from './devices/box-settings.js';
+import {
+  ClaimDevice,
+  ListDeviceViews,
+  ListPendingDevices,
+  RotateDeviceKey,
+  SetDeviceLock,
+} from './devices/manage-devices.js';
+import { OnboardBox } from './devices/onboard-box.js';
 import { ListFirmware } from './firmware/list-firmware.js';
 import { OfferFirmware } from './firmware/offer-firmware.js';
 import { PublishFirmware } from './firmware/publish-firmware.js';
@@ -46,7 +59,7 @@ import { CreateGroup } from './groups/create-group.js';
 import { DeleteAction, DeleteDevice, DeleteGroup } from './groups/delete-group.js';
 import { GetGroup } from './groups/get-group.js';
 import { ListGroups } from './groups/list-groups.js';
-import { CopyLegacyRecords, MigrationCheckpoints } from './migration/copy-legacy-records.js';
+import { CopyLegacyRecords, MigrationCheckpoints, RecordCutOver } from './migration/copy-legacy-records.js';
 import { UpdateGroupSettings } from './groups/update-group-settings.js';
 import { AddChart } from './history-charts/add-chart.js';
 import { ChangeChart } from './history-charts/change-chart.js';
@@ -94,6 +107,16 @@ export const useCases = [
   GetRecentCommits,
   CreateDevice,
   ListDevices,
+  BoxKeys,
+  OnboardBox,
+  AuthenticateBox,
+  RecordBoxReadings,
+  FindBoxActions,
+  ListDeviceViews,
+  ListPendingDevices,
+  ClaimDevice,
+  SetDeviceLock,
+  RotateDeviceKey,
   PublishFirmware,
   ListFirmware,
   WithdrawFirmware,
@@ -155,6 +178,7 @@ export const useCases = [
   DeleteUser,
   CopyLegacyRecords,
   MigrationCheckpoints,
+  RecordCutOver,
 ] as const;
 
 /**
@@ -165,6 +189,7 @@ export const useCases = [
  */
 export function createCoreModule(settings: CoreSettings, clock: Clock = new SystemClock()): ContainerModule {
   assertTimeZone(settings.timeZone);
+  if (settings.boxes?.timeZone !== undefined) assertTimeZone(settings.boxes.timeZone);
   return new ContainerModule(({ bind }) => {
     bind<CoreSettings>(CORE_SETTINGS).toConstantValue(settings);
     bind<Clock>(CLOCK).toConstantValue(clock);
@@ -173,6 +198,7 @@ export function createCoreModule(settings: CoreSettings, clock: Clock = new Syst
       ...settings.automation,
     });
     bind<CoreLimits>(CORE_LIMITS).toConstantValue({ ...defaultCoreLimits, ...settings.limits });
+    bind<BoxSettings>(BOX_SETTINGS).toConstantValue({ ...defaultBoxSettings, ...settings.boxes });
     bind<RetentionSettings>(RETENTION_SETTINGS).toConstantValue({
       ...defaultRetentionSettings,
       ...settings.retention,

@@ -77,6 +77,41 @@ describe('moving over from the original service', () => {
       expect(() => new WallClockTimes('Mars/Olympus')).to.throw(InvalidInputError);
     });
 
+    it('when the clocks go back, then a series read in _id order keeps both passes of the repeated hour', () => {
+      const berlin = new WallClockTimes('Europe/Berlin');
+      const read = (hhmm: string, topic = 'esp/air/temperature'): string =>
+        legacyReading(
+          { time: new Date(`2024-10-27T${hhmm}:00.000Z`), topic, value: '20', group: 'gh-1' },
+          berlin,
+        ).time.toISOString();
+
+      // First pass (summer time, UTC+2), then the clocks show 02:00 again (winter time, UTC+1).
+      expect(read('02:00')).to.equal('2024-10-27T00:00:00.000Z');
+      expect(read('02:30')).to.equal('2024-10-27T00:30:00.000Z');
+      expect(read('02:30')).to.equal('2024-10-27T00:30:00.000Z');
+      // Another series is told apart on its own.
+      expect(read('02:45', 'esp/air/humidity')).to.equal('2024-10-27T00:45:00.000Z');
+      expect(read('02:00')).to.equal('2024-10-27T01:00:00.000Z');
+      expect(read('02:30')).to.equal('2024-10-27T01:30:00.000Z');
+      expect(read('03:00')).to.equal('2024-10-27T02:00:00.000Z');
+      expect(berlin.secondPass).to.equal(2);
+    });
+
+    it('when a reading is dated further ahead than the allowed skew, then it is rejected naming its time', () => {
+      const reading = {
+        time: new Date('2030-01-01T00:00:00.000Z'),
+        topic: 'esp/air/humidity',
+        value: '5',
+        group: 'g',
+      };
+
+      expect(() => legacyReading(reading, undefined, Date.parse('2029-12-31T23:55:00.000Z'))).to.throw(
+        InvalidInputError,
+        'time 2030-01-01T00:00:00.000Z is in the future',
+      );
+      expect(legacyReading(reading, undefined, Date.parse('2030-01-01T00:00:00.000Z')).value).to.equal(5);
+    });
+
     it('when a reading lacks its group or time, then it is rejected naming the field', () => {
       const base = { time: new Date(), topic: 'esp/air/humidity', value: '50', group: 'gh-1' };
 
@@ -306,7 +341,7 @@ describe('moving over from the original service', () => {
 
     it('when a chart record is copied twice or its owner got a new id, then charts land once with their owner', async () => {
       const hash = `$2b$10$${'b'.repeat(53)}`;
-      await copy.copyUser({
+      const copied = await copy.copyUser({
         id: 'not-a-store-id',
         firstName: 'A',
         lastName: 'B',
@@ -319,14 +354,52 @@ describe('moving over from the original service', () => {
         NOW,
       );
 
-      const first = await copy.copyChartRecord(record, 'a@example.org');
-      const second = await copy.copyChartRecord(record, 'a@example.org');
+      const first = await copy.copyChartRecord(record, copied.userId);
+      const second = await copy.copyChartRecord(record, copied.userId);
 
+      expect(copied.userId).to.match(/^[0-9a-f]{24}$/u);
       expect(first.outcome).to.equal('written');
-      expect(first.notes[0]).to.match(/^charts of user not-a-store-id now belong to [0-9a-f]{24}$/u);
+      expect(first.notes).to.deep.equal([`charts of user not-a-store-id now belong to ${copied.userId}`]);
       expect(second.outcome).to.equal('already-there');
-      const owner = first.notes[0]?.split(' ').at(-1) ?? '';
-      expect((await app.get(GetHistoryCharts).execute({ userId: owner })).charts).to.have.lengthOf(1);
+      expect(
+        (await app.get(GetHistoryCharts).execute({ userId: copied.userId ?? '' })).charts,
+      ).to.have.lengthOf(1);
+    });
+
+    it('when a user is matched only by the same e-mail, then it gets no owner id: charts never follow an e-mail', async () => {
+      const user = { firstName: 'A', lastName: 'B', email: 'same@example.org', group: 'g' };
+      const inHortus = await copy.copyUser({ ...user, id: '65a0000000000000000000f1' });
+
+      const fromAnotherSource = await copy.copyUser({ ...user, id: '65a0000000000000000000f2' });
+      const sameId = await copy.copyUser({ ...user, id: '65a0000000000000000000f1' });
+
+      expect(inHortus).to.include({ outcome: 'written', userId: '65a0000000000000000000f1' });
+      expect(fromAnotherSource.outcome).to.equal('already-there');
+      expect(fromAnotherSource.userId).to.equal(undefined);
+      expect(sameId).to.include({ outcome: 'already-there', userId: '65a0000000000000000000f1' });
+    });
+
+    it('when two users differ only in the case of their e-mail, then both are kept and the second is noted with both ids', async () => {
+      const user = { firstName: 'Anna', lastName: 'S', group: 'g' };
+      await copy.copyUser({ ...user, email: 'anna@example.org', id: '65a0000000000000000000e1' });
+
+      const second = await copy.copyUser({
+        ...user,
+        email: 'Anna@Example.org',
+        id: '65a0000000000000000000e2',
+      });
+      const again = await copy.copyUser({
+        ...user,
+        email: 'Anna@Example.org',
+        id: '65a0000000000000000000e2',
+      });
+
+      expect(second).to.include({ outcome: 'written', userId: '65a0000000000000000000e2' });
+      expect(second.notes).to.deep.equal([
+        'e-mail differs only in case from user 65a0000000000000000000e1 (anna@example.org): kept as its own ' +
+          'account, which logs in with its e-mail as written',
+      ]);
+      expect(again.outcome).to.equal('already-there');
     });
 
     it('when a checkpoint is saved and then cleared, then the next run starts from the beginning', async () => {

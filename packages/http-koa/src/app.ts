@@ -30,6 +30,7 @@ import { firmwareRoutes } from './routes/firmware.js';
 import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { userRoutes } from './routes/users.js';
+import { BOX_BODY_LIMIT_BYTES, type BoxRouteSettings, boxRouters } from './routes/boxes.js';
 import {
   clientAddressMiddleware,
   clientAddressOf,
@@ -81,6 +82,8 @@ export interface AppOptions {
   readonly client?: ClientSettings;
   /** Whether polls are answered by the poll lane (lane/poll-lane.ts) in front of Koa; on unless false. */
   readonly pollLane?: boolean;
+  /** Where onboarding sends boxes (BOX_PUBLIC_HOST, HTTPS_PORT); the HTTPS port 8443 when absent. */
+  readonly boxes?: BoxRouteSettings;
 }
 
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
@@ -172,7 +175,7 @@ function description(): Description {
       () => undefined,
       () => '',
     );
-    const document = buildOpenApiDocument([meta, ...apiRouters]);
+    const document = buildOpenApiDocument([meta, ...apiRouters, ...boxRouters({ httpsPort: 8443 })]);
     described = { document, page: renderDocsPage(document) };
   }
   return described;
@@ -188,6 +191,27 @@ export interface HttpApp {
   readonly koa: Koa;
   /** Node's request listener: the poll lane, handing the rest to Koa. */
   readonly handle: RequestListener;
+}
+
+/**
+ * A box's body: the firmware sends application/ejson (extended JSON is JSON), other clients
+ * application/json. Over the limit is a 400 naming it, as the box endpoint answers every refusal.
+ */
+function boxBodyParser(parse: Middleware): Middleware {
+  return async (ctx, next) => {
+    if (ctx.request.is('application/ejson')) ctx.req.headers['content-type'] = 'application/json';
+    else if (ctx.request.is('application/json', '+json') === false) {
+      throw new EdgeError(415, 'Content-Type must be application/json or application/ejson');
+    }
+    try {
+      await parse(ctx, async () => undefined);
+    } catch (error) {
+      if ((error as { status?: unknown } | null)?.status !== 413) throw error;
+      ctx.set('Connection', 'close');
+      throw new EdgeError(400, `Request body is larger than ${BOX_BODY_LIMIT_BYTES} bytes`);
+    }
+    await next();
+  };
 }
 
 /** Assembles the HTTP application on the given use cases; it does not listen. */
@@ -220,6 +244,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
       },
       limitBytes: options.ingestBodyLimitBytes,
     },
+    box: { parse: boxBodyParser(jsonParser(BOX_BODY_LIMIT_BYTES)), limitBytes: BOX_BODY_LIMIT_BYTES },
   };
   const { document, page } = description();
   const routers = [
@@ -228,6 +253,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
       () => page,
     ),
     ...apiRouters,
+    ...boxRouters(options.boxes ?? { httpsPort: 8443 }),
   ];
 
   // Every route's policy, checked here: a route that does not declare one stops the server from starting.

@@ -55,6 +55,10 @@ export interface HttpSettings {
   readonly authCacheMs: number;
   /** POLL_LANE: polls answered in front of Koa (the default), or `off` to send every request through Koa. */
   readonly pollLane: boolean;
+  /** HTTPS_PORT: where HTTPS is served; onboarding sends boxes there unless BOX_PUBLIC_HOST says otherwise. */
+  readonly httpsPort: number;
+  /** BOX_PUBLIC_HOST: the host[:port] boxes are told to post to over HTTPS. */
+  readonly boxPublicHost?: string;
   /** CLIENT_DIR (or `serve --client`): a web client's single-page build served under `/`, and its CSP. */
   readonly client?: ClientSettings;
 }
@@ -83,6 +87,7 @@ export const httpDefaults = {
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
   POLL_LANE: 'on',
+  HTTPS_PORT: '8443',
 } as const;
 
 /**
@@ -141,8 +146,22 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
   }
 
+  // Read here too (https.ts starts the listener): onboarding tells boxes where it is.
+  const httpsPort = integer('HTTPS_PORT', 0, 65535);
+  const boxPublicHost = optional('BOX_PUBLIC_HOST');
+  if (
+    boxPublicHost !== undefined &&
+    !/^[\w.-]+(:\d{1,5})?$|^\[[\da-f:.]+\](:\d{1,5})?$/iu.test(boxPublicHost)
+  ) {
+    problems.push(
+      `BOX_PUBLIC_HOST must be a host name or address with an optional :port, got "${boxPublicHost}"`,
+    );
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
+    httpsPort,
+    ...(boxPublicHost === undefined ? {} : { boxPublicHost }),
     port,
     host,
     corsOrigins,

@@ -12,6 +12,7 @@ export * from './edge/metrics.js';
 export * from './edge/operations.js';
 export * from './edge/security.js';
 export * from './edge/request.js';
+export * from './routes/boxes.js';
 export * from './routes/policy.js';
 export { metaRoutes } from './routes/meta.js';
 export * from './https.js';

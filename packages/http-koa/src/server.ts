@@ -48,6 +48,10 @@ export class HttpServer {
       rateLimitPerMinute: settings.rateLimitPerMinute,
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
+      boxes: {
+        httpsPort: settings.httpsPort,
+        ...(settings.boxPublicHost === undefined ? {} : { publicHost: settings.boxPublicHost }),
+      },
       ...(settings.client === undefined ? {} : { client: settings.client }),
     });
     this.handle = app.handle;

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { DEFAULT_CLIENT_CSP, httpSettingsFromEnv } from '@hortus/http-koa';
 import { expect, startTestServer, type TestServer } from './harness.js';
 
-const PAGE = '<!doctype html><html><head><script defer src="/static/js/main.0214b58c.js"></script></head></html>';
+const PAGE =
+  '<!doctype html><html><head><script defer src="/static/js/main.0214b58c.js"></script></head></html>';
 const SECRET = 'the token-signing key';
 
 /** A request sent byte for byte as written: fetch would normalise `..` away before it leaves. */
@@ -101,9 +102,11 @@ describe('serving a web client build (CLIENT_DIR, serve --client)', () => {
   it('when CLIENT_DIR has no index.html or is no directory, then the configuration names the problem', () => {
     expect(() => httpSettingsFromEnv({ CLIENT_DIR: join(outside, 'nowhere') })).to.throw(/CLIENT_DIR/u);
     expect(() => httpSettingsFromEnv({ CLIENT_DIR: join(build, 'static') })).to.throw(/index\.html/u);
-    expect(httpSettingsFromEnv({ CLIENT_DIR: build, CLIENT_CSP: "default-src 'self'" }).client).to.deep.equal({
-      dir: build,
-      csp: "default-src 'self'",
-    });
+    expect(httpSettingsFromEnv({ CLIENT_DIR: build, CLIENT_CSP: "default-src 'self'" }).client).to.deep.equal(
+      {
+        dir: build,
+        csp: "default-src 'self'",
+      },
+    );
   });
 });

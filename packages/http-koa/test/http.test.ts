@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { StoreUnavailableError } from '@hortus/core';
 import { loadConfig, startServer } from '@hortus/cli';
-import { apiRouters } from '@hortus/http-koa';
+import { apiRouters, boxRouters } from '@hortus/http-koa';
 import {
   CapturingLogger,
   expect,
@@ -165,7 +165,10 @@ describe('HTTP transport, across routes', () => {
         (sum, path) => sum + Object.keys(path).length,
         0,
       );
-      const routes = apiRouters.reduce((sum, router) => sum + router.routes.length, 0);
+      const routes = [...apiRouters, ...boxRouters({ httpsPort: 8443 })].reduce(
+        (sum, router) => sum + router.routes.length,
+        0,
+      );
       // The meta routes (/, /api, the document, the docs page and its script) and /healthz, /readyz, /metrics.
       expect(operations).to.equal(routes + 5 + 3);
       expect(document.paths['/api/historyChart/settings/{userId}/{chartName}']).to.have.property('get');

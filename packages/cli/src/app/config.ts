@@ -1,6 +1,8 @@
 import { mongoSettingsFromEnv, type MongoStoreSettings } from '@hortus/adapter-mongo';
 import { DEFAULT_DATA_DIR, sqliteSettingsFromEnv, type SqliteStoreSettings } from '@hortus/adapter-sqlite';
 import {
+  type BoxSettings,
+  boxSettingsFromEnv,
   collectProblems,
   ConfigError,
   type CoreLimits,
@@ -49,6 +51,8 @@ export interface AppConfig extends HttpSettings {
   readonly limits: CoreLimits;
   /** How long readings and rollups are kept (RETENTION_DAYS, ROLLUP_RETENTION_DAYS); empty: forever. */
   readonly retention: Partial<RetentionSettings>;
+  /** Boxes of the HTTP generation (BOX_TIME_ZONE, DEVICE_SILENT_AFTER_MS, MAX_PENDING_DEVICES, ...). */
+  readonly boxes: BoxSettings;
   /** The MQTT bridge's settings; unset when MQTT_URL is not configured (the bridge is off). */
   readonly mqtt?: MqttConfig;
   /** Accounts: passwords, log-in tokens, reset links, sign-up (AUTH_SECRET, APP_URL, SIGNUP, BCRYPT_COST). */
@@ -125,6 +129,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
 
   const limits = collectProblems(problems, () => coreLimitsFromEnv(env));
   const retention = collectProblems(problems, () => retentionSettingsFromEnv(env));
+  const boxes = collectProblems(problems, () => boxSettingsFromEnv(env));
   const identity = collectProblems(problems, () => identitySettingsFromEnv(env));
   const mail = collectProblems(problems, () => mailSettingsFromEnv(env));
   const webhooks = collectProblems(problems, () => webhookSettingsFromEnv(env));
@@ -139,6 +144,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     http === undefined ||
     limits === undefined ||
     retention === undefined ||
+    boxes === undefined ||
     identity === undefined ||
     mail === undefined
   ) {
@@ -162,6 +168,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     alertDeliveryMs,
     limits,
     retention,
+    boxes,
     ...(mqtt === undefined ? {} : { mqtt }),
     identity,
     mail,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { memoryStoreModule } from '@hortus/adapter-memory';
 import { MongoStore } from '@hortus/adapter-mongo';
 import { sqliteSettingsFromEnv, SqliteStore } from '@hortus/adapter-sqlite';
@@ -6,6 +6,8 @@ import {
   ACCESS_KEY_PREFIX,
   ACCESS_KEY_SECRETS,
   type AccessKeySecrets,
+  BOX_KEY_DERIVER,
+  type BoxKeyDeriver,
   type Clock,
   createCoreModule,
   FIRMWARE_DIGEST,
@@ -40,6 +42,12 @@ export class NodeAccessKeySecrets implements AccessKeySecrets {
   }
 }
 
+/** HMAC-SHA-256, URL-safe: a device's key from the server's secret (see core's BoxKeys). */
+export class NodeBoxKeyDeriver implements BoxKeyDeriver {
+  derive(secret: string, material: string): string {
+    return createHmac('sha256', secret).update(material, 'utf8').digest('base64url');
+  }
+}
 /** SHA-256 in lower-case hex: a firmware image's ETag and download address. */
 export const sha256Hex: FirmwareDigest = (data) => createHash('sha256').update(data).digest('hex');
 
@@ -83,12 +91,14 @@ export function coreOnStore(
         automation: { tickMs: config.automationTickMs },
         limits: config.limits,
         retention: config.retention,
+        boxes: config.boxes,
       },
       clock,
     ),
     storeModule(config),
     new ContainerModule(({ bind }) => {
       bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
+      bind<BoxKeyDeriver>(BOX_KEY_DERIVER).toConstantValue(new NodeBoxKeyDeriver());
       bind<FirmwareDigest>(FIRMWARE_DIGEST).toConstantValue(sha256Hex);
     }),
     identityModule(config.identity),

@@ -1,5 +1,7 @@
 import {
   type Copied,
+  emailKey,
+  type ImportedUser,
   type Converted,
   type CopyLegacyRecords,
   type ImportedNotification,
@@ -14,14 +16,16 @@ import {
   legacyReading,
   legacyUser,
   type MigrationCheckpoints,
+  type RecordCutOver,
+  skippedAlarm,
   type NewReading,
   readingKey,
   type WallClockTimes,
 } from '@hortus/core';
-import { type Db, type Document } from 'mongodb';
+import { type Db } from 'mongodb';
 import { type MigrationProgress } from './progress.js';
 import { type CollectionReport, count, isRejection, list, reject } from './report.js';
-import { readBatch, sourceId } from './source.js';
+import { readBatch } from './source.js';
 
 /** Readings remembered to tell a duplicate in the source from one stored before: bounded, so memory stays flat. */
 export const DUPLICATE_WINDOW = 100_000;
@@ -31,6 +35,8 @@ export interface MigrateOptions {
   readonly timeZone?: string;
   readonly dryRun: boolean;
   readonly batchSize: number;
+  /** Bring over values and chart settings that changed in the original since Hortus got its copy. */
+  readonly update: boolean;
 }
 
 /** Remembers the last keys seen, forgetting the oldest: duplicates in the original are close in time. */
@@ -59,6 +65,7 @@ class RecentKeys {
 export interface Target {
   readonly copy: CopyLegacyRecords;
   readonly checkpoints: MigrationCheckpoints;
+  readonly cutOver: RecordCutOver;
 }
 
 /**
@@ -67,6 +74,12 @@ export interface Target {
  */
 export class CollectionCopier {
   private readonly recent = new RecentKeys(DUPLICATE_WINDOW);
+  /** Notifications the original's hourly check stored (ignore active/passive), in this run. */
+  private checkRecords = 0;
+  /** The original's user id to the Hortus id of users copied or matched by `_id`: chart records follow them. */
+  private readonly owners = new Map<string, string>();
+  /** The e-mails of the users read, ignoring case: tells accounts that differ only in case. */
+  private readonly emails = new Map<string, { id: string; email: string }>();
 
   constructor(
     private readonly source: Db,
@@ -76,6 +89,8 @@ export class CollectionCopier {
     private readonly times: WallClockTimes | undefined,
     private readonly progress: MigrationProgress,
     private readonly stopRequested: () => boolean,
+    /** Readings later than this (ms: the run's clock plus MAX_CLOCK_SKEW_MS) are refused. */
+    private readonly latest: number,
   ) {}
 
   /** Answers false when a stop was requested before the collection was done. */
@@ -116,6 +131,7 @@ export class CollectionCopier {
       await cursor.close().catch(() => undefined);
     }
     this.progress.update(report.read, true);
+    this.summarize(report);
     // Done: the next run reads everything again, finding it stored.
     await this.target?.checkpoints.save(this.sourceName, collection, undefined);
     report.complete = true;
@@ -156,8 +172,11 @@ export class CollectionCopier {
         return this.eachDocument(report, batch, async (document) => {
           const { record, notes } = legacyChartRecord(document, new Date());
           list(report.notes, legacyId(document), notes);
-          const ownerEmail = await this.emailOfSourceUser(record.userId);
-          return this.target?.copy.copyChartRecord(record, ownerEmail);
+          return this.target?.copy.copyChartRecord(
+            record,
+            this.owners.get(record.userId),
+            this.options.update,
+          );
         });
       case 'groups':
         return this.eachDocument(report, batch, (document) =>
@@ -167,7 +186,9 @@ export class CollectionCopier {
         );
       case 'users':
         return this.eachDocument(report, batch, (document) =>
-          this.copyOne(report, document, legacyUser(document), (user) => this.target?.copy.copyUser(user)),
+          this.copyOne(report, document, legacyUser(document), (user) =>
+            this.copyUser(report, document, user),
+          ),
         );
       case 'devices':
         return this.eachDocument(report, batch, (document) =>
@@ -178,7 +199,7 @@ export class CollectionCopier {
       case 'actions':
         return this.eachDocument(report, batch, (document) =>
           this.copyOne(report, document, legacyAction(document), (action) =>
-            this.target?.copy.copyAction(action),
+            this.target?.copy.copyAction(action, this.options.update),
           ),
         );
       case 'tokens':
@@ -190,7 +211,7 @@ export class CollectionCopier {
     report: CollectionReport,
     document: LegacyDocument,
     converted: Converted<T>,
-    write: (record: T) => Promise<Copied> | undefined,
+    write: (record: T) => Promise<Copied | undefined> | undefined,
   ): Promise<Copied | undefined> {
     list(report.notes, legacyId(document), converted.notes);
     return write(converted.record);
@@ -219,7 +240,7 @@ export class CollectionCopier {
     for (const document of batch) {
       let reading: NewReading;
       try {
-        reading = legacyReading(document, this.times);
+        reading = legacyReading(document, this.times, this.latest);
       } catch (error) {
         if (!isRejection(error)) throw error;
         reject(report, document, error);
@@ -242,8 +263,17 @@ export class CollectionCopier {
     const notifications: ImportedNotification[] = [];
     for (const document of batch) {
       try {
+        if (report.collection === 'alarms') {
+          const skipped = skippedAlarm(document);
+          if (skipped !== undefined) {
+            report.skipped += 1;
+            list(report.notes, legacyId(document), [skipped]);
+            continue;
+          }
+        }
         const { record, notes } = convert(document);
         list(report.notes, legacyId(document), notes);
+        if (record.ignore === 'active' || record.ignore === 'passive') this.checkRecords += 1;
         notifications.push(record);
       } catch (error) {
         if (!isRejection(error)) throw error;
@@ -258,11 +288,44 @@ export class CollectionCopier {
     report.alreadyThere += notifications.length - stored;
   }
 
-  /** The e-mail of the original's user with that id: chart records follow their owner by e-mail. */
-  private async emailOfSourceUser(userId: string): Promise<string | undefined> {
-    const filter: Document = { _id: sourceId(userId) };
-    const user = await this.source.collection('users').findOne(filter, { projection: { email: 1 } });
-    const email = user?.['email'];
-    return typeof email === 'string' ? email.trim() : undefined;
+  private summarize(report: CollectionReport): void {
+    if (report.collection === 'datas' && this.times !== undefined && this.times.secondPass > 0) {
+      report.summary.push(
+        `${this.times.secondPass} readings of the hour repeated when the clocks went back were read as its ` +
+          'second pass (in _id order) and stored at the later instant',
+      );
+    }
+    if (report.collection === 'notifications' && this.checkRecords > 0) {
+      report.summary.push(
+        `${this.checkRecords} records of the original's hourly check (ignore "active" or "passive"), ` +
+          'which its list never showed, are kept as not open: they read as ignored',
+      );
+    }
+  }
+
+  /**
+   * Users whose e-mails differ only in case were separate accounts in the original: the dry run, which
+   * does not consult the target, notes them from what it has read; a real run also meets them in Hortus.
+   */
+  private async copyUser(
+    report: CollectionReport,
+    document: LegacyDocument,
+    user: ImportedUser,
+  ): Promise<Copied | undefined> {
+    const id = legacyId(document);
+    const key = emailKey(user.email);
+    const seen = this.emails.get(key);
+    if (seen === undefined) this.emails.set(key, { id, email: user.email });
+    if (this.target === undefined) {
+      if (seen !== undefined && seen.email !== user.email) {
+        list(report.notes, id, [
+          `e-mail differs only in case from user ${seen.id} (${seen.email}): will be kept as its own account`,
+        ]);
+      }
+      return undefined;
+    }
+    const copied = await this.target.copy.copyUser(user);
+    if (copied.userId !== undefined) this.owners.set(id, copied.userId);
+    return copied;
   }
 }

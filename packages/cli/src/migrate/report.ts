@@ -33,11 +33,15 @@ export interface CollectionReport {
   /** Readings whose (group, topic, time) came earlier in this run: kept once. */
   duplicates: number;
   rejected: number;
+  /** Left out on purpose, each with a note (the original's group-less alarm record). */
+  skipped: number;
   /** Where this run started: after this source `_id` (an interrupted run's checkpoint). */
   resumedAfter?: string;
   complete: boolean;
   readonly rejections: Listed[];
   readonly notes: Listed[];
+  /** What the run did to the collection as a whole (a repeated hour, records that are not open). */
+  readonly summary: string[];
 }
 
 export interface MigrationReport {
@@ -48,6 +52,10 @@ export interface MigrationReport {
   readonly times: string;
   complete: boolean;
   interrupted: boolean;
+  /** Why the run stopped before the end (a store went away): the report shows how far it got. */
+  failure: string | null;
+  /** When the automation engine was told the move happened: it fires only time slots after it. */
+  cutOver: string | null;
   seconds: number;
   readonly collections: CollectionReport[];
 }
@@ -63,9 +71,11 @@ export function newCollectionReport(collection: LegacyCollection, found: boolean
     merged: 0,
     duplicates: 0,
     rejected: 0,
+    skipped: 0,
     complete: false,
     rejections: [],
     notes: [],
+    summary: [],
   };
 }
 
@@ -97,16 +107,43 @@ export function showReport(report: MigrationReport): string {
     `Reading times: ${report.times}.`,
     '',
     table(
-      ['COLLECTION', 'INTO', 'READ', 'WRITTEN', 'ALREADY THERE', 'MERGED', 'DUPLICATES', 'REJECTED'],
+      [
+        'COLLECTION',
+        'INTO',
+        'READ',
+        'WRITTEN',
+        'ALREADY THERE',
+        'MERGED',
+        'DUPLICATES',
+        'REJECTED',
+        'SKIPPED',
+      ],
       report.collections.map((c) =>
         !c.found
-          ? [c.collection, 'not in the source', '', '', '', '', '', '']
+          ? [c.collection, 'not in the source', '', '', '', '', '', '', '']
           : c.into === null
-            ? [c.collection, 'not copied', c.read, '', '', '', '', '']
-            : [c.collection, c.into, c.read, c.written, c.alreadyThere, c.merged, c.duplicates, c.rejected],
+            ? [c.collection, 'not copied', c.read, '', '', '', '', '', '']
+            : [
+                c.collection,
+                c.into,
+                c.read,
+                c.written,
+                c.alreadyThere,
+                c.merged,
+                c.duplicates,
+                c.rejected,
+                c.skipped,
+              ],
       ),
     ),
   ];
+  if (report.failure !== null) lines.push(`STOPPED: ${report.failure}`);
+  if (report.cutOver !== null) {
+    lines.push(
+      `Cut-over recorded at ${report.cutOver}: the automation engine fires only time slots after it.`,
+    );
+  }
+  for (const c of report.collections) for (const line of c.summary) lines.push(`${c.collection}: ${line}`);
   const resumed = report.collections.filter((c) => c.resumedAfter !== undefined);
   for (const c of resumed) lines.push(`${c.collection}: resumed after _id ${c.resumedAfter}.`);
   const listing = (

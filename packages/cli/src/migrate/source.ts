@@ -1,5 +1,5 @@
 import { StoreUnavailableError, type LegacyDocument } from '@hortus/core';
-import { type Db, type Document, type FindCursor, MongoClient, ObjectId } from 'mongodb';
+import { type Db, type Document, type FindCursor, MongoClient } from 'mongodb';
 import { UsageError } from '../exit-codes.js';
 
 const DEFAULT_SOURCE_TIMEOUT_MS = 5000;
@@ -53,9 +53,4 @@ export async function readBatch(cursor: FindCursor<Document>, size: number): Pro
     documents.push(...cursor.readBufferedDocuments(size - documents.length));
   }
   return documents;
-}
-
-/** A source `_id` given as text: the original's are ObjectIds. */
-export function sourceId(text: string): ObjectId | string {
-  return /^[0-9a-f]{24}$/u.test(text) ? ObjectId.createFromHexString(text) : text;
 }

@@ -106,12 +106,21 @@ export class AutomationEngine {
   }
 
   private async markRun(at: Date): Promise<void> {
-    const stored = await this.state.get(lastRunKey);
-    const previous = stored?.value['at'];
-    if (typeof previous === 'number' && previous >= at.getTime()) return;
-    // Losing the race to another engine is fine: it ran just as recently.
-    await this.state.compareAndSet(lastRunKey, stored?.version ?? 0, { at: at.getTime() }, at);
+    await markEngineRun(this.state, at);
   }
 }
 
 const lastRunKey = engineStateKey('engine', 'lastRun');
+
+/**
+ * Records that the rules were evaluated up to `at` (unless a later run is recorded): the engine then
+ * catches up only slots after it. A migration records its cut-over so, so slots from before the move,
+ * which the old service ran, do not fire again.
+ */
+export async function markEngineRun(state: EngineStateRepository, at: Date): Promise<void> {
+  const stored = await state.get(lastRunKey);
+  const previous = stored?.value['at'];
+  if (typeof previous === 'number' && previous >= at.getTime()) return;
+  // Losing the race to another engine is fine: it ran just as recently.
+  await state.compareAndSet(lastRunKey, stored?.version ?? 0, { at: at.getTime() }, at);
+}

@@ -1,14 +1,47 @@
-import { type Device, type NewDevice } from './device.js';
+import {
+  type Device,
+  type DeviceChanges,
+  type DeviceKeys,
+  type NewDevice,
+  type Onboarding,
+  type PendingDevice,
+  type PendingSighting,
+} from './device.js';
 
 export interface DeviceRepository {
   /** Throws ConflictError when a device with that deviceId exists. */
   create(device: NewDevice): Promise<Device>;
   /** Devices of the group ordered by deviceId. */
   listByGroup(group: string): Promise<Device[]>;
+  /** Every device, ordered by group then deviceId. */
+  list(): Promise<Device[]>;
+  /**
+   * The device registered under exactly this deviceId, or else under one of macSpellings(mac) when a MAC
+   * is given.
+   */
+  find(deviceId: string, mac: string | undefined): Promise<Device | undefined>;
+  /** The device one of whose key digests (current or previous) this is, and which one matched. */
+  findByKeyHash(keyHash: string): Promise<{ device: Device; current: boolean } | undefined>;
+  /** Writes the given fields; undefined when no device has that deviceId. */
+  update(deviceId: string, changes: DeviceChanges): Promise<Device | undefined>;
+  /** Replaces the key digests (no previous key when `previous` is absent); false when no such device. */
+  setKeys(deviceId: string, keys: DeviceKeys): Promise<boolean>;
+  /** Notes an onboarding: kept newest first (at most MAX_ONBOARDINGS_KEPT), and the device was seen then. */
+  recordOnboarding(deviceId: string, onboarding: Onboarding, changes: DeviceChanges): Promise<void>;
   /** Removes the device when it belongs to that group; false when no device of the group has that id. */
   delete(group: string, deviceId: string): Promise<boolean>;
   /** Removes every device of the group; answers how many. */
   deleteByGroup(group: string): Promise<number>;
+
+  /**
+   * Notes a box that is not registered: a known boxId gets its last sighting (attempts + 1); a new one is
+   * added only while fewer than `cap` are held. False when it was new and there was no room.
+   */
+  recordPending(sighting: PendingSighting, cap: number): Promise<boolean>;
+  /** Pending boxes, most recently seen first. */
+  listPending(): Promise<PendingDevice[]>;
+  /** False when no pending box has that boxId. */
+  removePending(boxId: string): Promise<boolean>;
 }
 
 export const DEVICE_REPOSITORY = Symbol.for('hortus.DeviceRepository');

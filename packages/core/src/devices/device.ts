@@ -1,15 +1,73 @@
 import { InvalidInputError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 
+/** One onboarding request of a box (`GET /api/hardware`): when, and from which address. */
+export interface Onboarding {
+  readonly at: Date;
+  readonly address: string;
+}
+
+/** The most recent onboardings kept per device, newest first. */
+export const MAX_ONBOARDINGS_KEPT = 10;
+
 export interface Device {
   readonly id: string;
-  /** The box's MAC address in hex; unique across all groups, since one box is one device. */
+  /** The box's MAC address in hex as registered; unique across all groups, since one box is one device. */
   readonly deviceId: string;
   readonly group: string;
   readonly type: string;
+  /** Onboardings are refused while set (`hortus device lock`); keys already issued keep working. */
+  readonly locked?: boolean;
+  /** The last request of the box: onboarding, readings or actions. */
+  readonly lastSeenAt?: Date;
+  /** The `updateVersion` header of the last onboarding. */
+  readonly firmwareVersion?: string;
+  /** When the box started, from the `lastactive` header (milliseconds since boot) of its last onboarding. */
+  readonly bootedAt?: Date;
+  /** Newest first, at most MAX_ONBOARDINGS_KEPT. */
+  readonly onboardings?: readonly Onboarding[];
+  /** Which generation of the device's key is current; 0 until the first onboarding issued one. */
+  readonly keyGeneration?: number;
+  /** Set during a rotation: the key of this generation still works, until the box onboards again. */
+  readonly previousKeyGeneration?: number;
 }
 
-export type NewDevice = Omit<Device, 'id'>;
+export type NewDevice = Pick<Device, 'deviceId' | 'group' | 'type'>;
+
+/** A box that asked to onboard but is not registered: shown to operators, who may claim it. */
+export interface PendingDevice {
+  /** The id as the box sent it. */
+  readonly boxId: string;
+  readonly mac?: string;
+  readonly firstSeenAt: Date;
+  readonly lastSeenAt: Date;
+  readonly firmwareVersion?: string;
+  readonly address: string;
+  /** How many onboarding requests it sent (a box tries 50 times per boot, then gives up). */
+  readonly attempts: number;
+  /** Set when a group-limited caller tried to register this id while another group holds it. */
+  readonly wantedBy?: string;
+}
+
+export type PendingSighting = Omit<PendingDevice, 'firstSeenAt' | 'lastSeenAt' | 'attempts'> & {
+  readonly at: Date;
+};
+
+/** What the box tracking writes; absent fields are left as they are. */
+export interface DeviceChanges {
+  readonly group?: string;
+  readonly locked?: boolean;
+  readonly lastSeenAt?: Date;
+  readonly firmwareVersion?: string;
+  readonly bootedAt?: Date;
+}
+
+/** The stored digests of a device's keys: the current one, and the one it replaces during a rotation. */
+export interface DeviceKeys {
+  readonly generation: number;
+  readonly currentHash: string;
+  readonly previous?: { readonly generation: number; readonly hash: string };
+}
 
 const deviceIdPattern = /^[A-Za-z0-9:._-]+$/u;
 

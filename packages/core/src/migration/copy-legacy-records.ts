@@ -7,10 +7,12 @@ import {
   type EngineStateRepository,
   type EngineValue,
 } from '../automations/engine-state.port.js';
+import { markEngineRun } from '../automations/automation-engine.js';
 import { type NewDevice } from '../devices/device.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { type NewGroup } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { type ChartChange, type ChartData, chartDataFields } from '../history-charts/history-chart.js';
 import {
   HISTORY_CHART_REPOSITORY,
   type HistoryChartRepository,
@@ -34,14 +36,19 @@ export interface Copied {
   readonly notes: readonly string[];
 }
 
+/** A user copied, with the Hortus id chart records follow (absent: matched only by e-mail, or not stored). */
+export interface CopiedUser extends Copied {
+  readonly userId?: string;
+}
+
 const written: Copied = { outcome: 'written', notes: [] };
 const alreadyThere: Copied = { outcome: 'already-there', notes: [] };
 
 /**
  * Writes records converted from the original service (see legacy.ts) into whichever store is configured,
  * through the repository ports. Every write is keyed by what names the record in the original, so copying
- * the same record again stores nothing: readings by (group, topic, time), groups by name, users by e-mail
- * (ignoring case, as log-in matches it), devices by deviceId, actions by (group, object), notifications by
+ * the same record again stores nothing: readings by (group, topic, time), groups by name, users by id and
+ * e-mail, devices by deviceId, actions by (group, object), notifications by
  * (group, time, message), charts by (user, chartId, chartName).
  */
 @injectable()
@@ -101,16 +108,36 @@ export class CopyLegacyRecords {
     return notes.length === 0 ? alreadyThere : { outcome: 'merged', notes };
   }
 
-  /** A user whose e-mail Hortus has is already there; Hortus's record is left as it is. */
-  async copyUser(user: ImportedUser): Promise<Copied> {
-    if ((await this.users.findByEmail(user.email)) !== undefined) return alreadyThere;
+  /**
+   * A user Hortus has under the same id and e-mail, or under exactly the same e-mail, is already there;
+   * Hortus's record is left as it is. One whose e-mail Hortus has only in another case is another account
+   * of the original (which told e-mails apart by case): it is kept as its own account, found at log-in by
+   * its e-mail as written. `userId` is the Hortus id of a user copied now or matched by `_id`: the one
+   * chart records may follow.
+   */
+  async copyUser(user: ImportedUser): Promise<CopiedUser> {
+    if (user.id !== undefined) {
+      const sameId = await this.users.findById(user.id);
+      if (sameId !== undefined && sameId.email === user.email) return { ...alreadyThere, userId: sameId.id };
+    }
+    const holder = await this.users.findByEmail(user.email);
+    if (holder !== undefined && holder.email === user.email) return alreadyThere;
+    const notes: string[] = [];
+    if (holder !== undefined) {
+      notes.push(
+        `e-mail differs only in case from user ${holder.id} (${holder.email}): kept as its own account, ` +
+          'which logs in with its e-mail as written',
+      );
+    }
     try {
       // The hash lands where log-in reads credentials (findCredentials): the old password logs in.
-      const stored = await this.users.createImported(user);
+      const stored = await this.users.createImported(
+        holder === undefined ? user : { ...user, caseSensitiveEmail: true },
+      );
       if (user.id !== undefined && stored.id !== user.id) {
-        return { outcome: 'written', notes: [`stored under the new id ${stored.id}: the old one is taken`] };
+        notes.push(`stored under the new id ${stored.id}: the old one is taken`);
       }
-      return written;
+      return { outcome: 'written', notes, userId: stored.id };
     } catch (error) {
       if (error instanceof ConflictError) return alreadyThere;
       throw error;
@@ -133,9 +160,34 @@ export class CopyLegacyRecords {
     }
   }
 
-  /** An action Hortus has is already there: its value and rules are Hortus's current ones. */
-  async copyAction(action: NewAction): Promise<Copied> {
-    if ((await this.actions.find(action.group, action.object)) !== undefined) return alreadyThere;
+  /**
+   * An action Hortus has is already there. Where its value or rules differ from the original's (changed
+   * in the old service since an earlier run, or in Hortus), `update` brings the original's over; without
+   * it Hortus's are kept. Either way a note says what differs.
+   */
+  async copyAction(action: NewAction, update = false): Promise<Copied> {
+    const existing = await this.actions.find(action.group, action.object);
+    if (existing !== undefined) {
+      const notes: string[] = [];
+      const sameRules = JSON.stringify(existing.automations) === JSON.stringify(action.automations);
+      if (existing.value !== action.value) {
+        if (update) await this.actions.setValue(action.group, action.object, action.value);
+        notes.push(
+          update
+            ? `value ${action.value} brought over from the original (Hortus had ${existing.value})`
+            : `value differs: kept Hortus's ${existing.value} (original: ${action.value}); --update brings it over`,
+        );
+      }
+      if (!sameRules) {
+        if (update) await this.actions.setAutomations(action.group, action.object, action.automations);
+        notes.push(
+          update
+            ? "rules brought over from the original (Hortus's differed)"
+            : "rules differ: kept Hortus's; --update brings the original's over",
+        );
+      }
+      return notes.length === 0 ? alreadyThere : { outcome: update ? 'merged' : 'already-there', notes };
+    }
     try {
       await this.actions.create(action);
       return written;
@@ -147,27 +199,72 @@ export class CopyLegacyRecords {
 
   /**
    * Charts are appended to the owner's record unless one with the same chartId and chartName is there.
-   * The owner is found by e-mail when the original's user is known (the id may have changed on the way),
-   * else by the original's user id.
+   * `ownerId` is the Hortus id of the original's user when this run copied it or matched it by `_id`
+   * (see copyUser), never an account that merely has the same e-mail; without it the record stays under
+   * the original's user id.
    */
-  async copyChartRecord(record: LegacyChartRecord, ownerEmail?: string): Promise<Copied> {
-    const owner = ownerEmail === undefined ? undefined : await this.users.findByEmail(ownerEmail);
-    const userId = owner?.id ?? record.userId;
+  async copyChartRecord(record: LegacyChartRecord, ownerId?: string, update = false): Promise<Copied> {
+    const userId = ownerId ?? record.userId;
     const existing = await this.charts.findByUser(userId);
-    const have = new Set((existing?.charts ?? []).map((chart) => chartKey(chart)));
+    const have = new Map((existing?.charts ?? []).map((chart) => [chartKey(chart), chart]));
+    const notes =
+      ownerId === undefined
+        ? [`user ${record.userId} was not copied: the charts are kept under that id`]
+        : userId === record.userId
+          ? []
+          : [`charts of user ${record.userId} now belong to ${userId}`];
     let added = 0;
+    let updated = 0;
     for (const chart of record.charts) {
-      if (have.has(chartKey(chart))) continue;
-      await this.charts.appendChart(userId, chart);
-      have.add(chartKey(chart));
-      added += 1;
+      const stored = have.get(chartKey(chart));
+      if (stored === undefined) {
+        await this.charts.appendChart(userId, chart);
+        have.set(chartKey(chart), chart);
+        added += 1;
+        continue;
+      }
+      const changes = chartChanges(stored.chartData, chart.chartData);
+      if (changes.length === 0) continue;
+      if (update) {
+        for (const change of changes)
+          await this.charts.updateChart(userId, chart.chartName, change, chart.updatedAt);
+        updated += 1;
+      }
+      notes.push(
+        update
+          ? `chart ${chart.chartName}: the original's settings brought over`
+          : `chart ${chart.chartName} differs from the original's: kept Hortus's; --update brings it over`,
+      );
     }
-    const notes = userId === record.userId ? [] : [`charts of user ${record.userId} now belong to ${userId}`];
     if (record.charts.length === 0) return { outcome: 'written', notes: ['the record holds no charts'] };
-    if (added === 0) return alreadyThere;
+    if (added === 0 && updated === 0) return { ...alreadyThere, notes };
+    if (added === 0) return { outcome: 'merged', notes };
     if (added === record.charts.length) return { outcome: 'written', notes };
     return { outcome: 'merged', notes: [...notes, `added ${added} of ${record.charts.length} charts`] };
   }
+}
+
+/** The edits the web client can make (a field, a flag of the first dataset) that turn `from` into `to`. */
+function chartChanges(from: ChartData, to: ChartData): ChartChange[] {
+  const changes: ChartChange[] = [];
+  for (const field of chartDataFields) {
+    const value = to[field];
+    if ((typeof value === 'string' || typeof value === 'number') && value !== from[field]) {
+      changes.push({ kind: 'set-field', field, value });
+    }
+  }
+  const firstDataset = (data: ChartData): Record<string, unknown> => {
+    const datasets = data['datasets'];
+    const first: unknown = Array.isArray(datasets) ? datasets[0] : undefined;
+    return typeof first === 'object' && first !== null ? (first as Record<string, unknown>) : {};
+  };
+  const fromFlags = firstDataset(from);
+  for (const [flag, checked] of Object.entries(firstDataset(to))) {
+    if (typeof checked === 'boolean' && fromFlags[flag] !== checked) {
+      changes.push({ kind: 'set-dataset-flag', flag, checked });
+    }
+  }
+  return changes;
 }
 
 function chartKey(chart: { chartId: string; chartName: string }): string {
@@ -220,6 +317,24 @@ export class MigrationCheckpoints {
       const current = await this.state.get(key);
       if (await this.state.compareAndSet(key, current?.version ?? 0, value, this.clock.now())) return;
     }
+  }
+}
+
+/**
+ * Records the cut-over in the automation engine's state: the first `hortus serve` fires only time slots
+ * after it, never the ones the old service ran before the move. Answers the time recorded.
+ */
+@injectable()
+export class RecordCutOver {
+  constructor(
+    @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
+    @inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async execute(): Promise<Date> {
+    const at = this.clock.now();
+    await markEngineRun(this.state, at);
+    return at;
   }
 }
 

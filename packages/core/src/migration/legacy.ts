@@ -16,7 +16,7 @@ import {
 } from '../notifications/notification.js';
 import { type NewReading, requireTopic } from '../readings/reading.js';
 import { InvalidInputError } from '../shared/errors.js';
-import { assertTimeZone, fromLocal } from '../shared/time-zone.js';
+import { assertTimeZone, fromLocal, laterInstantOfRepeatedLocal } from '../shared/time-zone.js';
 import { isPlainObject, NAME_MAX_LENGTH, requireText, TEXT_MAX_LENGTH } from '../shared/validation.js';
 import { type ImportedUser, requireEmail } from '../users/user.js';
 
@@ -116,49 +116,81 @@ function optionalLegacyText(value: unknown, field: string, maxLength = NAME_MAX_
 /**
  * The original stored a box's local wall time as if it were UTC. Given the zone the boxes ran in, this
  * reads such a time as that zone's wall time and answers the real instant. A wall time that the zone
- * skips (spring forward) moves forward by the gap; one it shows twice (fall back) is the earlier
- * instant, so the repeated hour's readings meet the first pass's times and are kept once.
+ * skips (spring forward) moves forward by the gap. The hour the zone shows twice (fall back) is told
+ * apart per series (group and topic) by the order the readings are read in, the source's insertion
+ * order: a wall time earlier than the series' last one in that hour starts the second pass, whose
+ * readings get the later instant.
  */
 export class WallClockTimes {
   /** Instants by wall-clock minute: readings come in time order, so nearly every lookup is a hit. */
-  private readonly minutes = new Map<number, number>();
+  private readonly minutes = new Map<number, { earlier: number; later: number | undefined }>();
+  /** Per series, in the repeated hour: the last wall time read and whether the second pass began. */
+  private readonly passes = new Map<string, { day: number; lastWall: number; second: boolean }>();
+  /** Readings placed at the later instant of a repeated hour. */
+  secondPass = 0;
 
   constructor(readonly timeZone: string) {
     assertTimeZone(timeZone);
   }
 
-  instantOf(labelled: Date): Date {
+  instantOf(labelled: Date, series = ''): Date {
     const ms = labelled.getTime();
     const minute = Math.floor(ms / 60_000) * 60_000;
-    let instant = this.minutes.get(minute);
-    if (instant === undefined) {
-      const wall = new Date(minute);
-      instant = fromLocal(
-        {
-          year: wall.getUTCFullYear(),
-          month: wall.getUTCMonth() + 1,
-          day: wall.getUTCDate(),
-          hour: wall.getUTCHours(),
-          minute: wall.getUTCMinutes(),
-        },
-        this.timeZone,
-      ).getTime();
-      if (this.minutes.size >= 100_000) this.minutes.clear();
-      this.minutes.set(minute, instant);
+    const instants = this.minuteInstants(minute);
+    if (instants.later === undefined) return new Date(instants.earlier + (ms - minute));
+    const day = Math.floor(ms / 86_400_000);
+    const pass = this.passes.get(series);
+    if (pass === undefined || pass.day !== day) {
+      if (this.passes.size >= 100_000) this.passes.clear();
+      this.passes.set(series, { day, lastWall: ms, second: false });
+      return new Date(instants.earlier + (ms - minute));
     }
-    return new Date(instant + (ms - minute));
+    if (ms < pass.lastWall) pass.second = true;
+    pass.lastWall = ms;
+    if (!pass.second) return new Date(instants.earlier + (ms - minute));
+    this.secondPass += 1;
+    return new Date(instants.later + (ms - minute));
+  }
+
+  private minuteInstants(minute: number): { earlier: number; later: number | undefined } {
+    let instants = this.minutes.get(minute);
+    if (instants === undefined) {
+      const wall = new Date(minute);
+      const local = {
+        year: wall.getUTCFullYear(),
+        month: wall.getUTCMonth() + 1,
+        day: wall.getUTCDate(),
+        hour: wall.getUTCHours(),
+        minute: wall.getUTCMinutes(),
+      };
+      instants = {
+        earlier: fromLocal(local, this.timeZone).getTime(),
+        later: laterInstantOfRepeatedLocal(local, this.timeZone)?.getTime(),
+      };
+      if (this.minutes.size >= 100_000) this.minutes.clear();
+      this.minutes.set(minute, instants);
+    }
+    return instants;
   }
 }
 
-/** `datas`: `{time, topic, value: "23.45", group}`; the value becomes a number, never NaN. */
-export function legacyReading(document: LegacyDocument, times?: WallClockTimes): NewReading {
-  const time = legacyDate(document['time'], 'time');
-  return {
-    group: requireText(document['group'], 'group'),
-    topic: requireTopic(document['topic']),
-    value: legacyNumber(document['value'], 'value'),
-    time: times === undefined ? time : times.instantOf(time),
-  };
+/**
+ * `datas`: `{time, topic, value: "23.45", group}`; the value becomes a number, never NaN. A time after
+ * `latest` (the run's clock plus the allowed skew, in ms) is refused, as a box's would be.
+ */
+export function legacyReading(document: LegacyDocument, times?: WallClockTimes, latest?: number): NewReading {
+  const labelled = legacyDate(document['time'], 'time');
+  const group = requireText(document['group'], 'group');
+  const topic = requireTopic(document['topic']);
+  const value = legacyNumber(document['value'], 'value');
+  const time = times === undefined ? labelled : times.instantOf(labelled, JSON.stringify([group, topic]));
+  if (latest !== undefined && time.getTime() > latest) {
+    throw InvalidInputError.forField(
+      'time',
+      `${time.toISOString()} is in the future: more than the allowed clock skew (MAX_CLOCK_SKEW_MS) ahead of the run's clock`,
+    );
+  }
+  return { group, topic, value, time };
 }
 
 /** `groups`: `employee` is a list or a comma-separated text; `settings` are kept exactly. */
@@ -315,6 +347,17 @@ export function legacyNotification(document: LegacyDocument): Converted<Imported
 /** Seconds since the epoch that an ObjectId's first four bytes carry: when the document was made. */
 function objectIdTime(id: string): Date | undefined {
   return objectIdPattern.test(id) ? new Date(parseInt(id.slice(0, 8), 16) * 1000) : undefined;
+}
+
+/**
+ * Why an alarm is left out, or undefined. The one alarm record the original writes itself has no group:
+ * no group's page ever showed it, and Hortus's notifications belong to a group.
+ */
+export function skippedAlarm(document: LegacyDocument): string | undefined {
+  const group = document['group'];
+  return group === undefined || group === null || (typeof group === 'string' && group.trim() === '')
+    ? "alarm without a group (the original's own record, shown on no group's page): skipped"
+    : undefined;
 }
 
 const alarmTimeFields = ['time', 'date', 'createdAt', 'timestamp'] as const;

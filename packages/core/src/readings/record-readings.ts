@@ -29,9 +29,13 @@ export class RecordReadings {
   /**
    * Validates every item on its own: one bad item never sinks the rest of the batch. A reading stamped
    * further ahead of the server's clock than the allowed skew is refused: it would stay the newest reading
-   * of its series for years, hiding every real one and driving rules and alerts.
+   * of its series for years, hiding every real one and driving rules and alerts. With `allOrNothing`, one
+   * refused item means nothing is stored.
    */
-  async execute(items: readonly unknown[]): Promise<RecordReadingsResult> {
+  async execute(
+    items: readonly unknown[],
+    options: { readonly allOrNothing?: boolean } = {},
+  ): Promise<RecordReadingsResult> {
     if (items.length > MAX_READINGS_PER_BATCH) {
       throw InvalidInputError.forField('readings', `must hold at most ${MAX_READINGS_PER_BATCH} items`);
     }
@@ -67,6 +71,8 @@ export class RecordReadings {
       }
     }
     if (refused.size > 0) rejected.sort((a, b) => a.index - b.index);
+    // A sender that cannot tell which items were refused (a box's insertMany) gets all or nothing.
+    if (options.allOrNothing === true && rejected.length > 0) return { accepted: 0, stored: 0, rejected };
     const stored = valid.size === 0 ? 0 : await this.readings.add([...valid.values()]);
     return { accepted, stored, rejected };
   }

@@ -71,6 +71,24 @@ export function fromLocal(
   return new Date(wall.toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds);
 }
 
+/**
+ * The later instant at which the wall clock shows this local time when the zone shows it twice (the hour
+ * repeated when the clocks go back); undefined when it shows it once or never.
+ */
+export function laterInstantOfRepeatedLocal(
+  local: { year: number; month: number; day: number; hour: number; minute: number },
+  timeZone: string,
+): Date | undefined {
+  const wall = Temporal.PlainDateTime.from(local);
+  const earlier = wall.toZonedDateTime(timeZone, { disambiguation: 'earlier' });
+  const later = wall.toZonedDateTime(timeZone, { disambiguation: 'later' });
+  // In a gap both differ from the wall time asked for; in an overlap both show it.
+  const shows = (z: Temporal.ZonedDateTime): boolean => z.hour === local.hour && z.minute === local.minute;
+  return earlier.epochMilliseconds !== later.epochMilliseconds && shows(earlier) && shows(later)
+    ? new Date(later.epochMilliseconds)
+    : undefined;
+}
+
 /** The start of the local calendar day containing `instant`, and the start of the next one. */
 export function localDayBounds(instant: Date, timeZone: string): { start: Date; end: Date } {
   const today = zoned(instant, timeZone).toPlainDate();
@@ -115,4 +133,33 @@ export function localHoursSoFar(now: Date, timeZone: string): { hour: number; st
       hours.push({ hour, start: new Date(start), end: new Date(end) });
   }
   return hours;
+}
+
+/**
+ * The instant a wall-clock reading of the zone stands for, where the wall time is given as the UTC fields
+ * of `wall` (a box stamps its local time with a `Z`). A wall time that happens twice (clocks going back)
+ * is read as the one of its two instants nearer `arrival`; one that never happens (clocks going forward)
+ * is moved forward by the gap, as fromLocal does.
+ */
+export function instantOfWallClock(wall: Date, timeZone: string, arrival: Date): Date {
+  const plain = Temporal.Instant.fromEpochMilliseconds(wall.getTime())
+    .toZonedDateTimeISO('UTC')
+    .toPlainDateTime();
+  const earlier = plain.toZonedDateTime(timeZone, { disambiguation: 'earlier' }).epochMilliseconds;
+  const later = plain.toZonedDateTime(timeZone, { disambiguation: 'later' }).epochMilliseconds;
+  if (earlier === later) return new Date(earlier);
+  const gap = plain.toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds;
+  // In a gap 'earlier' and 'later' fall either side of it; in an overlap both show this wall time.
+  const overlap =
+    Temporal.Instant.fromEpochMilliseconds(earlier)
+      .toZonedDateTimeISO(timeZone)
+      .toPlainDateTime()
+      .equals(plain) &&
+    Temporal.Instant.fromEpochMilliseconds(later)
+      .toZonedDateTimeISO(timeZone)
+      .toPlainDateTime()
+      .equals(plain);
+  if (!overlap) return new Date(gap);
+  const at = arrival.getTime();
+  return new Date(Math.abs(earlier - at) <= Math.abs(later - at) ? earlier : later);
 }

@@ -21,12 +21,15 @@ export interface UserRepository {
    * Stores a user moved from another system. Keeps `id` when it has the form of the ids this store issues
    * and no user has it, and issues a new one otherwise. The hash is stored as `create` stores one (read
    * back only by findCredentials), at session version 0. Throws ConflictError when another user has that
-   * e-mail (ignoring case).
+   * e-mail (ignoring case, unless `caseSensitiveEmail`: then only exactly that e-mail).
    */
   createImported(user: ImportedUser): Promise<User>;
   /** Any id the store cannot have issued (malformed, unknown) is simply not found. */
   findById(id: string): Promise<User | undefined>;
-  /** The user whose e-mail equals this one ignoring case. */
+  /**
+   * The user whose e-mail is exactly this one, else the one whose e-mail equals it ignoring case (never a
+   * case-sensitive account: see ImportedUser.caseSensitiveEmail).
+   */
   findByEmail(email: string): Promise<User | undefined>;
   /** Undefined when no such user; ConflictError when another user has that e-mail (ignoring case). */
   changeEmail(id: string, email: string): Promise<User | undefined>;

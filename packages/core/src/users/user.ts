@@ -29,6 +29,11 @@ export interface UserCredentials {
 export interface ImportedUser extends NewUser {
   readonly id?: string;
   readonly passwordHash?: string;
+  /**
+   * The system it came from told e-mails apart by case, and another account has this e-mail in another
+   * case: this one is kept as its own account, found by its e-mail exactly as written.
+   */
+  readonly caseSensitiveEmail?: boolean;
 }
 
 export const EMAIL_MAX_LENGTH = 254;
@@ -50,4 +55,13 @@ export function requireEmail(value: unknown, field = 'email'): string {
  */
 export function emailKey(email: string): string {
   return email.trim().toLowerCase();
+}
+
+/**
+ * The unique key a stored account's e-mail is kept under: emailKey, or for a case-sensitive account
+ * (ImportedUser.caseSensitiveEmail) the e-mail as written with a mark. An e-mail holds no space, so such
+ * a key never meets a lower-case one, and the account never takes the e-mail of the one it differs from.
+ */
+export function storedEmailKey(email: string, caseSensitive = false): string {
+  return caseSensitive ? `${email.trim()} (case-sensitive)` : emailKey(email);
 }

@@ -93,7 +93,9 @@ export function clientMiddleware(settings: ClientSettings): Middleware {
   const inside = (file: string): boolean => file === root || file.startsWith(root + sep);
 
   /** The file a URL path names, inside the build, or undefined. */
-  const fileOf = async (urlPath: string): Promise<{ file: string; size: number; mtime: Date } | undefined> => {
+  const fileOf = async (
+    urlPath: string,
+  ): Promise<{ file: string; size: number; mtime: Date } | undefined> => {
     const normalised = posix.normalize(urlPath);
     if (normalised.split('/').some((segment) => segment.startsWith('.'))) return undefined;
     const candidate = join(root, normalised);
@@ -150,7 +152,10 @@ export function clientMiddleware(settings: ClientSettings): Middleware {
       // The page may be embedded nowhere, and says nothing about where the visitor came from.
       ctx.set('X-Frame-Options', 'DENY');
     }
-    const named = ctx.get('If-None-Match').split(',').map((entry) => entry.trim().replace(/^W\//u, ''));
+    const named = ctx
+      .get('If-None-Match')
+      .split(',')
+      .map((entry) => entry.trim().replace(/^W\//u, ''));
     if (named.includes(tag.slice(2))) {
       ctx.status = 304;
       return undefined;

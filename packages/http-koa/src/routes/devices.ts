@@ -1,6 +1,31 @@
-import { NotFoundError } from '@hortus/core';
+import { type Caller, type DeviceView, NotFoundError } from '@hortus/core';
 import { groupName, groupQuery, object, text } from './schemas.js';
-import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
+import { json, type ResponseDoc, type RouterSpec } from './routing.js';
+
+/** The groups a caller is limited to; undefined for one that reaches every group (admin, operator, open API). */
+function limitedGroupsOf(caller: Caller): readonly string[] | undefined {
+  if (caller.kind === 'user') return [caller.group];
+  if (caller.kind === 'key' && caller.key.groups.length > 0) return caller.key.groups;
+  return undefined;
+}
+
+/** The device as SPEC shows it, followed by what the box tracking adds (never its key digests). */
+function deviceAnswer(device: DeviceView): Record<string, unknown> {
+  return {
+    _id: device.id,
+    deviceId: device.deviceId,
+    group: device.group,
+    type: device.type,
+    ...(device.label === undefined ? {} : { macAddress: device.label }),
+    ...(device.boxId === undefined ? {} : { boxId: device.boxId }),
+    locked: device.locked === true,
+    silent: device.silent,
+    ...(device.lastSeenAt === undefined ? {} : { lastSeen: device.lastSeenAt.toISOString() }),
+    ...(device.firmwareVersion === undefined ? {} : { firmwareVersion: device.firmwareVersion }),
+    ...(device.bootedAt === undefined ? {} : { bootedAt: device.bootedAt.toISOString() }),
+    onboardings: (device.onboardings ?? []).map(({ at, address }) => ({ at: at.toISOString(), address })),
+  };
+}
 
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
 
@@ -26,10 +51,10 @@ export const deviceRoutes: RouterSpec = {
         400: { description: "`{message}` naming the invalid field, or `{message: 'no data found'}`" },
         500: failed,
       },
-      handle: async ({ query }, { listDevices }) => {
-        const devices = await listDevices.execute({ group: query['group'] });
+      handle: async ({ query }, { listDeviceViews }) => {
+        const devices = await listDeviceViews.execute({ group: query['group'] });
         if (devices.length === 0) throw new NotFoundError('device', 'no data found');
-        return json({ message: devices.map(withUnderscoreId) });
+        return json({ message: devices.map(deviceAnswer) });
       },
     },
     {
@@ -55,12 +80,13 @@ export const deviceRoutes: RouterSpec = {
         },
         500: failed,
       },
-      handle: async ({ query }, { createDevice }) => {
-        await createDevice.execute({
-          deviceId: query['deviceId'],
-          group: query['group'],
-          type: query['type'],
-        });
+      handle: async ({ query, caller }, { createDevice }) => {
+        const input = { deviceId: query['deviceId'], group: query['group'], type: query['type'] };
+        // A caller limited to groups may not learn that another group holds the id (ids are unique across
+        // groups): it is answered as a success would be, and left for an administrator (`device pending`).
+        const limitedTo = limitedGroupsOf(caller);
+        if (limitedTo === undefined) await createDevice.execute(input);
+        else await createDevice.executeLimited(input, limitedTo);
         return json({ message: 'Device created successfully' }, 201);
       },
     },

@@ -16,6 +16,11 @@ import {
   ChangeUserEmail,
   CheckGroup,
   CreateDevice,
+  AuthenticateBox,
+  FindBoxActions,
+  ListDeviceViews,
+  OnboardBox,
+  RecordBoxReadings,
   DeleteChart,
   type ErrorCode,
   ExportReadings,
@@ -64,6 +69,11 @@ export const httpUseCaseClasses = {
   listAutomationEvents: ListAutomationEvents,
   listDevices: ListDevices,
   createDevice: CreateDevice,
+  listDeviceViews: ListDeviceViews,
+  onboardBox: OnboardBox,
+  authenticateBox: AuthenticateBox,
+  recordBoxReadings: RecordBoxReadings,
+  findBoxActions: FindBoxActions,
   listOpenNotifications: ListOpenNotifications,
   ignoreNotifications: IgnoreNotifications,
   getRecentCommits: GetRecentCommits,
@@ -124,10 +134,16 @@ export interface RouteInput {
   readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
   /** The host name the client reached the server by, without the port. */
   readonly hostname?: string;
+  /** The Host the client named, with its port, and whether it came over TLS. */
+  readonly host?: string;
+  readonly secure?: boolean;
 }
 
-/** Request bodies are read under one of two limits: the usual one, or the larger one of reading batches. */
-export const bodyKinds = ['default', 'ingest'] as const;
+/**
+ * Request bodies are read under one of three limits: the usual one, the larger one of reading batches, or
+ * the small one of a box's requests (which may also be application/ejson).
+ */
+export const bodyKinds = ['default', 'ingest', 'box'] as const;
 export type BodyKind = (typeof bodyKinds)[number];
 
 export interface BodyParser {
@@ -341,6 +357,8 @@ export function buildRouter(
         clientAddress: ctx.ip,
         headers: ctx.headers,
         hostname: ctx.hostname,
+        host: ctx.host,
+        secure: ctx.secure,
       };
       const handed = answering.handedOn.get(ctx.req);
       const answer = await (handed?.route === route

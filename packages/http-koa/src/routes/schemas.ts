@@ -373,7 +373,24 @@ export const entitySchemas: Record<string, JsonSchema> = {
     ['_id', 'group', 'object', 'value', 'automations'],
   ),
   Device: object(
-    { _id: id, deviceId: { type: 'string' }, group: { type: 'string' }, type: { type: 'string' } },
+    {
+      _id: id,
+      deviceId: { type: 'string' },
+      group: { type: 'string' },
+      type: { type: 'string' },
+      macAddress: { type: 'string', description: 'The MAC as a label prints it, when the id is a MAC' },
+      boxId: { type: 'string', description: 'What a box of firmware 1.0.4 sends as its deviceId' },
+      locked: { type: 'boolean', description: 'Onboardings are refused (`hortus device lock`)' },
+      silent: { type: 'boolean', description: 'Onboarded, then nothing for DEVICE_SILENT_AFTER_MS' },
+      lastSeen: { ...date, description: 'Last request of the box (onboarding, readings, actions)' },
+      firmwareVersion: { type: 'string', description: 'updateVersion of the last onboarding' },
+      bootedAt: { ...date, description: 'When the box started (lastactive of the last onboarding)' },
+      onboardings: {
+        type: 'array',
+        description: 'The last 10 onboardings, newest first',
+        items: object({ at: date, address: { type: 'string' } }, ['at', 'address']),
+      },
+    },
     ['_id', 'deviceId', 'group', 'type'],
   ),
   Notification: object(

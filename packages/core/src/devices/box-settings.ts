@@ -1,0 +1,60 @@
+import { ConfigError, type Env, envReader } from '../shared/settings.js';
+import { isValidTimeZone } from '../shared/time-zone.js';
+
+/** How Hortus treats boxes of the HTTP generation (firmware 1.0.4). */
+export interface BoxSettings {
+  /** The zone whose wall clock the boxes stamp with a `Z` (BOX_TIME_ZONE); a group's `boxTimeZone` wins. */
+  readonly timeZone: string;
+  /** A box that onboarded and sent nothing for this long shows as silent (DEVICE_SILENT_AFTER_MS). */
+  readonly silentAfterMs: number;
+  /** Unregistered boxes kept in the pending list (MAX_PENDING_DEVICES). */
+  readonly maxPending: number;
+  /** Onboarding requests of unknown ids answered per address and minute (UNKNOWN_DEVICE_PER_MINUTE). */
+  readonly unknownPerMinute: number;
+  /** A device's last-seen time is written at most this often, not on each of its 13 requests a round. */
+  readonly lastSeenWriteMs: number;
+}
+
+export const BOX_SETTINGS = Symbol.for('hortus.BoxSettings');
+
+export const defaultBoxSettings: BoxSettings = {
+  timeZone: 'Europe/Berlin',
+  // A round is 20 s: three missed rounds.
+  silentAfterMs: 60_000,
+  maxPending: 1000,
+  // A box tries once a second at most, 50 times: two boxes booting behind one address stay under it.
+  unknownPerMinute: 120,
+  lastSeenWriteMs: 15_000,
+};
+
+/** Derives a device's key from the server's secret, so a box that onboards again gets the same key back. */
+export interface BoxKeyDeriver {
+  derive(secret: string, material: string): string;
+}
+
+export const BOX_KEY_DERIVER = Symbol.for('hortus.BoxKeyDeriver');
+
+export function boxSettingsFromEnv(env: Env): BoxSettings {
+  const problems: string[] = [];
+  const { read, integer } = envReader(
+    env,
+    {
+      BOX_TIME_ZONE: defaultBoxSettings.timeZone,
+      DEVICE_SILENT_AFTER_MS: String(defaultBoxSettings.silentAfterMs),
+      MAX_PENDING_DEVICES: String(defaultBoxSettings.maxPending),
+      UNKNOWN_DEVICE_PER_MINUTE: String(defaultBoxSettings.unknownPerMinute),
+    },
+    problems,
+  );
+  const timeZone = read('BOX_TIME_ZONE');
+  if (!isValidTimeZone(timeZone)) problems.push(`BOX_TIME_ZONE must be an IANA time zone, got "${timeZone}"`);
+  const settings: BoxSettings = {
+    timeZone,
+    silentAfterMs: integer('DEVICE_SILENT_AFTER_MS', 1000, 30 * 86_400_000),
+    maxPending: integer('MAX_PENDING_DEVICES', 0, 1_000_000),
+    unknownPerMinute: integer('UNKNOWN_DEVICE_PER_MINUTE', 1, 100_000),
+    lastSeenWriteMs: defaultBoxSettings.lastSeenWriteMs,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return settings;
+}

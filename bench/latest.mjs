@@ -70,8 +70,16 @@ try {
   const readings = store.db.collection('readings');
   const { ObjectId } = await import(pathToFileURL(fromAdapter.resolve('mongodb')).href);
   const t0 = Date.UTC(2025, 0, 1);
+  const repository = store.repositories().readings;
+  // The newest reading of each topic goes through Hortus (which keeps the latest record as it stores them);
+  // the long history before it is copied in directly, which is quicker than ingesting it and changes no answer.
+  const newestAt = t0 + total * 20_000;
+  for (const group of ['bench-big', 'bench-small']) {
+    await repository.add(
+      TOPICS.map((topic, i) => ({ group, topic, value: 1000 + i, time: new Date(newestAt + i) })),
+    );
+  }
   const seedStart = performance.now();
-  // Written around Hortus (as a migration of old data would be), so the first read builds the record.
   for (let done = 0; done < total; done += BATCH) {
     const documents = [];
     for (let i = done; i < Math.min(total, done + BATCH); i += 1) {
@@ -87,40 +95,31 @@ try {
     await readings.insertMany(documents, { ordered: false });
     if ((done / BATCH) % 10 === 0) log(`seeded ${done + documents.length} of ${total}`);
   }
-  await readings.insertMany(
-    TOPICS.map((topic, i) => ({
-      _id: new ObjectId(),
-      group: 'bench-small',
-      topic,
-      value: i,
-      time: new Date(t0),
-    })),
-  );
   const seedSeconds = (performance.now() - seedStart) / 1000;
-  const repository = store.repositories().readings;
-  const buildStart = performance.now();
   const first = await repository.latestOfEveryTopic('bench-big');
-  const buildMs = performance.now() - buildStart;
-  if (first.length !== TOPICS.length) throw new Error(`answered ${first.length} topics`);
-  await repository.latestOfEveryTopic('bench-small');
+  if (first.length !== TOPICS.length || first.some((reading) => reading.value < 1000)) {
+    throw new Error(`answered ${JSON.stringify(first)}`);
+  }
   const record = {
-    big: await timed(200, () => repository.latestOfEveryTopic('bench-big')),
-    small: await timed(200, () => repository.latestOfEveryTopic('bench-small')),
+    big: await timed(300, () => repository.latestOfEveryTopic('bench-big')),
+    small: await timed(300, () => repository.latestOfEveryTopic('bench-small')),
   };
   log('the queries asked before the latest record (distinct + sorted findOne per topic)');
   const before = async (group) => {
     const topics = await readings.distinct('topic', { group });
     await Promise.all(topics.map((topic) => readings.findOne({ group, topic }, { sort: { time: -1 } })));
   };
+  // On FerretDB-SQLite these scan the collection: with a million readings, minutes (BENCH_LATEST_BEFORE=off skips it).
   const queries = {
-    big: await timed(total > 100_000 ? 1 : 5, () => before('bench-big')),
     small: await timed(20, () => before('bench-small')),
+    ...(process.env.BENCH_LATEST_BEFORE === 'off'
+      ? {}
+      : { big: await timed(total > 100_000 ? 1 : 5, () => before('bench-big')) }),
   };
   const result = {
     readings: total,
     topics: TOPICS.length,
     seedSeconds: +seedSeconds.toFixed(1),
-    firstReadBuildsRecordMs: +buildMs.toFixed(1),
     record,
     queriesBefore: queries,
   };

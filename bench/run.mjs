@@ -14,13 +14,16 @@ import { delimiter, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { boxesMarkdown, boxesPart } from './boxes.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const smoke = process.argv.includes('--smoke');
 /** `--only=polling,scale,memory,mongo` runs some parts (while working on one); the report then lists only those. */
 const onlyArgument = process.argv.find((argument) => argument.startsWith('--only='));
 const parts = new Set(
-  (onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,sqlite,mongo,logins,capacity').split(','),
+  (onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,sqlite,mongo,logins,capacity,boxes').split(
+    ',',
+  ),
 );
 
 /** Seconds and counts of each part; the smoke run keeps every part but makes it tiny. */
@@ -278,6 +281,11 @@ const pollingRoutes = [
   { route: 'latestdata/All', path: '/api/data/latestdata/All?groupId=demo' },
   { route: 'group/abo', path: '/api/group/abo?group=demo' },
 ];
+/** Polled by every web client too; it has an ETag since issue 26 (not in the bare Koa case). */
+const notificationsRoute = {
+  route: 'notifications',
+  path: '/api/notification/latestdata/notifications?groupId=demo',
+};
 
 /** The 304 answers a Hortus server has counted so far (its /metrics, all routes). */
 async function answered304(server) {
@@ -623,31 +631,7 @@ async function sqliteStore() {
     const ingested = await ingestRuns(historyServer.url);
     await historyServer.stop();
 
-    log('SQLite: polling throughput against the memory store');
-    const [sqlite, memory] = [
-      await startServer('hortus', { BENCH_DATA_DIR: await dataDir(), BENCH_DEMO: 'on' }),
-      await startServer('hortus', { BENCH_DEMO: 'on' }),
-    ];
-    const polling = {};
-    for (const { route, path: routePath } of pollingRoutes) {
-      const rates = { sqlite: [], memory: [] };
-      // Warm both up first, then every round: one-second samples of two servers on two cores swing by
-      // a fifth from round to round, so the ratio is the median of five same-round ratios.
-      if (plan.warmupSeconds !== undefined) {
-        await load(sqlite.url, routePath, plan.warmupSeconds);
-        await load(memory.url, routePath, plan.warmupSeconds);
-      }
-      for (let r = 0; r < plan.rounds; r += 1) {
-        rates.sqlite.push((await load(sqlite.url, routePath, plan.seconds ?? 1)).rps);
-        rates.memory.push((await load(memory.url, routePath, plan.seconds ?? 1)).rps);
-      }
-      polling[route] = {
-        sqliteRps: Math.round(median(rates.sqlite)),
-        memoryRps: Math.round(median(rates.memory)),
-        ratio: round(median(rates.sqlite.map((value, i) => value / rates.memory[i]))),
-      };
-    }
-    await Promise.all([sqlite.stop(), memory.stop()]);
+    const polling = await sqlitePolling(await dataDir());
     return {
       latest: {
         readingsFew: few,
@@ -671,6 +655,39 @@ async function sqliteStore() {
   } finally {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Polling on SQLite against the memory store, same demo data, alternating round by round: every poll asks
+ * the store for the group's revision, which SQLite keeps in the file. Also `--only=sqlite-polling` alone.
+ */
+async function sqlitePolling(dataDirectory) {
+  log('SQLite: polling throughput against the memory store');
+  const [sqlite, memory] = [
+    await startServer('hortus', { BENCH_DATA_DIR: dataDirectory, BENCH_DEMO: 'on' }),
+    await startServer('hortus', { BENCH_DEMO: 'on' }),
+  ];
+  const polling = {};
+  for (const { route, path: routePath } of [...pollingRoutes, notificationsRoute]) {
+    const rates = { sqlite: [], memory: [] };
+    // Warm both up first, then every round: one-second samples of two servers on two cores swing by
+    // a fifth from round to round, so the ratio is the median of five same-round ratios.
+    if (plan.warmupSeconds !== undefined) {
+      await load(sqlite.url, routePath, plan.warmupSeconds);
+      await load(memory.url, routePath, plan.warmupSeconds);
+    }
+    for (let r = 0; r < plan.rounds; r += 1) {
+      rates.sqlite.push((await load(sqlite.url, routePath, plan.seconds ?? 1)).rps);
+      rates.memory.push((await load(memory.url, routePath, plan.seconds ?? 1)).rps);
+    }
+    polling[route] = {
+      sqliteRps: Math.round(median(rates.sqlite)),
+      memoryRps: Math.round(median(rates.memory)),
+      ratio: round(median(rates.sqlite.map((value, i) => value / rates.memory[i]))),
+    };
+  }
+  await Promise.all([sqlite.stop(), memory.stop()]);
+  return polling;
 }
 
 // ---- MongoDB (the test server) ------------------------------------------------------------------
@@ -1142,20 +1159,23 @@ function targets(results) {
   }
   if (results.sqlite !== undefined) {
     const { latest, polling, ingest: ingested } = results.sqlite;
-    add(
-      `latestdata/All p50, ${latest.readingsMany.toLocaleString('en')} vs ${latest.readingsFew} readings, SQLite`,
-      '<= 1.3 x',
-      `${latest.ratio} x (${latest.p50MsMany} ms vs ${latest.p50MsFew} ms)`,
-      latest.ratio <= 1.3,
-    );
-    const best = bestIngest(ingested);
-    add('Ingest over HTTP, SQLite', '>= 50,000 readings/s', ingestRate(best), best.perSecond >= 50_000);
+    if (latest !== undefined)
+      add(
+        `latestdata/All p50, ${latest.readingsMany.toLocaleString('en')} vs ${latest.readingsFew} readings, SQLite`,
+        '<= 1.3 x',
+        `${latest.ratio} x (${latest.p50MsMany} ms vs ${latest.p50MsFew} ms)`,
+        latest.ratio <= 1.3,
+      );
+    if (ingested !== undefined) {
+      const best = bestIngest(ingested);
+      add('Ingest over HTTP, SQLite', '>= 50,000 readings/s', ingestRate(best), best.perSecond >= 50_000);
+    }
     for (const [route, figure] of Object.entries(polling)) {
       add(
         `Polling ${route}, SQLite vs memory store`,
-        '>= 0.8 x',
+        '>= 0.9 x',
         `${figure.ratio} x (${figure.sqliteRps.toLocaleString('en')} vs ${figure.memoryRps.toLocaleString('en')} req/s)`,
-        figure.ratio >= 0.8,
+        figure.ratio >= 0.9,
       );
     }
   }
@@ -1326,7 +1346,7 @@ function markdown(results) {
         `${memory.arrayBuffersMb} MB (${signed(memory.arrayBuffersGrowthMb)} MB), rss ${memory.rssMb} MB.`,
     );
   }
-  if (results.sqlite !== undefined) {
+  if (results.sqlite?.file !== undefined) {
     const { file, latest } = results.sqlite;
     lines.push(
       '',
@@ -1363,6 +1383,7 @@ function markdown(results) {
     );
   }
   if (results.capacity !== undefined) lines.push(...capacityMarkdown(results.capacity));
+  if (results.boxes !== undefined) lines.push(...boxesMarkdown(results.boxes));
   return `${lines.join('\n')}\n`;
 }
 
@@ -1397,9 +1418,17 @@ async function main() {
   results.scale = await timed('scale', newestReadingsAtScale);
   results.memoryStore = await timed('memory', memoryHistoryAndIngest);
   results.sqlite = await timed('sqlite', sqliteStore);
+  if (results.sqlite === undefined && parts.has('sqlite-polling')) {
+    const directory = await mkdtemp(join(tmpdir(), 'hortus-bench-sqlite-'));
+    results.sqlite = { polling: await timed('sqlite-polling', () => sqlitePolling(directory)) };
+    await rm(directory, { recursive: true, force: true });
+  }
   results.mongo = await timed('mongo', mongoHistoryAndIngest);
   results.logins = await timed('logins', loginsBesidePolling);
   results.capacity = await timed('capacity', capacity);
+  results.boxes = await timed('boxes', () =>
+    boxesPart({ startServer, mongoServer, dropDatabase, log, plan, smoke }),
+  );
   results.targets = targets(results);
   results.seconds = round((performance.now() - started) / 1000, 1);
 

@@ -2,6 +2,7 @@
 // Started by run.mjs with fork(): `node --expose-gc bench/server.mjs <kind>`, settings in BENCH_* variables.
 // It answers on the IPC channel: {type: 'ready', url} once listening, {type: 'memory', ...} when asked.
 import { createRequire } from 'node:module';
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL, URL } from 'node:url';
@@ -102,6 +103,10 @@ async function hortusServer() {
     ...(env.BENCH_POLL_LANE === undefined ? {} : { POLL_LANE: env.BENCH_POLL_LANE }),
     // The capacity part holds one connection per simulated client, far beyond the default 1024.
     ...(env.BENCH_MAX_CONNECTIONS === undefined ? {} : { MAX_CONNECTIONS: env.BENCH_MAX_CONNECTIONS }),
+    // The boxes part: HTTPS too, with the certificate TLS=self-signed keeps in BENCH_TLS_DIR.
+    ...(env.BENCH_TLS_DIR === undefined
+      ? {}
+      : { TLS: 'self-signed', HTTPS_PORT: '0', HORTUS_DATA_DIR: env.BENCH_TLS_DIR }),
     ...(env.BENCH_MONGODB_URI !== undefined
       ? {
           STORE: 'mongodb',
@@ -174,7 +179,40 @@ async function hortusServer() {
       password: env.BENCH_ACCOUNT,
     });
   }
-  return { url: running.url, memory: { before, after } };
+  return {
+    url: running.url,
+    ...(running.httpsUrl === undefined ? {} : { httpsUrl: running.httpsUrl }),
+    memory: { before, after },
+  };
+}
+
+/**
+ * A bare Node HTTPS server answering what the boxes part sends, as Hortus answers it but storing nothing:
+ * the same certificate (the one Hortus created in BENCH_TLS_DIR) and the same answer, so the difference is
+ * Hortus's own work per request.
+ */
+async function httpsBareServer() {
+  const { readFileSync } = await import('node:fs');
+  const { createServer: createHttpsServer } = await import('node:https');
+  const directory = `${env.BENCH_TLS_DIR}/tls`;
+  const server = createHttpsServer({
+    cert: readFileSync(`${directory}/self-signed-cert.pem`),
+    key: readFileSync(`${directory}/self-signed-key.pem`),
+  });
+  server.on('request', (request, response) => {
+    const chunks = [];
+    request.on('data', (chunk) => chunks.push(chunk));
+    request.on('end', () => {
+      const readings = request.method === 'POST' ? JSON.parse(Buffer.concat(chunks).toString()) : [];
+      const count = Array.isArray(readings) ? readings.length : 1;
+      const body =
+        request.method === 'POST' ? { accepted: count, stored: count, rejected: [] } : { message: [] };
+      response.writeHead(request.method === 'POST' ? 202 : 200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(body));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `https://127.0.0.1:${server.address().port}` };
 }
 
 /** The same three polling routes on Koa and @koa/router with no middleware at all: the framework's limit. */
@@ -233,6 +271,7 @@ const servers = {
   'koa-routes': koaRoutesServer,
   'koa-hello': koaHelloServer,
   'http-hello': httpHelloServer,
+  'https-bare': httpsBareServer,
 };
 
 process.on('message', (message) => {

@@ -48,6 +48,13 @@ export interface StoredReading {
 }
 
 const VERSION_DIGITS = 10;
+/**
+ * Present when the database held no readings when Hortus first used it: every record `add` creates is then
+ * complete from the start. Without it (a database of an earlier version, or after the collection was
+ * dropped) each group's record is checked against its readings once, at its first read. Its `_id` cannot be
+ * a group's, which all start with `[`.
+ */
+const COMPLETE_FROM_START = 'complete-from-start';
 /** A record changed under one writer's feet at most this often before it gives up. */
 const MAX_WRITE_ATTEMPTS = 50;
 
@@ -69,13 +76,39 @@ function byTopic(a: LatestEntry, b: LatestEntry): number {
 type Change = (
   entries: Map<string, LatestEntry>,
   complete: boolean,
+  exists: boolean,
 ) => Promise<{ entries: Map<string, LatestEntry>; complete: boolean } | undefined>;
 
 export class LatestReadings {
   private readonly collection: Collection<LatestDocument>;
 
+  private completeFromStart: Promise<boolean> | undefined;
+
   constructor(db: Db) {
     this.collection = db.collection<LatestDocument>(latestReadingCollection.name);
+  }
+
+  /**
+   * Whether records are complete from their creation (see COMPLETE_FROM_START); asked once per process,
+   * before the first reading is stored. `readingsEmpty` tells whether the readings collection is empty.
+   */
+  async startedComplete(readingsEmpty: () => Promise<boolean>): Promise<boolean> {
+    this.completeFromStart ??= (async () => {
+      const markers = this.collection as unknown as Collection<{ _id: string }>;
+      if ((await markers.findOne({ _id: COMPLETE_FROM_START })) !== null) return true;
+      const empty = (await this.collection.findOne({}, { projection: { _id: 1 } })) === null;
+      if (!empty || !(await readingsEmpty())) return false;
+      await markers.updateOne(
+        { _id: COMPLETE_FROM_START },
+        { $set: { _id: COMPLETE_FROM_START } },
+        { upsert: true },
+      );
+      return true;
+    })();
+    this.completeFromStart.catch(() => {
+      this.completeFromStart = undefined;
+    });
+    return this.completeFromStart;
   }
 
   /** The group's current record (undefined when it has none). */
@@ -83,8 +116,11 @@ export class LatestReadings {
     return headOf(await this.collection.find({ _id: revisionRange(group) }).toArray());
   }
 
-  /** Makes each reading its topic's entry where it is newer than the entry or there is none. */
-  async offer(readings: readonly StoredReading[]): Promise<void> {
+  /**
+   * Makes each reading its topic's entry where it is newer than the entry or there is none. A record it
+   * creates is complete when `completeWhenNew` (see startedComplete).
+   */
+  async offer(readings: readonly StoredReading[], completeWhenNew: boolean): Promise<void> {
     const byGroup = new Map<string, StoredReading[]>();
     for (const reading of readings) {
       const ofGroup = byGroup.get(reading.group);
@@ -93,9 +129,11 @@ export class LatestReadings {
     }
     await Promise.all(
       [...byGroup].map(([group, offered]) =>
-        this.change(group, async (entries, complete) => {
+        this.change(group, async (entries, complete, exists) => {
           const merged = mergeNewer(entries, offered);
-          return merged === undefined ? undefined : { entries: merged, complete };
+          return merged === undefined
+            ? undefined
+            : { entries: merged, complete: exists ? complete : completeWhenNew };
         }),
       ),
     );
@@ -149,7 +187,7 @@ export class LatestReadings {
       const loaded = await this.collection.find({ _id: range }).toArray();
       const head = headOf(loaded);
       const entries = new Map((head?.topics ?? []).map((entry) => [entry.topic, entry]));
-      const changed = await change(entries, head?.complete ?? false);
+      const changed = await change(entries, head?.complete ?? false, head !== undefined);
       if (changed === undefined) return;
       const v = (head?.v ?? 0) + 1;
       const next: LatestDocument = {

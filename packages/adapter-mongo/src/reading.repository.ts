@@ -102,6 +102,7 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
     if (readings.length === 0) return 0;
     return this.run(
       async () => {
+        const completeWhenNew = await this.latestRecords.startedComplete(async () => this.isEmpty());
         let inserted: readonly NewReading[] = readings;
         const documents = readings.map(readingMapper.toDocument);
         try {
@@ -117,7 +118,10 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
           inserted = readings.filter((_, index) => !failed.has(index));
           if (!onlyDuplicates(error)) {
             await this.rollups.add(inserted);
-            await this.latestRecords.offer(documents.filter((_, index) => !failed.has(index)));
+            await this.latestRecords.offer(
+              documents.filter((_, index) => !failed.has(index)),
+              completeWhenNew,
+            );
             throw error;
           }
         }
@@ -125,7 +129,10 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
         const stored = new Set(inserted);
         await Promise.all([
           this.rollups.add(inserted),
-          this.latestRecords.offer(documents.filter((_, index) => stored.has(readings[index] as NewReading))),
+          this.latestRecords.offer(
+            documents.filter((_, index) => stored.has(readings[index] as NewReading)),
+            completeWhenNew,
+          ),
         ]);
         await this.revisions.bump(readings.map((reading) => reading.group));
         return inserted.length;
@@ -134,6 +141,10 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
       },
       2 + readings.length / 1000,
     );
+  }
+
+  private async isEmpty(): Promise<boolean> {
+    return (await this.collection.findOne({}, { projection: { _id: 1 } })) === null;
   }
 
   async revision(group: string): Promise<string> {
@@ -261,17 +272,20 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
     return this.run(() => this.rollups.removeBefore(group, before.getTime()));
   }
 
+  /** The topics of the group's latest record: every topic holding readings, without touching the readings. */
+  private async topicsOf(group: string): Promise<string[]> {
+    return readingsOf(group, await this.latestRecord(group)).map((reading) => reading.topic);
+  }
+
   async countTopics(group: string): Promise<number> {
-    // Served by the (group, topic, time) index; asked only when a batch brings a topic the group lacks.
-    return this.run(async () => (await this.collection.distinct('topic', { group })).length);
+    return this.run(async () => (await this.topicsOf(group)).length);
   }
 
   async knownTopics(group: string, topics: readonly string[]): Promise<string[]> {
     if (topics.length === 0) return [];
-    const found = await this.run(() =>
-      this.collection.distinct('topic', { group, topic: { $in: [...new Set(topics)] } }),
-    );
-    return found.filter((topic): topic is string => typeof topic === 'string');
+    // Asked for every batch stored: one record by key, not a distinct over the readings.
+    const wanted = new Set(topics);
+    return this.run(async () => (await this.topicsOf(group)).filter((topic) => wanted.has(topic)));
   }
 
   async latest(group: string, topic: string): Promise<Reading | undefined> {
@@ -290,6 +304,10 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
   private async latestRecord(group: string): Promise<LatestDocument | undefined> {
     const record = await this.latestRecords.read(group);
     if (record?.complete === true) return record;
+    // No record in a database whose records are complete from the start: the group holds no readings.
+    if (record === undefined && (await this.latestRecords.startedComplete(async () => this.isEmpty()))) {
+      return undefined;
+    }
     const topics = (await this.collection.distinct('topic', { group })).filter(
       (topic): topic is string => typeof topic === 'string',
     );

@@ -13,3 +13,4 @@ export * from './sqlite-store.js';
 export { migrations, SCHEMA_VERSION } from './schema.js';
 export { isUnavailableError, SQLITE_CONNECTION, SqliteConnection, toDomainError } from './support.js';
 export * from './firmware.repository.js';
+export { GroupCommit } from './group-commit.js';

@@ -9,8 +9,9 @@ import {
   type ReadingExportSelection,
   type ReadingSelection,
 } from '@hortus/core';
+import { GroupCommit } from './group-commit.js';
 import { SqliteRevisions } from './revisions.js';
-import { SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
+import { SQLITE_CONNECTION, type SqliteConnection, SqliteRepository, toDomainError } from './support.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -127,53 +128,70 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
   private readonly revisions: SqliteRevisions;
   /** Series ids never change once committed (series are never deleted), so any process may cache them. */
   private readonly seriesIds = new Map<string, Map<string, number>>();
+  private readonly commits: GroupCommit;
+  /** Series created by the batches of the group commit under way that have succeeded so far. */
+  private createdInCommit: { commit: number; series: [string, string, number][] } = { commit: 0, series: [] };
 
   constructor(@inject(SQLITE_CONNECTION) connection: SqliteConnection) {
     super(connection, 'reading', 'That reading is already stored');
     this.revisions = new SqliteRevisions(connection, 'readings');
+    this.commits = new GroupCommit(connection);
   }
 
   /**
-   * One transaction per batch with prepared statements: the readings, their minute rollups and the
-   * revisions of their groups commit together, and the answer comes after COMMIT.
+   * One savepoint per batch with prepared statements: the readings, their minute rollups and the revisions
+   * of their groups are stored together, in the transaction of a group commit (group-commit.ts) that
+   * concurrent batches share; the answer comes after COMMIT.
    */
   async add(readings: readonly NewReading[]): Promise<number> {
     if (readings.length === 0) return 0;
-    const created: [string, string, number][] = [];
-    const stored = this.run(() =>
-      this.connection.write(() => {
-        const insert = this.connection.prepare(
-          'INSERT INTO readings (series, time, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-        );
-        // Per level, series and unit start: what this batch adds, merged in JS so each cell is one upsert.
-        const cells = rollupLevels.map(() => new Map<number, Map<number, Cell>>());
-        const groups = new Set<string>();
-        let count = 0;
-        for (const { group, topic, value, time } of readings) {
-          const series = this.seriesFor(group, topic, created);
-          const timeMs = time.getTime();
-          if (insert.run(series, timeMs, value).changes !== 1) continue;
-          count += 1;
-          groups.add(group);
-          rollupLevels.forEach((level, index) => addToCell(cells[index], series, level, timeMs, value));
-        }
-        rollupLevels.forEach((level, index) => {
-          const upsert = this.connection.prepare(
-            `INSERT INTO ${level.table} (series, start, n, s, lo, hi) VALUES (?, ?, ?, ?, ?, ?)
-             ON CONFLICT (series, start) DO UPDATE SET n = n + excluded.n, s = s + excluded.s,
-               lo = min(lo, excluded.lo), hi = max(hi, excluded.hi)`,
-          );
-          for (const [series, ofSeries] of cells[index] ?? []) {
-            for (const [start, { n, s, lo, hi }] of ofSeries) upsert.run(series, start, n, s, lo, hi);
-          }
-        });
-        this.revisions.bump(groups);
-        return count;
+    const { count, created } = await this.run(() =>
+      this.commits.run((commit) => {
+        if (this.createdInCommit.commit !== commit) this.createdInCommit = { commit, series: [] };
+        // Series created by batches of the same commit before this one are visible to it; its own are kept
+        // apart until its savepoint holds, since a rollback would take them back.
+        const known = [...this.createdInCommit.series];
+        const stored = this.store(readings, known);
+        this.createdInCommit = { commit, series: known };
+        return { count: stored, created: known };
       }),
-    );
+    ).catch((error: unknown) => {
+      throw toDomainError(error, 'reading', 'That reading is already stored');
+    });
     // Only after COMMIT: a rolled-back series id must not be remembered.
     for (const [group, topic, id] of created) this.remember(group, topic, id);
-    return stored;
+    return count;
+  }
+
+  /** Inside a write transaction: stores the batch and answers how many readings were new. */
+  private store(readings: readonly NewReading[], created: [string, string, number][]): number {
+    const insert = this.connection.prepare(
+      'INSERT INTO readings (series, time, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    );
+    // Per level, series and unit start: what this batch adds, merged in JS so each cell is one upsert.
+    const cells = rollupLevels.map(() => new Map<number, Map<number, Cell>>());
+    const groups = new Set<string>();
+    let count = 0;
+    for (const { group, topic, value, time } of readings) {
+      const series = this.seriesFor(group, topic, created);
+      const timeMs = time.getTime();
+      if (insert.run(series, timeMs, value).changes !== 1) continue;
+      count += 1;
+      groups.add(group);
+      rollupLevels.forEach((level, index) => addToCell(cells[index], series, level, timeMs, value));
+    }
+    rollupLevels.forEach((level, index) => {
+      const upsert = this.connection.prepare(
+        `INSERT INTO ${level.table} (series, start, n, s, lo, hi) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (series, start) DO UPDATE SET n = n + excluded.n, s = s + excluded.s,
+           lo = min(lo, excluded.lo), hi = max(hi, excluded.hi)`,
+      );
+      for (const [series, ofSeries] of cells[index] ?? []) {
+        for (const [start, { n, s, lo, hi }] of ofSeries) upsert.run(series, start, n, s, lo, hi);
+      }
+    });
+    this.revisions.bump(groups);
+    return count;
   }
 
   async revision(group: string): Promise<string> {

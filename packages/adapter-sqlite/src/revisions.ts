@@ -1,5 +1,20 @@
+import type Database from 'better-sqlite3';
 import { type RevisionSubject } from '@hortus/core';
 import { type SqliteConnection } from './support.js';
+
+/**
+ * Revision texts a handle has read, kept while no other connection (the CLI, another server) committed:
+ * `PRAGMA data_version` changes exactly then, and asking it reads no page of the file, where a lookup reads
+ * the revisions table. This handle's own writes do not change it; bump forgets what they touch instead.
+ */
+interface RevisionCache {
+  dataVersion: unknown;
+  readonly texts: Map<string, string>;
+}
+
+/** Plenty for every polled group; past it the cache starts again rather than growing. */
+const MAX_CACHED_REVISIONS = 50_000;
+const caches = new WeakMap<Database.Database, RevisionCache>();
 
 /**
  * Per-group change counters in the database file, so every process on the file (the server, the CLI) sees
@@ -12,10 +27,34 @@ export class SqliteRevisions {
   ) {}
 
   current(group: string): string {
+    const cache = this.cache();
+    const key = `${this.subject}\u0000${group}`;
+    const cached = cache.texts.get(key);
+    if (cached !== undefined) return cached;
     const row = this.connection
       .prepare('SELECT epoch, n FROM revisions WHERE subject = ? AND grp = ?')
       .get(this.subject, group) as { epoch: string; n: number } | undefined;
-    return row === undefined ? '0' : `${row.epoch}.${row.n}`;
+    const text = row === undefined ? '0' : `${row.epoch}.${row.n}`;
+    // Inside a write transaction the text may be rolled back: not kept.
+    if (this.connection.database.inTransaction) return text;
+    if (cache.texts.size >= MAX_CACHED_REVISIONS) cache.texts.clear();
+    cache.texts.set(key, text);
+    return text;
+  }
+
+  /** The handle's cache, emptied when another connection committed since the last look. */
+  private cache(): RevisionCache {
+    const { database } = this.connection;
+    const dataVersion: unknown = this.connection.prepare('PRAGMA data_version').pluck().get();
+    let cache = caches.get(database);
+    if (cache === undefined) {
+      cache = { dataVersion, texts: new Map() };
+      caches.set(database, cache);
+    } else if (cache.dataVersion !== dataVersion) {
+      cache.dataVersion = dataVersion;
+      cache.texts.clear();
+    }
+    return cache;
   }
 
   /** Every group with a counter of this subject, with its current text. */
@@ -35,6 +74,11 @@ export class SqliteRevisions {
       `INSERT INTO revisions (subject, grp, epoch, n) VALUES (?, ?, lower(hex(randomblob(6))), 1)
        ON CONFLICT (subject, grp) DO UPDATE SET n = n + 1`,
     );
-    for (const group of new Set(groups)) statement.run(this.subject, group);
+    const cached = caches.get(this.connection.database)?.texts;
+    for (const group of new Set(groups)) {
+      statement.run(this.subject, group);
+      // Forgotten, not updated: the transaction may still roll back.
+      cached?.delete(`${this.subject}\u0000${group}`);
+    }
   }
 }

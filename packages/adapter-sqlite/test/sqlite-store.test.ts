@@ -477,6 +477,13 @@ describe('SQLite store specifics', () => {
         );
         expect(await b.readings.latestOfEveryTopic(GROUP)).to.have.lengthOf(1);
 
+        // Read again and again (kept by the handle), then written by the other: the change shows at once.
+        const notified = await b.notifications.revision(GROUP);
+        expect(await b.notifications.revision(GROUP)).to.equal(notified);
+        await a.notifications.create({ group: GROUP, time: new Date(), message: 'too dry' });
+        expect(await b.notifications.revision(GROUP)).to.not.equal(notified);
+        expect(await b.notifications.revision(GROUP)).to.equal(await a.notifications.revision(GROUP));
+
         await b.actions.setValue(GROUP, 'pump_1', 'on');
         expect(await a.actions.revision(GROUP)).to.equal(await b.actions.revision(GROUP));
         expect((await a.actions.find(GROUP, 'pump_1'))?.value).to.equal('on');

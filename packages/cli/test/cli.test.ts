@@ -39,6 +39,11 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
       ['device'],
       ['device', 'create'],
       ['device', 'list'],
+      ['device', 'pending'],
+      ['device', 'claim'],
+      ['device', 'lock'],
+      ['device', 'unlock'],
+      ['device', 'rotate-key'],
       ['device', 'delete'],
       ['action'],
       ['action', 'create'],
@@ -79,7 +84,7 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
     });
 
     it('when a required option is missing, then it exits 2', async () => {
-      const { code, stderr } = await hortus(container, ['device', 'list']);
+      const { code, stderr } = await hortus(container, ['device', 'claim', '100aa286f24']);
       expect(code).to.equal(exitCodes.usage);
       expect(stderr).to.contain("required option '-g, --group <name>' not specified");
     });
@@ -263,14 +268,14 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
       expect(duplicate.stderr).to.match(/^hortus: .+\n$/);
 
       const listed = await hortus(container, ['device', 'list', '-g', 'gh-1']);
-      expect(listed.stdout).to.equal(
-        [
-          'DEVICE ID          TYPE        GROUP',
-          '24:6F:28:AA:00:01  sensor-box  gh-1',
-          '24:6F:28:AA:00:02  relay       gh-1',
-          '',
-        ].join('\n'),
+      const [header, ...rows] = listed.stdout.trimEnd().split('\n');
+      expect(header).to.match(
+        /^DEVICE ID +BOX SENDS +GROUP +TYPE +LAST SEEN +FIRMWARE +UPTIME +LAST ONBOARDING +STATE$/u,
       );
+      expect(rows.map((row) => row.split(/ {2,}/u))).to.deep.equal([
+        ['24:6F:28:AA:00:01', '100aa286f24', 'gh-1', 'sensor-box', 'never onboarded'],
+        ['24:6F:28:AA:00:02', '200aa286f24', 'gh-1', 'relay', 'never onboarded'],
+      ]);
       const json = await hortus(container, ['device', 'list', '-g', 'gh-1', '--json']);
       expect((JSON.parse(json.stdout) as { deviceId: string }[]).map((d) => d.deviceId)).to.deep.equal([
         '24:6F:28:AA:00:01',

@@ -16,7 +16,7 @@ import {
   STORE_LIFECYCLE,
   type StoreLifecycle,
 } from '@hortus/core';
-import { type RunIo, run } from '@hortus/cli';
+import { nodeCryptoModule, type RunIo, run } from '@hortus/cli';
 import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
 import { createJsonLogger } from '@hortus/http-koa';
 import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
@@ -41,6 +41,7 @@ function containerOn(store: ContainerModule, clock: Clock | undefined): Containe
   container.load(
     createCoreModule(defaultCoreSettings, clock),
     store,
+    nodeCryptoModule(),
     identityModule({ ...identitySettingsFromEnv({}), bcryptCost: TEST_BCRYPT_COST }),
     // Commands never mail (reset-link prints the link); a mail would be a bug worth seeing on stderr.
     mailModule(

@@ -315,6 +315,35 @@ describe('hortus migrate: what a database written by the original service itself
   );
 
   withMongo(
+    when(
+      "when MONGODB_TIMEOUT_MS is a request's deadline, then the copy into MongoDB still runs on bulk deadlines",
+    ),
+    async () => {
+      const readings = Array.from({ length: 6000 }, (_, i) => ({
+        _id: new ObjectId(),
+        time: new Date(Date.UTC(2024, 0, 1) + i * 10_000),
+        topic: 'esp/air/humidity',
+        value: String(40 + (i % 20)),
+        group: 'gh-a',
+      }));
+      await source.collection('datas').insertMany(readings);
+      const dbName = `hortus_${randomBytes(4).toString('hex')}`;
+      try {
+        // 100 ms is the shortest deadline allowed: far less than a batch of 5000 readings takes.
+        const { code, stdout, stderr } = await hortus(undefined, ['migrate', '--from', sourceUri, '--json'], {
+          env: { MONGODB_URI: dbUri(dbName), MONGODB_DB: dbName, MONGODB_TIMEOUT_MS: '100' },
+        });
+
+        expect(code, stderr).to.equal(0);
+        expect(collectionOf(JSON.parse(stdout) as MigrationReport, 'datas')).to.include({ written: 6003 });
+        expect(await client.db(dbName).collection('readings').countDocuments()).to.equal(6003);
+      } finally {
+        await client.db(dbName).dropDatabase();
+      }
+    },
+  );
+
+  withMongo(
     when('when a dry run meets accounts that differ only in case, then its report names both'),
     async () => {
       const { code, stdout } = await hortus(undefined, [

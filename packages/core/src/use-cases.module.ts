@@ -187,7 +187,13 @@ export const useCases = [
  * commit feed and, where the automation engine runs, the scheduler; the identity and mail modules bind the
  * account ports and settings.
  */
-export function createCoreModule(settings: CoreSettings, clock: Clock = new SystemClock()): ContainerModule {
+export function createCoreModule(
+  settings: CoreSettings & {
+    /** How boxes of the HTTP generation are treated (BOX_TIME_ZONE, ...); defaults when absent. */
+    readonly boxes?: Partial<BoxSettings>;
+  },
+  clock: Clock = new SystemClock(),
+): ContainerModule {
   assertTimeZone(settings.timeZone);
   if (settings.boxes?.timeZone !== undefined) assertTimeZone(settings.boxes.timeZone);
   return new ContainerModule(({ bind }) => {

@@ -1,7 +1,7 @@
-import { type IncomingMessage, type RequestListener } from 'node:http';
+import { type RequestListener } from 'node:http';
 import Koa, { type Middleware } from 'koa';
-import bodyParser from 'koa-bodyparser';
-import { type AccessControl, accessRuleOf } from './access/access.js';
+import { type AccessControl } from './access/access.js';
+import { accessRuleOf } from './access/route-rules.js';
 import { allowedOrigins, cors, requestLog } from './edge/request.js';
 import { pollLane } from './lane/poll-lane.js';
 import { type TrustProxy } from './config.js';
@@ -11,15 +11,8 @@ import { type HttpMetrics, metricsMiddleware } from './edge/metrics.js';
 import { operationsMiddleware, operationsRoutes } from './edge/operations.js';
 import { PolicyTable } from './routes/policy.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi/openapi.js';
-import {
-  answering as newAnswering,
-  type BodyParsers,
-  buildRoutes,
-  declaredRoutes,
-  type HttpUseCases,
-  type RouteSpec,
-  type RouterSpec,
-} from './routes/routing.js';
+import { answering as newAnswering, buildRoutes, declaredRoutes } from './routes/router.js';
+import { type BodyParsers, type HttpUseCases, type RouteSpec, type RouterSpec } from './routes/routing.js';
 import { accountRouters } from './routes/accounts.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
@@ -30,15 +23,14 @@ import { firmwareRoutes } from './routes/firmware.js';
 import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { userRoutes } from './routes/users.js';
+import { clientAddressMiddleware, clientAddressOf } from './edge/client-address.js';
+import { hostCheck, hostGuardMiddleware } from './edge/host.js';
+import { DEFAULT_BODY_TIMEOUT_MS, jsonBodyParser } from './edge/json-body.js';
+import { queryBoundMiddleware } from './edge/query.js';
+import { RateLimiter, rateLimitMiddleware } from './edge/rate-limit.js';
 import { BOX_BODY_LIMIT_BYTES, type BoxRouteSettings, boxRouters } from './routes/boxes.js';
 import {
-  clientAddressMiddleware,
-  clientAddressOf,
-  hostAllowed,
   fetchMetadataMiddleware,
-  hostGuardMiddleware,
-  RateLimiter,
-  rateLimitMiddleware,
   securityHeadersMiddleware,
   writingHeadMiddleware,
 } from './edge/security.js';
@@ -84,81 +76,6 @@ export interface AppOptions {
   readonly pollLane?: boolean;
   /** Where onboarding sends boxes (BOX_PUBLIC_HOST, HTTPS_PORT); the HTTPS port 8443 when absent. */
   readonly boxes?: BoxRouteSettings;
-}
-
-export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
-/** JSON nested deeper than this is refused at the edge: no route's data comes near it. */
-export const MAX_JSON_DEPTH = 32;
-const supportedEncodings = new Set(['identity', 'gzip', 'deflate', 'br']);
-
-/** Whether a parsed JSON value nests objects and arrays deeper than `max` (iterative: no stack to overflow). */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
-  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    if (typeof item.value !== 'object' || item.value === null) continue;
-    const depth = item.depth + 1;
-    if (depth > max) return true;
-    for (const child of Object.values(item.value)) {
-      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth });
-    }
-  }
-  return false;
-}
-
-const noMore = (): Promise<void> => Promise.resolve();
-
-/**
- * The JSON body parser with the edge's limits: a body arriving slower than `timeoutMs` is answered 408 and
- * its connection closed (half-sent bodies must not pin memory), an unknown Content-Encoding is a 415 naming
- * it, a body that does not decompress a 400, and JSON nested deeper than MAX_JSON_DEPTH a 400.
- */
-function jsonBodyParser(limitBytes: number, timeoutMs: number): Middleware {
-  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: `${limitBytes}b`, strict: true });
-  return async (ctx, next) => {
-    const encoding = ctx.get('Content-Encoding').trim().toLowerCase() || 'identity';
-    if (!supportedEncodings.has(encoding)) {
-      throw new EdgeError(
-        415,
-        `Content-Encoding "${encoding.slice(0, 64)}" is not supported: send identity, gzip, deflate or br`,
-      );
-    }
-    // Content codings are case-insensitive; the decompressing library compares them as written.
-    ctx.req.headers['content-encoding'] = encoding;
-    const reading = parse(ctx, noMore);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new EdgeError(
-              408,
-              `Request body was not received within ${timeoutMs} ms`,
-              'request body timed out',
-            ),
-          ),
-        timeoutMs,
-      );
-    });
-    // The losing side of the race settles later; its outcome is already answered.
-    reading.catch(() => undefined);
-    try {
-      await Promise.race([reading, timedOut]);
-    } catch (error) {
-      const undecodable =
-        encoding !== 'identity' &&
-        !(error instanceof EdgeError) &&
-        (error as { status?: unknown }).status === undefined &&
-        !isClientStreamError(error);
-      if (!undecodable) throw error;
-      throw new EdgeError(400, `Request body could not be decompressed (${encoding})`, 'undecodable body');
-    } finally {
-      clearTimeout(timer);
-    }
-    if (nestedDeeperThan(ctx.request.body, MAX_JSON_DEPTH)) {
-      throw new EdgeError(400, `Request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
-    }
-    await next();
-  };
 }
 
 interface Description {
@@ -263,17 +180,21 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   if (options.metrics !== undefined) app.use(metricsMiddleware(options.metrics));
   app.use(securityHeadersMiddleware);
   if (app.proxy) app.use(clientAddressMiddleware(trustProxy));
-  if (options.allowedHosts !== undefined && !options.allowedHosts.includes('*')) {
-    app.use(hostGuardMiddleware(options.allowedHosts));
-  }
+  // One Host check for both paths; with TRUST_PROXY it also drops X-Forwarded-Host from untrusted peers.
+  const hostGuarded = options.allowedHosts !== undefined && !options.allowedHosts.includes('*');
+  const checkHost =
+    hostGuarded || app.proxy
+      ? hostCheck(hostGuarded ? (options.allowedHosts ?? []) : ['*'], trustProxy)
+      : undefined;
+  if (checkHost !== undefined) app.use(hostGuardMiddleware(checkHost));
   app.use(cors(options.corsOrigins));
   const perMinute = options.rateLimitPerMinute ?? 0;
   const limiter = perMinute > 0 ? new RateLimiter(perMinute) : undefined;
-  const counted = new WeakSet<IncomingMessage>();
-  if (limiter !== undefined) app.use(rateLimitMiddleware(limiter, counted));
+  if (limiter !== undefined) app.use(rateLimitMiddleware(limiter));
   app.use(writingHeadMiddleware(policies));
   app.use(fetchMetadataMiddleware(options.corsOrigins, policies));
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults));
+  app.use(queryBoundMiddleware);
   // The client's files need no key: the page logs in, then its API requests carry the session cookie.
   if (options.client !== undefined) app.use(clientMiddleware(options.client));
   const { access } = options;
@@ -294,7 +215,6 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   const koaHandle = app.callback();
   const viaKoa: RequestListener = (request, response) => void koaHandle(request, response);
   if (options.pollLane === false) return { koa: app, handle: viaKoa };
-  const hostGuarded = options.allowedHosts !== undefined && !options.allowedHosts.includes('*');
   const handle = pollLane(
     {
       routers: apiRouters,
@@ -304,10 +224,9 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
       metrics: options.metrics,
       access,
       allowedOrigins: allowedOrigins(options.corsOrigins),
-      hostAllowed: hostGuarded ? hostAllowed(options.allowedHosts ?? []) : undefined,
+      checkHost,
       clientAddress: app.proxy ? clientAddressOf(trustProxy) : undefined,
       limiter,
-      counted,
     },
     viaKoa,
   );

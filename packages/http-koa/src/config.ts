@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { ConfigError, type Env, envReader } from '@hortus/core';
-import { checkClientDir, type ClientSettings, DEFAULT_CLIENT_CSP } from './edge/client.js';
+import { checkClientDir, clientCsp, type ClientSettings } from './edge/client.js';
 
 /** auto: access keys are required once the store holds one; on: always required; off: never. */
 export const authModes = ['auto', 'on', 'off'] as const;
@@ -50,6 +50,8 @@ export interface HttpSettings {
   readonly headersTimeoutMs: number;
   /** Open connections at most; further ones are closed at once. */
   readonly maxConnections: number;
+  /** How many of them one client address may hold (trusted proxies excepted). */
+  readonly maxConnectionsPerAddress: number;
   readonly auth: AuthMode;
   /** How long the answers to "are keys in use" and "whose key is this" are reused. */
   readonly authCacheMs: number;
@@ -84,6 +86,8 @@ export const httpDefaults = {
   BODY_TIMEOUT_MS: '30000',
   HEADERS_TIMEOUT_MS: '10000',
   MAX_CONNECTIONS: '1024',
+  // Empty: a quarter of MAX_CONNECTIONS, so one client cannot hold them all.
+  MAX_CONNECTIONS_PER_ADDRESS: '',
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
   POLL_LANE: 'on',
@@ -133,6 +137,10 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const bodyTimeoutMs = integer('BODY_TIMEOUT_MS', 100, 600_000);
   const headersTimeoutMs = integer('HEADERS_TIMEOUT_MS', 100, 120_000);
   const maxConnections = integer('MAX_CONNECTIONS', 1, 1_000_000);
+  const maxConnectionsPerAddress =
+    read('MAX_CONNECTIONS_PER_ADDRESS') === ''
+      ? Math.max(1, Math.floor(maxConnections / 4))
+      : integer('MAX_CONNECTIONS_PER_ADDRESS', 1, 1_000_000);
   const authText = read('AUTH').toLowerCase();
   const auth = (authModes as readonly string[]).includes(authText) ? (authText as AuthMode) : 'auto';
   if (auth !== authText) problems.push(`AUTH must be one of: ${authModes.join(', ')}, got "${read('AUTH')}"`);
@@ -140,7 +148,8 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const clientDir = optional('CLIENT_DIR');
   const clientProblem = clientDir === undefined ? undefined : checkClientDir(clientDir);
   if (clientProblem !== undefined) problems.push(clientProblem);
-  const clientCsp = optional('CLIENT_CSP') ?? DEFAULT_CLIENT_CSP;
+  const clientPolicy =
+    optional('CLIENT_CSP') ?? clientCsp(isHttpUrl(apiUrl) ? new URL(apiUrl).origin : undefined);
   const pollLaneText = read('POLL_LANE').toLowerCase();
   if (pollLaneText !== 'on' && pollLaneText !== 'off') {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
@@ -179,10 +188,11 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     bodyTimeoutMs,
     headersTimeoutMs,
     maxConnections,
+    maxConnectionsPerAddress,
     auth,
     authCacheMs,
     pollLane: pollLaneText !== 'off',
-    ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientCsp } }),
+    ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientPolicy } }),
   };
 }
 

@@ -5,6 +5,8 @@ import { type Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { ConfigError, type Env, envReader } from '@hortus/core';
 import { type HttpSettings } from './config.js';
+import { trustedProxy } from './edge/client-address.js';
+import { shareConnectionsByAddress } from './edge/connections.js';
 import { type ClientFaultLog } from './logger.js';
 import { answerClientError, serverLimits, urlOf } from './server.js';
 
@@ -55,12 +57,20 @@ export class HttpsListener {
 
   constructor(
     handle: RequestListener,
-    settings: Pick<HttpSettings, 'headersTimeoutMs' | 'bodyTimeoutMs' | 'maxConnections'>,
+    settings: Pick<
+      HttpSettings,
+      'headersTimeoutMs' | 'bodyTimeoutMs' | 'maxConnections' | 'maxConnectionsPerAddress' | 'trustProxy'
+    >,
     material: TlsMaterial,
     clientFaults: ClientFaultLog,
   ) {
     this.server = createServer({ ...serverLimits(settings), ...keyPair(material) }, handle);
     this.server.maxConnections = settings.maxConnections;
+    shareConnectionsByAddress(
+      this.server,
+      settings.maxConnectionsPerAddress,
+      trustedProxy(settings.trustProxy),
+    );
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
       answerClientError(error, socket, clientFaults),
     );

@@ -5,6 +5,8 @@ import { STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
 import { inject, injectable } from 'inversify';
 import { AccessControl } from './access/access.js';
 import { createApp } from './app.js';
+import { trustedProxy } from './edge/client-address.js';
+import { shareConnectionsByAddress } from './edge/connections.js';
 import { type HttpSettings } from './config.js';
 import { ClientFaultLog, type Logger } from './logger.js';
 import { HTTP_METRICS, type HttpMetrics } from './edge/metrics.js';
@@ -57,6 +59,11 @@ export class HttpServer {
     this.handle = app.handle;
     this.server = createServer(serverLimits(settings), app.handle);
     this.server.maxConnections = settings.maxConnections;
+    shareConnectionsByAddress(
+      this.server,
+      settings.maxConnectionsPerAddress,
+      trustedProxy(settings.trustProxy),
+    );
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
       answerClientError(error, socket, clientFaults),
     );

@@ -1,6 +1,8 @@
 import {
   AutomationEngine,
   ClaimDevice,
+  CreateAccessKey,
+  ListDeviceViews,
   ListPendingDevices,
   RotateDeviceKey,
   SetDeviceLock,
@@ -558,5 +560,81 @@ describe('Unknown boxes in a loop', () => {
     expect(await api.container.get(ListPendingDevices).execute()).to.have.length(3);
     api.clock.advance(61_000);
     expect((await onboard(api, 'a9aa286f24')).status).to.equal(400);
+  });
+});
+
+describe('A box gone quiet', () => {
+  let api: TestServer;
+  before(async () => {
+    api = await startTestServer();
+  });
+  after(async () => {
+    await api.close();
+  });
+
+  it('when a box stops sending, then it shows as silent, and the no-data alert names it', async () => {
+    const group = api.unique('quiet');
+    await api.seed.group(group);
+    await api.seed.device('24:6F:28:AA:CC:01', group);
+    const box = await onboarded(api, '1ccaa286f24');
+    expect(
+      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-06-15T14:30:00.000Z')).status,
+    ).to.equal(201);
+
+    api.clock.advance(31 * 60_000);
+    await api.container.get(AutomationEngine).tick();
+
+    const devices = (await api.get(`/api/devices?group=${group}`)).json() as {
+      message: { silent: boolean }[];
+    };
+    expect(devices.message[0]?.silent).to.equal(true);
+    const notifications = (
+      await api.get(`/api/notification/latestdata/notifications?groupId=${group}`)
+    ).json() as {
+      message: string;
+    }[];
+    expect(notifications.map((notification) => notification.message)).to.deep.equal([
+      `No data received from group ${group} for 30 minutes; silent: 24:6F:28:AA:CC:01 (last seen 2025-06-15T12:30:00.000Z)`,
+    ]);
+  });
+});
+
+describe('Device ids across groups (a key limited to one group)', () => {
+  let api: TestServer;
+  before(async () => {
+    api = await startTestServer();
+  });
+  after(async () => {
+    await api.close();
+  });
+
+  it("when a group-limited key registers another group's id, then the answer is a success's, nothing moves, and an administrator sees the claim", async () => {
+    await api.seed.group('owner');
+    await api.seed.device('24:6F:28:AA:BB:01', 'owner');
+    const { secret } = await api.container
+      .get(CreateAccessKey)
+      .execute({ name: 'squatter', kind: 'client', groups: ['squatter'] });
+    const headers = { authorization: `Bearer ${secret}` };
+
+    const taken = await api.call(
+      'GET',
+      '/api/devices/create?deviceId=24-6f-28-aa-bb-01&group=squatter&type=box',
+      { headers },
+    );
+    const fresh = await api.call(
+      'GET',
+      '/api/devices/create?deviceId=24:6F:28:AA:BB:02&group=squatter&type=box',
+      { headers },
+    );
+
+    expect(taken.status).to.equal(201);
+    expect(taken.text).to.equal(fresh.text);
+    const views = await api.container.get(ListDeviceViews).execute({});
+    expect(views.map(({ deviceId, group }) => [deviceId, group])).to.deep.equal([
+      ['24:6F:28:AA:BB:01', 'owner'],
+      ['24:6F:28:AA:BB:02', 'squatter'],
+    ]);
+    const pending = await api.container.get(ListPendingDevices).execute();
+    expect(pending.find((entry) => entry.boxId === '1bbaa286f24')).to.include({ wantedBy: 'squatter' });
   });
 });

@@ -54,7 +54,9 @@ describe('serving a web client build (CLIENT_DIR, serve --client)', () => {
       expect(reply.headers.get('cache-control'), path).to.equal('no-cache');
       expect(reply.headers.get('content-security-policy'), path).to.equal(DEFAULT_CLIENT_CSP);
     }
-    expect(DEFAULT_CLIENT_CSP).to.contain("connect-src 'self'").and.to.contain("frame-ancestors 'none'");
+    expect(DEFAULT_CLIENT_CSP)
+      .to.contain("connect-src 'self' https://api.github.com;")
+      .and.to.contain("frame-ancestors 'none'");
   });
 
   it('when a hashed asset is asked, then it is cached for a year; other files are revalidated, with 304 on a match', async () => {

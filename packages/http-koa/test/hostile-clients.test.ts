@@ -7,7 +7,7 @@ import {
   hostAllowed,
   httpSettingsFromEnv,
   MAX_JSON_DEPTH,
-  nestedDeeperThan,
+  textNestedDeeperThan,
 } from '@hortus/http-koa';
 import { expect, startTestServer, type TestServer } from './harness.js';
 
@@ -312,10 +312,12 @@ describe('Hostile clients at the HTTP edge', function () {
     });
 
     it('when depth is measured, then scalars count nothing and each object or array one level', () => {
-      expect(nestedDeeperThan(1, 0)).to.equal(false);
-      expect(nestedDeeperThan({ a: [1] }, 2)).to.equal(false);
-      expect(nestedDeeperThan({ a: [{}] }, 2)).to.equal(true);
-      expect(nestedDeeperThan(JSON.parse(deep(100_000)), 32)).to.equal(true);
+      expect(textNestedDeeperThan('1', 0)).to.equal(false);
+      expect(textNestedDeeperThan('{"a":[1]}', 2)).to.equal(false);
+      expect(textNestedDeeperThan('{"a":[{}]}', 2)).to.equal(true);
+      expect(textNestedDeeperThan(deep(100_000), 32)).to.equal(true);
+      // Brackets inside strings, escaped quotes among them, are text, not nesting.
+      expect(textNestedDeeperThan('{"a":"[[[[\\"[[[["}', 2)).to.equal(false);
     });
   });
 

@@ -163,11 +163,21 @@ describe('The poll lane', function () {
     for (const query of queries) await compare(`/api/actions/current_state?${query}`);
   });
 
+  it('when the polled route fails (a group that does not exist), then the lane answers the error as Koa does', async () => {
+    const before = laneAnswers(laneMetrics);
+    const missing = api.unique('missing');
+    for (const headers of [{}, { origin }, { 'x-request-id': 'poll-43' }]) {
+      const failed = await compare(`/api/group/abo?group=${missing}`, headers);
+      expect(failed.status).to.equal(404);
+    }
+    expect(laneAnswers(laneMetrics) - before).to.equal(3);
+    expect(requestLines(api.logger).slice(-3)).to.deep.equal(requestLines(twinLogger).slice(-3));
+  });
+
   it('when a poll is unusual, then Koa answers it and the answers still match', async () => {
     const before = laneAnswers(laneMetrics);
     const missing = api.unique('missing');
     const unusual: [string, Record<string, string>][] = [
-      [`/api/group/abo?group=${missing}`, {}],
       [`/api/group/abo?group=${missing}`, { 'if-none-match': '*' }],
       [`/api/actions/current_state?group=${group}`, { 'if-none-match': '*' }],
       ['/api/actions/current_state', {}],
@@ -175,6 +185,7 @@ describe('The poll lane', function () {
       [`/api/actions/current_state?group=${'x'.repeat(500)}`, {}],
       [`/api/actions/current_state?group=${group}`, { host: 'evil.example' }],
       [`/api/actions/current_state?group=${group}`, { authorization: 'Bearer hk_not-a-key' }],
+      [`/api/actions/current_state?group=${group}${'&x='.repeat(100)}`, {}],
     ];
     for (const [path, headers] of unusual) {
       await compare(path, headers);

@@ -76,7 +76,6 @@ describe('the session cookie (AUTH=on, SIGNUP=open): the unmodified web client w
 
   /** What the client's pages ask for, in the order it asks (dashboard, actions, history, devices, notifications). */
   const clientReads = (g: string, userId: string): string[] => [
-    `/api/group/checkGroup?group=${g}`,
     `/api/data/latestdata/all?groupId=${g}`,
     `/api/group/abo?group=${g}`,
     `/api/data/tem?groupId=${g}&count=20000`,
@@ -86,6 +85,14 @@ describe('the session cookie (AUTH=on, SIGNUP=open): the unmodified web client w
     `/api/devices?group=${g}`,
     `/api/notification/latestdata/notifications?groupId=${g}`,
   ];
+
+  it('when the sign-up form asks whether the group exists before anyone logged in, then it is told (sign-up is open and would tell the same); other data stays 401', async () => {
+    const known = await api.get(`/api/group/checkGroup?group=${group}`);
+    expect(known.status, known.text).to.equal(200);
+    expect(known.json()).to.deep.equal({ exists: true });
+    expect((await api.get('/api/group/checkGroup?group=nowhere')).json()).to.deep.equal({ exists: false });
+    expect((await api.get(`/api/group/abo?group=${group}`)).status).to.equal(401);
+  });
 
   it('when a user logs in, then the answer sets hortus_session: HttpOnly, SameSite=Strict, Path=/api, no Max-Age, not Secure over plain HTTP', async () => {
     const { reply, token } = await signUpAndLogIn(new CookieJar());

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { type PasswordHasher } from '@hortus/core';
@@ -16,6 +17,20 @@ export interface BcryptOptions {
   readonly cost?: number;
   /** Threads hashing in parallel; by default one core fewer than the machine has (at least 1, at most 4), so a burst of log-ins leaves a core to the requests. */
   readonly threads?: number;
+}
+
+/** bcrypt reads at most 72 bytes of a password and ignores the rest. */
+export const BCRYPT_MAX_BYTES = 72;
+
+/**
+ * What bcrypt is given for a password: the password itself up to 72 bytes (every hash of the original
+ * service, whose passwords were shorter, still verifies), and beyond that its SHA-256 in base64 (44
+ * bytes), so every character of a long passphrase counts instead of being cut off silently. Which form
+ * applies follows from the password alone, so hashing and verifying always agree.
+ */
+export function bcryptInput(password: string): string {
+  if (Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_BYTES) return password;
+  return `sha256:${createHash('sha256').update(password, 'utf8').digest('base64')}`;
 }
 
 type Pending = { resolve(value: string | boolean): void; reject(error: Error): void };
@@ -98,12 +113,12 @@ export class BcryptPasswordHasher implements PasswordHasher {
   }
 
   hash(password: string): Promise<string> {
-    return this.run({ op: 'hash', password, cost: this.cost }) as Promise<string>;
+    return this.run({ op: 'hash', password: bcryptInput(password), cost: this.cost }) as Promise<string>;
   }
 
   async verify(password: string, hash: string): Promise<boolean> {
     if (!bcryptHashPattern.test(hash)) return false;
-    return (await this.run({ op: 'verify', password, hash })) === true;
+    return (await this.run({ op: 'verify', password: bcryptInput(password), hash })) === true;
   }
 
   needsRehash(hash: string): boolean {

@@ -1,6 +1,8 @@
 import {
   ACCOUNT_SETTINGS,
   type AccountSettings,
+  COMMON_PASSWORDS,
+  type CommonPasswords,
   ConfigError,
   defaultAccountSettings,
   type Env,
@@ -28,6 +30,7 @@ import {
   type TokenSettings,
 } from './jwt-token-service.js';
 import { NodeOneTimeTokens } from './one-time-tokens.js';
+import { RankedCommonPasswords } from './common-passwords.js';
 
 export interface IdentitySettings {
   readonly accounts: AccountSettings;
@@ -89,5 +92,9 @@ export function identityModule(settings: IdentitySettings): ContainerModule {
     );
     bind<TokenService>(TOKEN_SERVICE).to(JwtTokenService).inSingletonScope();
     bind<OneTimeTokens>(ONE_TIME_TOKENS).toConstantValue(new NodeOneTimeTokens());
+    // Loaded when a password is first checked: commands that never set one do not read the list.
+    bind<CommonPasswords>(COMMON_PASSWORDS)
+      .toDynamicValue(() => new RankedCommonPasswords())
+      .inSingletonScope();
   });
 }

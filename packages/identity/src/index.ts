@@ -2,3 +2,4 @@ export * from './bcrypt-password-hasher.js';
 export * from './jwt-token-service.js';
 export * from './one-time-tokens.js';
 export * from './identity.module.js';
+export * from './common-passwords.js';

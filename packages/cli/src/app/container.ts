@@ -51,6 +51,15 @@ export class NodeBoxKeyDeriver implements BoxKeyDeriver {
 /** SHA-256 in lower-case hex: a firmware image's ETag and download address. */
 export const sha256Hex: FirmwareDigest = (data) => createHash('sha256').update(data).digest('hex');
 
+/** The core's hashing and key ports on node:crypto. */
+export function nodeCryptoModule(): ContainerModule {
+  return new ContainerModule(({ bind }) => {
+    bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
+    bind<BoxKeyDeriver>(BOX_KEY_DERIVER).toConstantValue(new NodeBoxKeyDeriver());
+    bind<FirmwareDigest>(FIRMWARE_DIGEST).toConstantValue(sha256Hex);
+  });
+}
+
 /**
  * The one place that chooses the store: choosing a store means choosing its module. Every store module
  * binds the repositories and the store's lifecycle (core's STORE_LIFECYCLE).
@@ -96,11 +105,7 @@ export function coreOnStore(
       clock,
     ),
     storeModule(config),
-    new ContainerModule(({ bind }) => {
-      bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
-      bind<BoxKeyDeriver>(BOX_KEY_DERIVER).toConstantValue(new NodeBoxKeyDeriver());
-      bind<FirmwareDigest>(FIRMWARE_DIGEST).toConstantValue(sha256Hex);
-    }),
+    nodeCryptoModule(),
     identityModule(config.identity),
     mailModule(config.mail, logger),
     notifierModule(config.webhooks),

@@ -1,8 +1,9 @@
-import { CreateDevice, DeleteDevice, type Device, ListDevices } from '@hortus/core';
+import { CreateDevice, DeleteDevice, type Device } from '@hortus/core';
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
-import { fields, say, table } from '../output.js';
-import { groupOption, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
+import { fields, say } from '../output.js';
+import { registerBoxDeviceCommands } from './device-boxes.js';
+import { groupOption, outputFor, storeFor, withExamples } from './shared.js';
 
 function showDevice(device: Device): string {
   return fields([
@@ -34,24 +35,7 @@ export function registerDeviceCommands(program: Command, io: RunIo): void {
       }),
     'hortus device create 24:6F:28:AA:00:01 --group greenhouse-1 --type sensor-box',
   );
-  withExamples(
-    device
-      .command('list')
-      .description('list the devices of a group')
-      .addOption(groupOption())
-      .action(async (options: { group: string }, command: Command) => {
-        const devices = await store(command, (useCase) => useCase(ListDevices).execute(options));
-        outputFor(io, command).result(devices, (all) =>
-          listOrNote(all, say`No devices in group ${options.group}.`, (rows) =>
-            table(
-              ['DEVICE ID', 'TYPE', 'GROUP'],
-              rows.map((d) => [d.deviceId, d.type, d.group]),
-            ),
-          ),
-        );
-      }),
-    'hortus device list --group greenhouse-1 --json',
-  );
+  registerBoxDeviceCommands(device, io);
   withExamples(
     device
       .command('delete')

@@ -1,6 +1,7 @@
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { registerActionCommands } from './action.js';
+import { registerBoxCommands } from './box.js';
 import { registerDeviceCommands } from './device.js';
 import { registerFirmwareCommands } from './firmware.js';
 import { registerGroupCommands } from './group.js';
@@ -17,6 +18,7 @@ export function registerDataCommands(program: Command, io: RunIo): void {
   registerUserCommands(program, io);
   registerDeviceCommands(program, io);
   registerFirmwareCommands(program, io);
+  registerBoxCommands(program, io);
   registerActionCommands(program, io);
   registerNotificationCommands(program, io);
   registerReadingCommands(program, io);

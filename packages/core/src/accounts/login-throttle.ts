@@ -14,10 +14,11 @@ export interface LoginAttempt {
 }
 
 /**
- * Failed log-ins per key (an e-mail, a client address) within a sliding window. Only failures count, so
- * many people logging in at once behind one address are not refused; guesses sent concurrently can pass
- * the limit by as many as are in flight, which the rate limit and the hashing queue bound. The counts
- * live in this process: each server of several counts on its own.
+ * Failed log-ins per key (an e-mail, a client address) within a sliding window. An attempt is counted as
+ * a failure when it begins, before its password is hashed, and given back when it succeeds: guesses sent
+ * concurrently cannot pass the limit by being in flight together (60 at once for one e-mail get 10
+ * checks and 50 answers 429). People logging in at once behind one address are refused only while more
+ * than the limit are in flight. The counts live in this process: each server of several counts on its own.
  */
 @injectable()
 export class LoginThrottle {
@@ -35,15 +36,24 @@ export class LoginThrottle {
     const names = [email, `address:${keys.address}`];
     const wait = Math.max(...names.map((name) => this.waitSeconds(name, now)));
     if (wait > 0) throw new ThrottledError('Too many failed log-ins, try again later', wait);
+    // Reserved now, before the slow hash: it stays a failure unless the attempt succeeds.
+    for (const name of names) this.record(name, now);
     return {
-      failed: () => {
-        const at = this.clock.now().getTime();
-        for (const name of names) this.record(name, at);
-      },
+      failed: () => undefined,
       succeeded: () => {
         this.failures.delete(email);
+        this.release(names[1] ?? '', now);
       },
     };
+  }
+
+  /** Gives back one reserved attempt of a key. */
+  private release(name: string, at: number): void {
+    const times = this.failures.get(name);
+    const index = times?.lastIndexOf(at) ?? -1;
+    if (times === undefined || index < 0) return;
+    times.splice(index, 1);
+    if (times.length === 0) this.failures.delete(name);
   }
 
   private waitSeconds(name: string, now: number): number {

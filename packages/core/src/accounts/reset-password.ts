@@ -2,7 +2,7 @@ import { inject, injectable } from 'inversify';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { USER_REPOSITORY, type UserRepository } from '../users/user.port.js';
-import { INVALID_RESET_LINK, requirePassword } from './account.js';
+import { COMMON_PASSWORDS, type CommonPasswords, INVALID_RESET_LINK, requirePassword } from './account.js';
 import {
   ONE_TIME_TOKENS,
   type OneTimeTokens,
@@ -19,6 +19,7 @@ export class ResetPassword {
     @inject(PASSWORD_HASHER) private readonly hasher: PasswordHasher,
     @inject(ONE_TIME_TOKENS) private readonly oneTime: OneTimeTokens,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
   ) {}
 
   /**
@@ -27,7 +28,7 @@ export class ResetPassword {
    * uses of one link cannot both succeed. Every older session ends.
    */
   async execute(input: { _id: unknown; token: unknown; password: unknown }): Promise<void> {
-    const password = requirePassword(input.password);
+    const password = requirePassword(input.password, 'password', 'new', this.commonPasswords);
     const invalid = new InvalidInputError(INVALID_RESET_LINK, [{ field: 'token', problem: 'is not valid' }]);
     if (typeof input._id !== 'string' || typeof input.token !== 'string' || !tokenPattern.test(input.token)) {
       throw invalid;

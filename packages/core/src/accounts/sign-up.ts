@@ -12,6 +12,8 @@ import {
   INVALID_GROUP,
   isAdmin,
   requirePassword,
+  COMMON_PASSWORDS,
+  type CommonPasswords,
 } from './account.js';
 import { PASSWORD_HASHER, type PasswordHasher, TOKEN_SERVICE, type TokenService } from './accounts.port.js';
 
@@ -39,6 +41,7 @@ export class SignUp {
     @inject(PASSWORD_HASHER) private readonly hasher: PasswordHasher,
     @inject(TOKEN_SERVICE) private readonly tokens: TokenService,
     @inject(ACCOUNT_SETTINGS) private readonly settings: AccountSettings,
+    @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
   ) {}
 
   /**
@@ -50,7 +53,7 @@ export class SignUp {
     const firstName = requireText(input.firstName, 'firstName');
     const lastName = requireText(input.lastName, 'lastName');
     const email = requireEmail(input.email);
-    const password = requirePassword(input.password);
+    const password = requirePassword(input.password, 'password', 'new', this.commonPasswords);
     const group = requireText(input.group, 'group');
     await this.checkAllowed(input.invitation, email, group, context);
     if ((await this.groups.findByName(group)) === undefined) {

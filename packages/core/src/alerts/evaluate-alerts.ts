@@ -13,6 +13,7 @@ import { type Notification } from '../notifications/notification.js';
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
 import { type Reading, sensorTopics } from '../readings/reading.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
+import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { CORE_LIMITS, type CoreLimits } from '../shared/settings.js';
 
@@ -60,6 +61,7 @@ export class EvaluateAlerts {
     @inject(CLOCK) private readonly clock: Clock,
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
     @inject(CORE_LIMITS) private readonly limits: CoreLimits,
+    @inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository,
   ) {}
 
   /** Every group in turn; the engine calls evaluateGroup itself so that one failing group stops no other. */
@@ -129,9 +131,22 @@ export class EvaluateAlerts {
     const silent = silentMs > this.settings.noDataAlertMs;
     await this.transition(group.name, '*', 'no-data', silent, !silent, now, outcome, {
       message: silent
-        ? `No data received from group ${group.name} for ${minutes} minutes`
+        ? `No data received from group ${group.name} for ${minutes} minutes${await this.silentBoxes(group, now)}`
         : `Data from group ${group.name} is arriving again`,
     });
+  }
+
+  /** The group's boxes that have been quiet as long, named so the alert says which one to look at. */
+  private async silentBoxes(group: Group, now: Date): Promise<string> {
+    const quietSince = now.getTime() - this.settings.noDataAlertMs;
+    const quiet = (await this.devices.listByGroup(group.name)).filter(
+      (device) => device.lastSeenAt !== undefined && device.lastSeenAt.getTime() < quietSince,
+    );
+    if (quiet.length === 0) return '';
+    const named = quiet
+      .slice(0, 5)
+      .map((device) => `${device.deviceId} (last seen ${device.lastSeenAt?.toISOString() ?? ''})`);
+    return `; silent: ${named.join(', ')}${quiet.length > 5 ? ` and ${quiet.length - 5} more` : ''}`;
   }
 
   /**

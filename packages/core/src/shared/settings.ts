@@ -1,4 +1,3 @@
-import { type BoxSettings } from '../devices/box-settings.js';
 import { type RetentionSettings } from '../readings/apply-retention.js';
 import { type AutomationSettings } from '../automations/automation-settings.js';
 import { MAX_CHARTS_PER_USER } from '../history-charts/history-chart.js';
@@ -15,8 +14,6 @@ export interface CoreSettings {
   readonly limits?: Partial<CoreLimits>;
   /** How long readings and their rollups are kept (RETENTION_DAYS, ROLLUP_RETENTION_DAYS); forever by default. */
   readonly retention?: Partial<RetentionSettings>;
-  /** How boxes of the HTTP generation are treated (BOX_TIME_ZONE, ...). */
-  readonly boxes?: Partial<BoxSettings>;
 }
 
 export const CORE_SETTINGS = Symbol.for('hortus.CoreSettings');

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { requirePassword } from '../accounts/account.js';
+import { COMMON_PASSWORDS, type CommonPasswords, requirePassword } from '../accounts/account.js';
 import { PASSWORD_HASHER, type PasswordHasher } from '../accounts/accounts.port.js';
 import { requireText } from '../shared/validation.js';
 import { requireEmail, type User } from './user.js';
@@ -11,6 +11,7 @@ export class CreateUser {
   constructor(
     @inject(USER_REPOSITORY) private readonly users: UserRepository,
     @inject(PASSWORD_HASHER) private readonly hasher: PasswordHasher,
+    @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
   ) {}
 
   async execute(input: {
@@ -27,7 +28,9 @@ export class CreateUser {
       group: requireText(input.group, 'group'),
     };
     if (input.password === undefined) return this.users.create(user);
-    const passwordHash = await this.hasher.hash(requirePassword(input.password));
+    const passwordHash = await this.hasher.hash(
+      requirePassword(input.password, 'password', 'new', this.commonPasswords),
+    );
     return this.users.create(user, { passwordHash });
   }
 }

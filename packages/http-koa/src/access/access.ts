@@ -1,25 +1,23 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import {
   ACCESS_KEY_MAX_LENGTH,
   ACCESS_KEY_PREFIX,
   type AccessKey,
-  type AccessOperation,
-  type AccessTarget,
   ANONYMOUS,
   Authenticate,
   type Caller,
   CLOCK,
   type Clock,
-  decideAccess,
-  decideSessionAccess,
   type SessionPrincipal,
   VerifySession,
 } from '@hortus/core';
 import { inject, injectable } from 'inversify';
 import { type Context, type Middleware } from 'koa';
 import { type AuthMode } from '../config.js';
+import { queryOf } from '../edge/query.js';
 import { type PolicyTable } from '../routes/policy.js';
-import { json, type RouteSpec, send } from '../routes/routing.js';
+import { json, send } from '../routes/routing.js';
+import { ExpiringValue } from './expiring-value.js';
+import { type AccessRule, decideRoute, type RequestAccess } from './route-rules.js';
 import { clearSessionCookie, cookieWriteAllowed, sessionCookieIn } from './session-cookie.js';
 
 export interface AccessSettings {
@@ -29,15 +27,6 @@ export interface AccessSettings {
 }
 
 export const ACCESS_SETTINGS = Symbol.for('hortus.http.AccessSettings');
-
-/** What the request carries once the access middleware has run. */
-export interface RequestAccess {
-  /** Whether keys are required right now (AUTH on, or auto with keys in use). */
-  readonly required: boolean;
-  readonly key?: AccessKey;
-  /** The session of a valid log-in token. */
-  readonly session?: SessionPrincipal;
-}
 
 const NOT_REQUIRED: RequestAccess = Object.freeze({ required: false });
 const OPEN_TO_ANYONE = Object.freeze({ access: NOT_REQUIRED, caller: ANONYMOUS });
@@ -63,105 +52,6 @@ type Credential =
 /** A JWT's shape: three base64url parts. Anything else is taken for an access key. */
 const tokenShape = /^[\w-]+\.[\w-]+\.[\w-]*$/u;
 
-/** What a route's target is read from: the parsed query, the path parameters and the body. */
-export interface RequestParts {
-  readonly query: unknown;
-  readonly params: unknown;
-  readonly body: unknown;
-}
-
-/** How one route is guarded, derived once from its declaration when the router is built. */
-export type AccessRule =
-  | { readonly open: true }
-  | {
-      readonly open?: false;
-      readonly operation: AccessOperation;
-      readonly target: (request: RequestParts) => AccessTarget;
-    };
-
-/** Whether a schema declares the named property. */
-function declares(schema: unknown, name: string): boolean {
-  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
-  return properties !== undefined && name in properties;
-}
-
-const groupFields = ['group', 'groupId'];
-
-function declaredFields(schema: unknown): string[] {
-  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
-  return properties === undefined ? [] : Object.keys(properties).filter((name) => groupFields.includes(name));
-}
-
-/** The values given for the named fields: strings as they are, repeated query parameters one by one. */
-function valuesOf(source: unknown, fields: readonly string[]): unknown[] {
-  if (typeof source !== 'object' || source === null || Array.isArray(source)) return [];
-  const record = source as Record<string, unknown>;
-  return fields.flatMap((field) => {
-    const value = record[field];
-    if (value === undefined) return [];
-    return Array.isArray(value) ? (value as unknown[]) : [value];
-  });
-}
-
-/** The groups of a reading batch: one object, the compact form, or an array of either. */
-function ingestGroups(body: unknown): unknown[] {
-  const items: unknown[] = Array.isArray(body) ? body : [body];
-  return items.flatMap((item) => valuesOf(item, ['group']));
-}
-
-/**
- * The access rule of a route, from the access it declares. A `group` route touches the groups its request
- * names in the `group` or `groupId` fields its schemas declare (query, path or body); absent values are left
- * to the route's validation (every group field is required there), and present values that are not group
- * names count as foreign groups. A route whose declaration cannot be checked is refused when it is built.
- */
-export function accessRuleOf(route: RouteSpec, fullPath: string): AccessRule {
-  const name = `${route.method.toUpperCase()} ${fullPath}`;
-  const operation: AccessOperation = route.writes ? 'write' : 'read';
-  switch (route.access) {
-    case 'open':
-    case 'account':
-      return { open: true };
-    case 'ingest':
-      return { operation: 'ingest', target: (request) => ({ groups: ingestGroups(request.body) }) };
-    case 'service':
-      return { operation, target: () => ({ scope: 'service' }) };
-    case 'admin':
-      return { operation, target: () => ({ scope: 'operator' }) };
-    case 'all-groups':
-      return { operation, target: () => ({ scope: 'all-groups' }) };
-    case 'user': {
-      // One user's data (charts, e-mail): a log-in token reaches only its own user's.
-      if (!declares(route.params, 'userId')) throw new Error(`${name} is a user's route without :userId`);
-      return {
-        operation,
-        target: (request) => ({
-          scope: 'user',
-          userId: (request.params as Record<string, unknown> | undefined)?.['userId'],
-        }),
-      };
-    }
-    case 'group': {
-      const queryFields = [...declaredFields(route.query), ...declaredFields(route.unvalidatedQuery)];
-      const paramFields = declaredFields(route.params);
-      const bodyFields = declaredFields(route.body);
-      if (queryFields.length + paramFields.length + bodyFields.length === 0) {
-        throw new Error(`${name} is a group's route that names no group or groupId`);
-      }
-      return {
-        operation,
-        target: (request) => ({
-          groups: [
-            ...valuesOf(request.query, queryFields),
-            ...valuesOf(request.params, paramFields),
-            ...valuesOf(request.body, bodyFields),
-          ],
-        }),
-      };
-    }
-  }
-}
-
 const bearerPattern = /^Bearer[ \t]+(\S+)[ \t]*$/iu;
 /** Bounds the cache of key lookups: unknown secrets sent by a scanner must not grow it without end. */
 const MAX_CACHED_KEYS = 1000;
@@ -186,82 +76,8 @@ function callerFor(credential: Credential | undefined): Caller {
   }
 }
 
-export type RouteDecision =
-  | { readonly allowed: true }
-  | { readonly allowed: false; readonly status: 401 | 403; readonly message: string };
-
-const ROUTE_ALLOWED: RouteDecision = { allowed: true };
-
-/** Whether the caller may use one route on what the request names; the guard's decision, without a context. */
-export function decideRoute(
-  rule: AccessRule,
-  access: RequestAccess | undefined,
-  request: RequestParts,
-): RouteDecision {
-  if (rule.open === true || access?.required === false) return ROUTE_ALLOWED;
-  if (access?.session !== undefined) {
-    const decision = decideSessionAccess(access.session, rule.operation, rule.target(request));
-    return decision.allowed ? ROUTE_ALLOWED : { allowed: false, status: 403, message: decision.reason };
-  }
-  // Keys are required but none was checked: the access middleware did not run, so refuse.
-  if (access?.key === undefined) {
-    return {
-      allowed: false,
-      status: 401,
-      message: 'An access key is required: send the header Authorization: Bearer <key>',
-    };
-  }
-  const decision = decideAccess(access.key, rule.operation, rule.target(request));
-  return decision.allowed ? ROUTE_ALLOWED : { allowed: false, status: 403, message: decision.reason };
-}
-
 export function forbidden(ctx: Context, message: string): void {
   send(ctx, json({ message }, 403));
-}
-
-/** How long a request waits for a refresh when an answer from moments ago is at hand. */
-export const REFRESH_WAIT_MS = 250;
-
-/**
- * A value loaded from the store and reused for `ttlMs`. Concurrent requests share one load. Once it has
- * expired, a request waits for the reload at most REFRESH_WAIT_MS and otherwise goes on with the previous
- * value, as it does when the reload fails: a slow or absent store must not add its timeout to every
- * request. Only without any previous value does a request wait for (or fail with) the load.
- */
-class ExpiringValue<V> {
-  private known: { readonly value: V } | undefined;
-  private until = 0;
-  private loading: Promise<V> | undefined;
-
-  constructor(
-    private readonly load: () => Promise<V>,
-    private readonly ttlMs: number,
-    private readonly now: () => number,
-  ) {}
-
-  /** The value while it is fresh, without waiting; undefined once it has expired or before the first load. */
-  fresh(): { readonly value: V } | undefined {
-    return this.known !== undefined && this.now() < this.until ? this.known : undefined;
-  }
-
-  async get(): Promise<V> {
-    if (this.known !== undefined && this.now() < this.until) return this.known.value;
-    this.loading ??= this.load()
-      .then((value) => {
-        this.known = { value };
-        this.until = this.now() + this.ttlMs;
-        return value;
-      })
-      .finally(() => {
-        this.loading = undefined;
-      });
-    if (this.known === undefined) return this.loading;
-    const previous = this.known.value;
-    return Promise.race([
-      this.loading.catch(() => previous),
-      delay(REFRESH_WAIT_MS, previous, { ref: false }),
-    ]);
-  }
 }
 
 /**
@@ -481,7 +297,7 @@ export class AccessControl {
   guard(rule: AccessRule): Middleware {
     return async (ctx, next) => {
       const parts = {
-        query: ctx.query,
+        query: queryOf(ctx),
         params: (ctx as unknown as { params?: unknown }).params,
         body: ctx.request.body,
       };

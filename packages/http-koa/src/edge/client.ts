@@ -6,22 +6,27 @@ import { type Context, type Middleware } from 'koa';
 /**
  * The content policy of the client's pages: everything from this origin (the build's scripts and styles,
  * the API it calls once served here), inline styles (React components and chart libraries set them), images
- * and fonts from data URLs; no plug-ins, no framing, no other origins. CLIENT_CSP replaces it, for a build
- * that calls other services.
+ * and fonts from data URLs, and reads from the code host whose commits the server passes on (the web
+ * client's release notes ask it directly); no plug-ins, no framing, no other origins. CLIENT_CSP replaces
+ * it, for a build that calls other services.
  */
-export const DEFAULT_CLIENT_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function clientCsp(codeHostOrigin?: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    `connect-src 'self'${codeHostOrigin === undefined ? '' : ` ${codeHostOrigin}`}`,
+    "worker-src 'self' blob:",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+export const DEFAULT_CLIENT_CSP = clientCsp('https://api.github.com');
 
 export interface ClientSettings {
   /** The single-page build's directory (holding index.html). */

@@ -7,7 +7,15 @@ import {
 } from '@hortus/core';
 import { type Context, type Middleware } from 'koa';
 import { type ClientFaultLog, type Logger } from '../logger.js';
-import { type ErrorStyle, errorPolicyOf, json, plainText, type Reply, send } from '../routes/routing.js';
+import {
+  type ErrorStyle,
+  errorPolicyOf,
+  json,
+  plainText,
+  type Reply,
+  type RouteErrorPolicy,
+  send,
+} from '../routes/routing.js';
 
 export const statusOfCode: Readonly<Record<ErrorCode, number>> = {
   NOT_FOUND: 404,
@@ -25,16 +33,66 @@ export const statusOfCode: Readonly<Record<ErrorCode, number>> = {
 /** Outside any route (unknown path, wrong method, preflight) errors are JSON `{message}`. */
 const defaultStyle: ErrorStyle = { body: 'message', serverError: 'Internal Server Error' };
 
-/** What an error tells the client beside its body: when to retry, how to authenticate. */
-function setErrorHeaders(ctx: Context, error: DomainError): void {
-  if (error.code === 'UNAVAILABLE') ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
-  if (error instanceof ThrottledError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+/** What an error tells the client beside its body, as name, value, …: when to retry, how to authenticate. */
+function errorHeaders(error: DomainError): string[] {
+  const headers: string[] = [];
+  if (error.code === 'UNAVAILABLE') headers.push('Retry-After', String(RETRY_AFTER_SECONDS));
+  if (error instanceof ThrottledError) headers.push('Retry-After', String(error.retryAfterSeconds));
   if (error instanceof UnauthenticatedError) {
-    ctx.set(
+    headers.push(
       'WWW-Authenticate',
       error.invalidCredential ? 'Bearer realm="hortus", error="invalid_token"' : 'Bearer realm="hortus"',
     );
   }
+  return headers;
+}
+
+/** The request an error is logged for. */
+export interface FailedRequest {
+  readonly requestId: string | undefined;
+  readonly method: string;
+  readonly path: string;
+}
+
+/**
+ * The answer to an error a route's use case raised (a domain error by its code, with the route's SPEC
+ * exceptions; anything else the route's 500 text) and its extra headers, logging what deserves it. The Koa
+ * chain and the poll lane both answer route errors with this.
+ */
+export function routeErrorAnswer(
+  error: unknown,
+  policy: RouteErrorPolicy | undefined,
+  logger: Logger,
+  request: FailedRequest,
+): { readonly reply: Reply; readonly headers: readonly string[] } {
+  const style = policy?.style ?? defaultStyle;
+  if (!isDomainError(error)) {
+    logFailure(logger, request, error, 'error');
+    return { reply: errorBody(style, 500, style.serverError), headers: [] };
+  }
+  const status = policy?.statusFor[error.code] ?? statusOfCode[error.code];
+  // Domain 5xx are a store outage or a failing code host: expected weather, so a warning with its cause.
+  if (status >= 500) logFailure(logger, request, error, 'warn');
+  // An outage is JSON `{message}` on every route, so clients can tell "retry later" from a bug.
+  const reply =
+    error.code === 'UNAVAILABLE'
+      ? json({ message: error.message }, status)
+      : errorBody(style, status, status >= 500 ? style.serverError : error.message);
+  return { reply, headers: errorHeaders(error) };
+}
+
+function answerRouteError(
+  ctx: Context,
+  answer: { readonly reply: Reply; readonly headers: readonly string[] },
+): void {
+  const { headers } = answer;
+  for (let index = 0; index < headers.length; index += 2)
+    ctx.set(headers[index] ?? '', headers[index + 1] ?? '');
+  send(ctx, answer.reply);
+}
+
+function failedRequestOf(ctx: Context): FailedRequest {
+  return { requestId: (ctx.state as { requestId?: string }).requestId, method: ctx.method, path: ctx.path };
 }
 
 /** How long a client should wait before retrying while the store is unreachable. */
@@ -95,13 +153,7 @@ export function errorMiddleware(
       const policy = errorPolicyOf(ctx);
       const style = policy?.style ?? defaultStyle;
       if (isDomainError(error)) {
-        const status = policy?.statusFor[error.code] ?? statusOfCode[error.code];
-        setErrorHeaders(ctx, error);
-        // Domain 5xx are a store outage or a failing code host: expected weather, so a warning with its cause.
-        if (status >= 500) logFailure(logger, ctx, error, 'warn');
-        // An outage is JSON `{message}` on every route, so clients can tell "retry later" from a bug.
-        if (error.code === 'UNAVAILABLE') send(ctx, json({ message: error.message }, status));
-        else send(ctx, errorBody(style, status, status >= 500 ? style.serverError : error.message));
+        answerRouteError(ctx, routeErrorAnswer(error, policy, logger, failedRequestOf(ctx)));
       } else if (error instanceof EdgeError) {
         if (error.logged !== undefined) clientFaults.warn(error.logged, faultFields(ctx, error));
         if (error.status === 408) ctx.set('Connection', 'close');
@@ -115,8 +167,7 @@ export function errorMiddleware(
         if (error.status === 413) discardRestOfBody(ctx, limit * DISCARD_FACTOR);
         send(ctx, errorBody(style, error.status, libraryMessage(error, limit)));
       } else {
-        logFailure(logger, ctx, error, 'error');
-        send(ctx, errorBody(style, 500, style.serverError));
+        answerRouteError(ctx, routeErrorAnswer(error, policy, logger, failedRequestOf(ctx)));
       }
     }
   };
@@ -166,13 +217,13 @@ function faultFields(ctx: Context, error: unknown): Record<string, unknown> {
   };
 }
 
-function logFailure(logger: Logger, ctx: Context, error: unknown, level: 'warn' | 'error'): void {
+function logFailure(logger: Logger, request: FailedRequest, error: unknown, level: 'warn' | 'error'): void {
   const cause = error instanceof Error ? error : new Error(String(error));
   const causeOfCause = cause.cause instanceof Error ? cause.cause.message : undefined;
   logger[level]('request failed', {
-    requestId: (ctx.state as { requestId?: string }).requestId,
-    method: ctx.method,
-    path: ctx.path,
+    requestId: request.requestId,
+    method: request.method,
+    path: request.path,
     error: cause.message,
     ...(causeOfCause === undefined ? {} : { cause: causeOfCause }),
     stack: cause.stack,

@@ -1,20 +1,26 @@
-import { type IncomingMessage, type RequestListener } from 'node:http';
+import { type RequestListener } from 'node:http';
 import { ANONYMOUS } from '@hortus/core';
-import { type AccessControl, type AccessRule, accessRuleOf, decideRoute } from '../access/access.js';
+import { type AccessControl } from '../access/access.js';
+import { type AccessRule, accessRuleOf, decideRoute } from '../access/route-rules.js';
+import { routeErrorAnswer } from '../edge/errors.js';
 import { corsHeaderPairs, logRequest, requestIdOf } from '../edge/request.js';
+import { type HostCheck } from '../edge/host.js';
+import { parseQuery, tooManyParameters } from '../edge/query.js';
 import { type Logger } from '../logger.js';
 import { type HttpMetrics } from '../edge/metrics.js';
+import { answerOf, type Answering, errorPolicyOfRoute } from '../routes/router.js';
 import {
-  answerOf,
-  type Answering,
   type HttpUseCases,
+  type Reply,
+  type RouteErrorPolicy,
   type RouteInput,
   type RouterSpec,
   type RouteSpec,
 } from '../routes/routing.js';
 import { type AnswerCache } from '../routes/conditional.js';
 import { validate } from '../routes/schemas.js';
-import { type RateLimiter, securityHeaders } from '../edge/security.js';
+import { type RateLimiter } from '../edge/rate-limit.js';
+import { securityHeaders } from '../edge/security.js';
 
 export interface PollLaneOptions {
   readonly routers: readonly RouterSpec[];
@@ -24,13 +30,11 @@ export interface PollLaneOptions {
   readonly metrics: HttpMetrics | undefined;
   readonly access: AccessControl | undefined;
   readonly allowedOrigins: ReadonlySet<string>;
-  /** Whether a Host header may be served; undefined: any. */
-  readonly hostAllowed: ((host: string) => boolean) | undefined;
+  /** The edge's Host check; undefined: any host. */
+  readonly checkHost: HostCheck | undefined;
   /** The client's address from the socket's and X-Forwarded-For; undefined: the socket's, as Koa reads it. */
   readonly clientAddress: ((socketAddress: string, forwardedFor: string) => string) | undefined;
   readonly limiter: RateLimiter | undefined;
-  /** Requests whose rate-limit token the lane took before handing them to Koa: Koa must not take another. */
-  readonly counted: WeakSet<IncomingMessage>;
 }
 
 interface LaneRoute {
@@ -39,6 +43,7 @@ interface LaneRoute {
   readonly pattern: string;
   readonly rule: AccessRule;
   readonly answers: AnswerCache;
+  readonly errorPolicy: RouteErrorPolicy;
 }
 
 /** Without access control every route is open and the caller anonymous. */
@@ -46,44 +51,24 @@ const OPEN = Object.freeze({ access: undefined, caller: ANONYMOUS });
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 const NO_BODY: Readonly<Record<string, unknown>> = Object.freeze({});
 const securityHeaderPairs = Object.entries(securityHeaders).flat();
+const JSON_TYPE = ['Content-Type', 'application/json; charset=utf-8'];
+const TEXT_TYPE = ['Content-Type', 'text/plain; charset=utf-8'];
 
 /** A header as one text (Node already joins repeated ones of most names). */
 function textOf(value: string | string[] | undefined): string {
   return Array.isArray(value) ? value.join(', ') : (value ?? '');
 }
 
-/** A query of plain names and values only: nothing to decode, so it is split rather than parsed. */
-const plainQuery = /^[\w.~-]+=[\w.~-]*(?:&[\w.~-]+=[\w.~-]*)*$/u;
-
-/** The query as Koa parses it: a repeated name gives an array, `__proto__` is an ordinary name. */
-function parseQuery(search: string): Record<string, unknown> {
-  const query: Record<string, unknown> = {};
-  if (search === '') return query;
-  const plain = plainQuery.test(search);
-  const parameters = plain ? undefined : new URLSearchParams(search);
-  const pairs = parameters ?? search.split('&').map((pair) => pair.split('=') as [string, string]);
-  for (const [name, value] of pairs) {
-    const held = Object.hasOwn(query, name) ? query[name] : undefined;
-    const joined =
-      held === undefined ? value : Array.isArray(held) ? [...(held as string[]), value] : [held, value];
-    Object.defineProperty(query, name, {
-      value: joined,
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
-  }
-  return query;
-}
-
 /**
  * The poll lane: the routes clients and boxes poll every few seconds (a group's actions, newest readings,
  * settings), answered straight on Node's request without building a Koa context and running the middleware
  * chain, which costs more than the poll itself. It answers only what it can answer exactly as the chain
- * would: a GET with a valid query, a permitted Host, access known without waiting and allowed, a rate-limit
- * token, and a route answering 304 or a 200 of JSON. Every other request, and any request whose route
- * fails, goes to Koa, which answers it as always. The answers carry the same headers (request id, security
- * headers, CORS, Vary, Cache-Control, ETag), count in the same metrics and write the same log line.
+ * would: a GET to a route whose answer depends only on its entity tag, with a valid query, a permitted Host
+ * (the edge's check), access known without waiting and allowed, and a rate-limit token (the edge's limiter).
+ * Once it has taken the token it answers whatever the route answers, errors too (the edge's
+ * routeErrorAnswer). Every other request goes to Koa untouched. The answers carry the same headers (request
+ * id, security headers, CORS, Vary, Cache-Control, ETag), count in the same metrics and write the same log
+ * line as Koa's: the differential test (poll-lane.test.ts) holds them to it.
  */
 export function pollLane(options: PollLaneOptions, fallback: RequestListener): RequestListener {
   const routes = new Map<string, LaneRoute>();
@@ -97,22 +82,11 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
         pattern,
         rule: accessRuleOf(spec, pattern),
         answers: options.answering.cacheOf(router),
+        errorPolicy: errorPolicyOfRoute(router, spec, undefined),
       });
     }
   }
-  const { useCases, logger, metrics, access, limiter, counted } = options;
-  // Nearly every request names the same host: its verdict is kept rather than worked out again.
-  let lastHost: string | undefined;
-  let lastHostAllowed = false;
-  const hostAllowed = (host: string): boolean => {
-    if (options.hostAllowed === undefined) return true;
-    if (host !== lastHost) {
-      lastHost = host;
-      lastHostAllowed = options.hostAllowed(host);
-    }
-    return lastHostAllowed;
-  };
-
+  const { useCases, logger, metrics, access, limiter, checkHost } = options;
   /** The route of a path, case-insensitively, with or without one trailing slash, as the routers match. */
   const routeOf = (path: string): LaneRoute | undefined => {
     const lower = path.toLowerCase();
@@ -141,9 +115,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       route === undefined ||
       (headers['content-length'] !== undefined && headers['content-length'] !== '0') ||
       headers['transfer-encoding'] !== undefined ||
-      !hostAllowed(headers.host ?? '') ||
-      // Behind trusted proxies Koa reads the host from X-Forwarded-Host.
-      (options.clientAddress !== undefined && headers['x-forwarded-host'] !== undefined)
+      (checkHost !== undefined && !('allowed' in checkHost(request)))
     ) {
       fallback(request, response);
       return;
@@ -151,7 +123,12 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     const ifNoneMatch = headers['if-none-match'] ?? '';
     const authorization = headers.authorization ?? '';
     const known = access === undefined ? OPEN : access.accessKnownNow(authorization, headers.cookie);
-    const query = parseQuery(mark === -1 ? '' : url.slice(mark + 1));
+    const search = mark === -1 ? '' : url.slice(mark + 1);
+    if (tooManyParameters(search)) {
+      fallback(request, response);
+      return;
+    }
+    const query = parseQuery(search);
     if (known === undefined || ifNoneMatch.includes('*') || !valid(route.spec, query)) {
       fallback(request, response);
       return;
@@ -170,7 +147,6 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       fallback(request, response);
       return;
     }
-    counted.add(request);
     const input: RouteInput = {
       query,
       params: NO_PARAMS,
@@ -180,50 +156,58 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       clientAddress,
     };
     const credentialed = known.access !== undefined && (known.access.required || authorization !== '');
-    const pending = answerOf(route.spec, input, useCases, route.answers, ifNoneMatch);
-    // What the lane does not write (an error, a reply other than a 200 of JSON) Koa writes, from this answer.
-    const handOn = (): void => {
-      options.answering.handedOn.set(request, { route: route.spec, answer: pending });
-      fallback(request, response);
+    const requestId = requestIdOf(textOf(headers['x-request-id']));
+    /** Writes the answer with the headers every answer of the chain carries, and counts and logs it. */
+    const write = (status: number, extra: readonly string[], body: string | undefined): void => {
+      const out: string[] = ['X-Request-Id', requestId, ...securityHeaderPairs];
+      const origin = headers.origin ?? '';
+      if (origin !== '') {
+        out.push(...corsHeaderPairs(origin, options.allowedOrigins));
+        // The access middleware adds Authorization and Cookie to the Vary that CORS began.
+        out.push('Vary', credentialed ? 'Origin, Authorization, Cookie' : 'Origin');
+      } else if (credentialed) {
+        out.push('Vary', 'Authorization, Cookie, Origin');
+      }
+      out.push(...extra);
+      if (body !== undefined) out.push('Content-Length', String(Buffer.byteLength(body)));
+      response.writeHead(status, out);
+      response.end(body);
+      metrics?.observeRequest('GET', route.pattern, status, (performance.now() - started) / 1000);
+      metrics?.pollLaneAnswered();
+      logRequest(logger, { requestId, method: 'GET', path, status, started, keyId: known.access?.key?.id });
     };
-    pending.then(
-      (answer) => {
-        if ('reply' in answer) {
-          handOn();
-          return;
-        }
-        const requestId = requestIdOf(textOf(headers['x-request-id']));
-        const out: string[] = ['X-Request-Id', requestId, ...securityHeaderPairs];
-        const origin = headers.origin ?? '';
-        if (origin !== '') {
-          out.push(...corsHeaderPairs(origin, options.allowedOrigins));
-          // The access middleware adds Authorization and Cookie to the Vary that CORS began.
-          out.push('Vary', credentialed ? 'Origin, Authorization, Cookie' : 'Origin');
-        } else if (credentialed) {
-          out.push('Vary', 'Authorization, Cookie, Origin');
-        }
-        out.push('ETag', answer.tag);
-        let status: number;
-        if ('notModified' in answer) {
-          status = 304;
-          if (credentialed) out.push('Cache-Control', 'private');
-          response.writeHead(304, out);
-          response.end();
-        } else {
-          status = 200;
-          // What a credential unlocks is its holder's alone: shared caches must not keep it.
-          out.push('Cache-Control', credentialed ? 'private, no-cache' : 'no-cache');
-          out.push('Content-Type', 'application/json; charset=utf-8');
-          out.push('Content-Length', String(Buffer.byteLength(answer.body)));
-          response.writeHead(200, out);
-          response.end(answer.body);
-        }
-        metrics?.observeRequest('GET', route.pattern, status, (performance.now() - started) / 1000);
-        metrics?.pollLaneAnswered();
-        logRequest(logger, { requestId, method: 'GET', path, status, started, keyId: known.access?.key?.id });
-      },
-      // The route failed (a missing group, an unreachable store): Koa answers it as it answers every error.
-      handOn,
-    );
+    // What a credential unlocks is its holder's alone: shared caches must not keep it.
+    const caching = (directive: string | undefined): string[] => {
+      const value = credentialed
+        ? directive === undefined
+          ? 'private'
+          : `private, ${directive}`
+        : directive;
+      return value === undefined ? [] : ['Cache-Control', value];
+    };
+    const writeReply = (reply: Reply, tag: string | undefined, extra: readonly string[]): void => {
+      const tagged = tag !== undefined && reply.status === 200;
+      const out = [...extra, ...(tagged ? ['ETag', tag] : []), ...caching(tagged ? 'no-cache' : undefined)];
+      if ('json' in reply) {
+        write(reply.status, [...out, ...JSON_TYPE], JSON.stringify(reply.json) ?? 'null');
+      } else if ('text' in reply) {
+        write(reply.status, [...out, ...TEXT_TYPE], reply.text);
+      } else if ('empty' in reply) {
+        write(reply.status, out, undefined);
+      } else {
+        // Polled routes answer JSON; a page or a download here is a mistake in the route, answered as one.
+        writeError(new Error(`${route.pattern} answered other than JSON or text on the poll lane`));
+      }
+    };
+    const writeError = (error: unknown): void => {
+      const failed = { requestId, method: 'GET', path };
+      const { reply, headers: extra } = routeErrorAnswer(error, route.errorPolicy, logger, failed);
+      writeReply(reply, undefined, extra);
+    };
+    answerOf(route.spec, input, useCases, route.answers, ifNoneMatch).then((answer) => {
+      if ('reply' in answer) writeReply(answer.reply, answer.tag, []);
+      else if ('notModified' in answer) write(304, ['ETag', answer.tag, ...caching(undefined)], undefined);
+      else write(200, ['ETag', answer.tag, ...caching('no-cache'), ...JSON_TYPE], answer.body);
+    }, writeError);
   };
 }

@@ -1,8 +1,7 @@
 import { type RevisionSubject } from '@hortus/core';
-import { type HttpUseCases, type RouteInput } from './routing.js';
+import { type EntityTagOf } from './routing.js';
 
-/** Names the answer a route would give, before it is built; undefined when the route gives no tag. */
-export type EntityTagOf = (input: RouteInput, useCases: HttpUseCases) => Promise<string | undefined>;
+export { type EntityTagOf } from './routing.js';
 
 /**
  * A weak entity tag from the store's revision of what the answer is made of (never a hash of the body: a

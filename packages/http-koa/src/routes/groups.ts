@@ -21,9 +21,13 @@ export const groupRoutes: RouterSpec = {
     {
       method: 'get',
       path: '/checkgroup',
-      access: 'group',
+      // Checked by the use case: the web client's sign-up form asks before anyone has logged in.
+      access: 'account',
       writes: false,
       summary: 'Whether a group with that name exists',
+      description:
+        'While access keys are required: answered to a caller who may read the group, and to anyone while ' +
+        'SIGNUP=open (the web client asks before signing up; sign-up tells the same).',
       query: groupQuery,
       responses: {
         200: {
@@ -33,8 +37,8 @@ export const groupRoutes: RouterSpec = {
         400: invalid,
         500: failed,
       },
-      handle: async ({ query }, { checkGroup }) =>
-        json({ exists: await checkGroup.execute({ name: query['group'] }) }),
+      handle: async ({ query, caller, accessRequired }, { checkGroup }) =>
+        json({ exists: await checkGroup.execute({ name: query['group'] }, { caller, accessRequired }) }),
     },
     {
       method: 'get',

@@ -15,7 +15,7 @@ import {
   MAX_READINGS_PER_BATCH,
   MAX_RULES_PER_KIND,
   NAME_MAX_LENGTH,
-  PASSWORD_MAX_BYTES,
+  PASSWORD_MAX_LENGTH,
   switchStates,
   TOKEN_MAX_LENGTH,
 } from '@hortus/core';
@@ -295,11 +295,11 @@ const accountEmail: JsonSchema = {
   maxLength: EMAIL_MAX_LENGTH,
   description: 'E-mail',
 };
-// 72 bytes are at most 72 characters; the core counts the bytes (a character may take up to 4).
+// The core checks the rules and names the one that failed; the edge only bounds what it reads.
 const password: JsonSchema = {
   type: 'string',
   minLength: 1,
-  maxLength: PASSWORD_MAX_BYTES,
+  maxLength: PASSWORD_MAX_LENGTH,
   description: 'Password',
 };
 

@@ -17,6 +17,17 @@ has_go() {
   [[ -n "${GO:-}" && -x "${GO}" ]] || command -v go >/dev/null 2>&1 || [[ -x /usr/local/go/bin/go ]]
 }
 
+# Every script runs on the Node.js that `install` brought (the root's `node` devDependency, first on the
+# scripts' PATH): better-sqlite3 13 crashes a Node.js older than 22.
+node -e '
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  if (major < 22 || (major === 22 && minor < 12)) {
+    console.error(`Tests need Node.js 22.12 or newer, this is ${process.version} (${process.execPath}): run them with \`npx --yes pnpm@10.34.9 test\`, which puts the project'"'"'s own Node.js first.`);
+    process.exit(1);
+  }
+  console.error(`Node.js ${process.version} (${process.execPath})`);
+'
+
 npx --no-install tsc -b
 
 skipped=""

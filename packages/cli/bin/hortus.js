@@ -1,3 +1,30 @@
 #!/usr/bin/env node
 // The `hortus` command: runs the built CLI (`pnpm install` builds it), so starting needs no compiler.
-import '../dist/src/main.js';
+// Hortus needs Node.js 22.12 or newer (better-sqlite3 13 crashes older ones). `install` brings one, the root's
+// `node` devDependency: started by an older Node.js, this command hands over to that one.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+if (major > 22 || (major === 22 && minor >= 12)) {
+  await import('../dist/src/main.js');
+} else {
+  let runtime;
+  try {
+    runtime = createRequire(import.meta.url).resolve('node/bin/node');
+  } catch {
+    runtime = undefined;
+  }
+  if (runtime === undefined || runtime === process.execPath) {
+    process.stderr.write(
+      `hortus: needs Node.js 22.12 or newer, this is ${process.version}. ` +
+        'Run `npx --yes pnpm@10.34.9 install` in the repository: it brings one (node_modules/.bin/node).\n',
+    );
+    process.exit(1);
+  }
+  const argv = [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)];
+  const child = spawn(runtime, argv, { stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128)));
+}

@@ -465,7 +465,13 @@ describe('HTTP server lifecycle', () => {
   it('when closed during a request, then that request is answered and new connections are refused', async () => {
     const host = new FakeCodeHost();
     const apiUrl = await host.start();
-    host.handler = () => {};
+    // The code host never answers; it tells when the server's request reached it, so the close below
+    // surely happens during that request (a fixed pause lost the race on a loaded machine).
+    let reached: () => void = () => {};
+    const atHost = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    host.handler = () => reached();
     const api = await startTestServer({
       CODE_HOST_API_URL: apiUrl,
       CODE_HOST_REPOSITORY: 'o/r',
@@ -473,7 +479,7 @@ describe('HTTP server lifecycle', () => {
     });
     try {
       const inFlight = api.get('/api/notification/latestdata/github');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await atHost;
       const closed = api.close();
       const reply = await inFlight;
       expect(reply.status).to.equal(500);

@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import { ACCESS_KEY_SECRETS, type AccessKeySecrets, Authenticate } from '@hortus/core';
+import { Authenticate } from '@hortus/core';
 import { exitCodes } from '@hortus/cli';
-import { NodeAccessKeySecrets } from '@hortus/cli';
 import { type Container } from 'inversify';
 import { Capture, dropTestDatabase, hortus, type StoreContainer, storeContainer } from './harness.js';
 
@@ -22,8 +21,8 @@ describe('hortus keys', () => {
   let store: StoreContainer;
   beforeEach(async () => {
     store = await storeContainer();
+    // The harness's container already binds the key secrets (nodeCryptoModule), as the application does.
     container = store.container;
-    container.bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
   });
   afterEach(async () => {
     await store.close();

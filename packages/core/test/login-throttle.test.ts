@@ -9,7 +9,9 @@ import {
 import { createTestApp, expect } from './support.js';
 
 describe('the log-in throttle under concurrent guesses', () => {
-  it('when 60 wrong passwords for one e-mail arrive at once, then only the allowance is checked and the rest are 429 before hashing', async () => {
+  it('when 60 wrong passwords for one e-mail arrive at once, then only the allowance is checked and the rest are 429 before hashing', async function () {
+    // Eleven real bcrypt hashes at the default cost: seconds on a loaded two-core machine.
+    this.timeout(60_000);
     const app = createTestApp();
     await app.get(CreateGroup).execute({ name: 'g' });
     await app.get(CreateUser).execute({

@@ -1,13 +1,10 @@
 import { type RequestListener } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { type AddressInfo } from 'node:net';
-import { type Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { type HttpSettings, type TlsMaterial } from './config.js';
-import { trustedProxy } from './edge/client-address.js';
-import { shareConnectionsByAddress } from './edge/connections.js';
 import { type ClientFaultLog } from './logger.js';
-import { answerClientError, serverLimits, urlOf } from './server.js';
+import { guardConnections, serverLimits, urlOf } from './server.js';
 
 /**
  * The same application over HTTPS: the request listener of the plain server (the poll lane in front of Koa)
@@ -27,15 +24,7 @@ export class HttpsListener {
     clientFaults: ClientFaultLog,
   ) {
     this.server = createServer({ ...serverLimits(settings), ...keyPair(material) }, handle);
-    this.server.maxConnections = settings.maxConnections;
-    shareConnectionsByAddress(
-      this.server,
-      settings.maxConnectionsPerAddress,
-      trustedProxy(settings.trustProxy),
-    );
-    this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
-      answerClientError(error, socket, clientFaults),
-    );
+    guardConnections(this.server, settings, clientFaults);
     // A failed handshake (a scanner, a client that refuses the certificate) is the client's business.
     this.server.on('tlsClientError', (error: NodeJS.ErrnoException) => {
       if (error.code !== 'ECONNRESET')

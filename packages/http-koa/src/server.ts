@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
-import { type AddressInfo } from 'node:net';
+import { type AddressInfo, type Server as NetServer } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { LOGGER, type Logger, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
 import { inject, injectable } from 'inversify';
@@ -56,15 +56,7 @@ export class HttpServer {
     });
     this.handle = app.handle;
     this.server = createServer(serverLimits(settings), app.handle);
-    this.server.maxConnections = settings.maxConnections;
-    shareConnectionsByAddress(
-      this.server,
-      settings.maxConnectionsPerAddress,
-      trustedProxy(settings.trustProxy),
-    );
-    this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
-      answerClientError(error, socket, clientFaults),
-    );
+    guardConnections(this.server, settings, clientFaults);
   }
 
   /** Listens on the configured port and host; resolves with the URL, e.g. http://127.0.0.1:8080. */
@@ -106,6 +98,22 @@ export function serverLimits(
     requestTimeout: settings.headersTimeoutMs + settings.bodyTimeoutMs + 1000,
     connectionsCheckingInterval: Math.min(1000, settings.headersTimeoutMs),
   };
+}
+
+/**
+ * The connection rules of every listener, plain or TLS: MAX_CONNECTIONS, each address's share of it, and a
+ * short answer to bytes that are not HTTP.
+ */
+export function guardConnections(
+  server: NetServer,
+  settings: Pick<HttpSettings, 'maxConnections' | 'maxConnectionsPerAddress' | 'trustProxy'>,
+  clientFaults: ClientFaultLog,
+): void {
+  server.maxConnections = settings.maxConnections;
+  shareConnectionsByAddress(server, settings.maxConnectionsPerAddress, trustedProxy(settings.trustProxy));
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerClientError(error, socket, clientFaults),
+  );
 }
 
 const clientErrorAnswers: Readonly<Record<string, string>> = {

@@ -40,7 +40,8 @@ function toAction(stored: StoredAction): Action {
 @injectable()
 export class InMemoryActionRepository implements ActionRepository {
   private readonly byGroup = new Map<string, Map<string, StoredAction>>();
-  private readonly revisions = new GroupRevisions();
+  /** Public for the change feed (InMemoryChangeFeed), which reads every repository's counters. */
+  readonly revisions = new GroupRevisions();
 
   async create(action: NewAction): Promise<Action> {
     let objects = this.byGroup.get(action.group);

@@ -28,7 +28,8 @@ function toGroup(stored: StoredGroup): Group {
 @injectable()
 export class InMemoryGroupRepository implements GroupRepository {
   private readonly byName = new Map<string, StoredGroup>();
-  private readonly revisions = new GroupRevisions();
+  /** Public for the change feed (InMemoryChangeFeed), which reads every repository's counters. */
+  readonly revisions = new GroupRevisions();
 
   async create(group: NewGroup): Promise<Group> {
     if (this.byName.has(group.name)) {

@@ -29,7 +29,10 @@ import {
   type ServerSecretRepository,
   STORE_LIFECYCLE,
   type StoreLifecycle,
+  CHANGE_FEED,
+  type ChangeFeed,
 } from '@hortus/core';
+import { InMemoryChangeFeed } from './change-feed.js';
 import { InMemoryAlertOutboxRepository } from './alert-outbox.repository.js';
 import { InMemoryAccessKeyRepository } from './access-key.repository.js';
 import { InMemoryActionRepository } from './action.repository.js';
@@ -52,13 +55,17 @@ export interface MemoryStore extends Repositories {
 
 /** A fresh, empty store. */
 export function createMemoryStore(): MemoryStore {
+  const readings = new InMemoryReadingRepository();
+  const actions = new InMemoryActionRepository();
+  const notifications = new InMemoryNotificationRepository();
+  const groups = new InMemoryGroupRepository();
   return {
-    readings: new InMemoryReadingRepository(),
-    actions: new InMemoryActionRepository(),
+    readings,
+    actions,
     devices: new InMemoryDeviceRepository(),
-    notifications: new InMemoryNotificationRepository(),
+    notifications,
     historyCharts: new InMemoryHistoryChartRepository(),
-    groups: new InMemoryGroupRepository(),
+    groups,
     users: new InMemoryUserRepository(),
     engineState: new InMemoryEngineStateRepository(),
     automationLog: new InMemoryAutomationLogRepository(),
@@ -66,6 +73,7 @@ export function createMemoryStore(): MemoryStore {
     serverSecrets: new InMemoryServerSecretRepository(),
     alertOutbox: new InMemoryAlertOutboxRepository(),
     firmware: new InMemoryFirmwareRepository(),
+    changeFeed: new InMemoryChangeFeed(readings, actions, groups, notifications),
     close: async () => {},
   };
 }
@@ -104,6 +112,7 @@ export function memoryStoreModule(): ContainerModule {
       .inSingletonScope();
     bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(InMemoryAlertOutboxRepository).inSingletonScope();
     bind<FirmwareRepository>(FIRMWARE_REPOSITORY).to(InMemoryFirmwareRepository).inSingletonScope();
+    bind<ChangeFeed>(CHANGE_FEED).to(InMemoryChangeFeed).inSingletonScope();
     bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(inMemoryLifecycle);
   });
 }

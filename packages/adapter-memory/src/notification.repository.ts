@@ -42,7 +42,8 @@ function toNotification(stored: StoredNotification): Notification {
 @injectable()
 export class InMemoryNotificationRepository implements NotificationRepository {
   private readonly byGroup = new Map<string, GroupNotifications>();
-  private readonly revisions = new GroupRevisions();
+  /** Public for the change feed (InMemoryChangeFeed), which reads every repository's counters. */
+  readonly revisions = new GroupRevisions();
 
   async revision(group: string): Promise<string> {
     return this.revisions.current(group);

@@ -106,7 +106,8 @@ class Series {
 @injectable()
 export class InMemoryReadingRepository implements ReadingRepository {
   private readonly seriesByGroup = new Map<string, Map<string, Series>>();
-  private readonly revisions = new GroupRevisions();
+  /** Public for the change feed (InMemoryChangeFeed), which reads every repository's counters. */
+  readonly revisions = new GroupRevisions();
 
   async add(readings: readonly NewReading[]): Promise<number> {
     let stored = 0;

@@ -1,6 +1,8 @@
 import { ContainerModule } from 'inversify';
 import { type Db, MongoClient, type MongoClientOptions } from 'mongodb';
 import {
+  CHANGE_FEED,
+  type ChangeFeed,
   ACCESS_KEY_REPOSITORY,
   type AccessKeyRepository,
   ACTION_REPOSITORY,
@@ -32,6 +34,7 @@ import {
   type UserRepository,
   type Repositories,
 } from '@hortus/core';
+import { MongoChangeFeed } from './change-feed.js';
 import { accessKeyCollection, MongoAccessKeyRepository } from './access-key.repository.js';
 import { actionCollection, MongoActionRepository } from './action.repository.js';
 import { automationLogCollection, MongoAutomationLogRepository } from './automation-log.repository.js';
@@ -142,6 +145,7 @@ function bindRepositories(db: Db, lifecycle?: StoreLifecycle): ContainerModule {
     bind<Db>(MONGO_DB).toConstantValue(db);
     if (lifecycle !== undefined) bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
     bind<ReadingRepository>(READING_REPOSITORY).to(MongoReadingRepository).inSingletonScope();
+    bind<ChangeFeed>(CHANGE_FEED).to(MongoChangeFeed).inSingletonScope();
     bind<ActionRepository>(ACTION_REPOSITORY).to(MongoActionRepository).inSingletonScope();
     bind<DeviceRepository>(DEVICE_REPOSITORY).to(MongoDeviceRepository).inSingletonScope();
     bind<NotificationRepository>(NOTIFICATION_REPOSITORY).to(MongoNotificationRepository).inSingletonScope();
@@ -264,6 +268,7 @@ export class MongoStore implements StoreLifecycle {
       serverSecrets: new MongoServerSecretRepository(this.db),
       firmware: new MongoFirmwareRepository(this.db),
       alertOutbox: new MongoAlertOutboxRepository(this.db),
+      changeFeed: new MongoChangeFeed(this.db),
     };
   }
 

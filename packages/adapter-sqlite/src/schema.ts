@@ -284,6 +284,15 @@ export const migrations: readonly {
       CREATE INDEX pending_devices_last_seen ON pending_devices (last_seen_at);
     `,
   },
+  {
+    version: 10,
+    sql: `
+      -- The change feed: each bump takes the next number of the whole table, so "what changed since N" is
+      -- one range of this index. Rows from before stay NULL until bumped (a reader starts from now).
+      ALTER TABLE revisions ADD COLUMN seq INTEGER;
+      CREATE INDEX revisions_seq ON revisions (seq);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

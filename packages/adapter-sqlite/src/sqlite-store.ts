@@ -3,6 +3,8 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ContainerModule } from 'inversify';
 import {
+  CHANGE_FEED,
+  type ChangeFeed,
   ACCESS_KEY_REPOSITORY,
   type AccessKeyRepository,
   ACTION_REPOSITORY,
@@ -35,6 +37,7 @@ import {
   USER_REPOSITORY,
   type UserRepository,
 } from '@hortus/core';
+import { SqliteChangeFeed } from './change-feed.js';
 import { SqliteAccessKeyRepository } from './access-key.repository.js';
 import { SqliteActionRepository } from './action.repository.js';
 import { SqliteAutomationLogRepository } from './automation-log.repository.js';
@@ -73,6 +76,7 @@ function bindRepositories(connection: SqliteConnection, lifecycle: StoreLifecycl
   return new ContainerModule(({ bind }) => {
     bind<SqliteConnection>(SQLITE_CONNECTION).toConstantValue(connection);
     bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
+    bind<ChangeFeed>(CHANGE_FEED).to(SqliteChangeFeed).inSingletonScope();
     bind<ReadingRepository>(READING_REPOSITORY).to(SqliteReadingRepository).inSingletonScope();
     bind<ActionRepository>(ACTION_REPOSITORY).to(SqliteActionRepository).inSingletonScope();
     bind<DeviceRepository>(DEVICE_REPOSITORY).to(SqliteDeviceRepository).inSingletonScope();
@@ -244,6 +248,7 @@ export class SqliteStore implements StoreLifecycle {
       serverSecrets: new SqliteServerSecretRepository(this.connection),
       firmware: new SqliteFirmwareRepository(this.connection),
       alertOutbox: new SqliteAlertOutboxRepository(this.connection),
+      changeFeed: new SqliteChangeFeed(this.connection),
     };
   }
 

@@ -10,6 +10,7 @@ import { type GroupRepository } from './groups/group.port.js';
 import { type HistoryChartRepository } from './history-charts/history-chart.port.js';
 import { type NotificationRepository } from './notifications/notification.port.js';
 import { type ReadingRepository } from './readings/reading.port.js';
+import { type ChangeFeed } from './revisions/change-feed.port.js';
 import { type UserRepository } from './users/user.port.js';
 
 /** Every repository port of one store: what each adapter provides and each contract suite draws from. */
@@ -27,4 +28,6 @@ export interface Repositories {
   readonly serverSecrets: ServerSecretRepository;
   readonly alertOutbox: AlertOutboxRepository;
   readonly firmware: FirmwareRepository;
+  /** Which groups changed since a cursor, read from the revision counters of the four repositories above. */
+  readonly changeFeed: ChangeFeed;
 }

@@ -3,6 +3,7 @@ export * from './shared/validation.js';
 export * from './shared/clock.port.js';
 export * from './shared/logger.port.js';
 export * from './shared/settings.js';
+export * from './shared/env.js';
 export * from './shared/store-lifecycle.port.js';
 export * from './shared/time-zone.js';
 export * from './use-cases.module.js';

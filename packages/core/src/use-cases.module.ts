@@ -18,7 +18,9 @@ import { RevokeAccessKey } from './access-keys/revoke-access-key.js';
 import { ActionChanges } from './actions/action-changes.js';
 import { CreateAction } from './actions/create-action.js';
 import { DeleteAction } from './actions/delete-action.js';
-import { ConfigureGroupNotify, DeliverAlertMessages, QueueAlertMessages } from './alerts/alert-delivery.js';
+import { ConfigureGroupNotify } from './alerts/configure-group-notify.js';
+import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
+import { QueueAlertMessages } from './alerts/queue-alert-messages.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
 import { AutomationEngine } from './automations/automation-engine.js';
 import {

@@ -7,9 +7,9 @@ import {
   LOGGER,
   type Logger,
   MAX_READINGS_PER_BATCH,
-  readingItemsFromMqtt,
   RecordReadings,
 } from '@hortus/core';
+import { readingItemsFromMqtt } from './mqtt-payload.js';
 import { isPlainTopic, MQTT_CONFIG, type MqttConfig, mqttDefaults, redactUrl } from './mqtt-config.js';
 
 export interface MqttBridgeStats {

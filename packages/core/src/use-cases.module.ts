@@ -39,6 +39,7 @@ import { GetRecentCommits } from './commits/get-recent-commits.js';
 import { SeedDemo } from './demo/seed-demo.js';
 import { CreateDevice } from './devices/create-device.js';
 import { DeleteDevice } from './devices/delete-device.js';
+import { FindDevice } from './devices/find-device.js';
 import { ListDevices } from './devices/list-devices.js';
 import { AuthenticateBox } from './devices/authenticate-box.js';
 import { FindBoxActions } from './devices/box-actions.js';
@@ -111,6 +112,7 @@ export const useCases = [
   GetRecentCommits,
   CreateDevice,
   ListDevices,
+  FindDevice,
   BoxKeys,
   OnboardBox,
   AuthenticateBox,

@@ -3,13 +3,17 @@ import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import {
   type Action,
   ActionChanges,
+  FindDevice,
+  isPlainObject,
   ListChangedActions,
   LOGGER,
   type Logger,
   MAX_READINGS_PER_BATCH,
-  readingItemsFromMqtt,
   RecordReadings,
 } from '@hortus/core';
+import { readingItemsFromMqtt } from './mqtt-payload.js';
+import { ownerLevelIndex, TopicOwners } from './topic-owners.js';
+import { WarningGate } from './warning-gate.js';
 import { isPlainTopic, MQTT_CONFIG, type MqttConfig, mqttDefaults, redactUrl } from './mqtt-config.js';
 
 export interface MqttBridgeStats {
@@ -25,6 +29,11 @@ export interface MqttBridgeStats {
   readonly published: number;
   /** Readings lost because the store failed or the queue was full. */
   readonly failed: number;
+  /**
+   * Readings on a topic owned by a registered box whose payload named another group: stored under the
+   * box's group instead.
+   */
+  readonly regrouped: number;
 }
 
 interface QueuedReading {
@@ -60,7 +69,18 @@ export class MqttBridge {
   private readonly pendingPublishes = new Set<Promise<void>>();
   private lastError: string | undefined;
   private reconnectAttempts = 0;
-  private counts = { received: 0, accepted: 0, rejected: 0, malformed: 0, published: 0, failed: 0 };
+  private counts = {
+    received: 0,
+    accepted: 0,
+    rejected: 0,
+    malformed: 0,
+    published: 0,
+    failed: 0,
+    regrouped: 0,
+  };
+  private readonly owners: TopicOwners;
+  /** Warnings a box can cause with every message it sends are shown once per interval. */
+  private readonly warnings: WarningGate;
   /** Action revisions per group as of the last state sync; emptied on every (re)connect. */
   private seenRevisions: ReadonlyMap<string, string> = new Map();
   /** What this bridge last published per group and object: repeats are skipped, vanished actions cleared. */
@@ -76,12 +96,15 @@ export class MqttBridge {
     @inject(ListChangedActions) private readonly listChangedActions: ListChangedActions,
     @inject(MQTT_CONFIG) private readonly config: MqttConfig,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(FindDevice) findDevice: FindDevice,
   ) {
     this.filter = config.topicFilter ?? mqttDefaults.topicFilter;
     this.sharedGroup = config.sharedGroup ?? mqttDefaults.sharedGroup;
     this.subscription =
       this.sharedGroup === false ? this.filter : `$share/${this.sharedGroup}/${this.filter}`;
     this.prefix = config.publishPrefix ?? mqttDefaults.publishPrefix;
+    this.owners = new TopicOwners(findDevice, ownerLevelIndex(this.filter));
+    this.warnings = new WarningGate(log, config.warnIntervalMs ?? mqttDefaults.warnIntervalMs);
   }
 
   stats(): MqttBridgeStats {
@@ -248,7 +271,7 @@ export class MqttBridge {
     for (let start = 0; start < batch.length; start += MAX_READINGS_PER_BATCH) {
       const chunk = batch.slice(start, start + MAX_READINGS_PER_BATCH);
       try {
-        const result = await this.recordReadings.execute(chunk.map((queued) => queued.item));
+        const result = await this.recordReadings.execute(await this.bindToOwners(chunk));
         this.counts.accepted += result.accepted;
         this.counts.rejected += result.rejected.length;
         if (result.rejected.length > 0) {
@@ -269,6 +292,29 @@ export class MqttBridge {
         this.queued -= chunk.length;
       }
     }
+  }
+
+  /**
+   * A topic under a registered box's own level can only come from that box (the broker's ACL), so its
+   * readings belong to the box's group whatever the payload names: a box must not feed another group's
+   * data and rules. They are stored under the box's group, as readings a box posts over HTTP are, so a
+   * box moved to another group keeps reporting without being reflashed. Other topics keep the payload's group.
+   */
+  private async bindToOwners(chunk: readonly QueuedReading[]): Promise<unknown[]> {
+    const owners = await this.owners.groupsOf(chunk.map((queued) => queued.topic));
+    return chunk.map(({ topic, item }) => {
+      const group = owners.get(topic);
+      if (group === undefined || !isPlainObject(item) || item['group'] === group) return item;
+      if (item['group'] !== undefined) {
+        this.counts.regrouped += 1;
+        this.warnings.warn('mqtt.group_overridden', {
+          topic,
+          named: String(item['group']).slice(0, PAYLOAD_EXCERPT_CHARS),
+          group,
+        });
+      }
+      return { ...item, group };
+    });
   }
 
   private publishChange(action: Action): void {

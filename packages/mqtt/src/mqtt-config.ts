@@ -25,6 +25,8 @@ export interface MqttConfig {
    * to one server of the group, so several servers store it once. `false` subscribes plainly (MQTT 3.1.1).
    */
   readonly sharedGroup?: string | false;
+  /** A warning a box can cause with every message (malformed, another group named) is shown once per interval. */
+  readonly warnIntervalMs?: number;
 }
 
 export const MQTT_CONFIG = Symbol.for('hortus.MqttConfig');
@@ -36,6 +38,7 @@ export const mqttDefaults = {
   reconnectPeriodMs: 1000,
   statePollMs: 5000,
   sharedGroup: 'hortus',
+  warnIntervalMs: 60_000,
 } as const;
 
 const brokerProtocols = ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:'];
@@ -99,7 +102,7 @@ export function mqttConfigProblems(config: MqttConfig): string[] {
   if (typeof group === 'string' && !(isPlainTopic(group) && !group.includes('/'))) {
     problems.push('MQTT_SHARED_GROUP must be a name without `/`, `+` or `#` (or `off`)');
   }
-  for (const name of ['startTimeoutMs', 'reconnectPeriodMs'] as const) {
+  for (const name of ['startTimeoutMs', 'reconnectPeriodMs', 'warnIntervalMs'] as const) {
     const value = config[name];
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
       problems.push(`${name} must be a positive integer`);

@@ -125,6 +125,7 @@ export class InMemoryUserRepository implements UserRepository {
     if (owner !== undefined && owner !== id) throw emailTaken(email);
     this.unindex(id, stored.email);
     stored.email = email;
+    delete stored.reset;
     this.index(id, email, emailKey(email));
     return toUser(stored);
   }
@@ -143,6 +144,7 @@ export class InMemoryUserRepository implements UserRepository {
     if (stored === undefined) return undefined;
     if (options.ifHashIs !== undefined && stored.passwordHash !== options.ifHashIs) return undefined;
     stored.passwordHash = passwordHash;
+    delete stored.reset;
     if (options.endSessions) stored.sessionVersion += 1;
     return stored.sessionVersion;
   }

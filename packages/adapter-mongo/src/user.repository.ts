@@ -157,7 +157,7 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
     const document = await this.run(() =>
       this.collection.findOneAndUpdate(
         { _id },
-        { $set: { email, emailKey: emailKey(email) } },
+        { $set: { email, emailKey: emailKey(email) }, $unset: { resetToken: '' } },
         { returnDocument: 'after' },
       ),
     );
@@ -181,6 +181,7 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
     const filter = options.ifHashIs === undefined ? { _id } : { _id, password: options.ifHashIs };
     return this.versionAfter(filter, {
       $set: { password: passwordHash },
+      $unset: { resetToken: '' },
       ...(options.endSessions ? { $inc: { sessionVersion: 1 } } : {}),
     });
   }

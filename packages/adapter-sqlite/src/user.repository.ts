@@ -134,7 +134,10 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
     const row = this.run(
       () =>
         this.connection
-          .prepare(`UPDATE users SET email = ?, email_key = ? WHERE id = ? RETURNING ${columns}`)
+          .prepare(
+            `UPDATE users SET email = ?, email_key = ?, reset_digest = NULL, reset_expires_at = NULL
+             WHERE id = ? RETURNING ${columns}`,
+          )
           .get(email, emailKey(email), id) as UserRow | undefined,
     );
     return row === undefined ? undefined : userMapper.toEntity(row);
@@ -161,7 +164,8 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
     if (typeof id !== 'string') return undefined;
     // `ifHashIs IS NULL OR ...`: one statement for both cases; a rehash applies only to the hash it read.
     return this.versionAfter(
-      `UPDATE users SET password_hash = @hash, session_version = session_version + @bump
+      `UPDATE users SET password_hash = @hash, session_version = session_version + @bump,
+         reset_digest = NULL, reset_expires_at = NULL
        WHERE id = @id AND (@ifHashIs IS NULL OR password_hash = @ifHashIs)
        RETURNING session_version`,
       { id, hash: passwordHash, bump: options.endSessions ? 1 : 0, ifHashIs: options.ifHashIs ?? null },

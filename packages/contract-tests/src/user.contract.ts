@@ -228,6 +228,29 @@ export function userRepositoryContract(name: string, createStore: StoreFactory<'
       );
     });
 
+    it('when a password is set or the e-mail changes, then a pending reset token is voided', async () => {
+      const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
+      const ben = await repository().create(user('ben@example.com'), { passwordHash: HASH_A });
+      const expiresAt = new Date(now.getTime() + HOUR);
+      await repository().setResetToken(ana.id, 'digest-ana', expiresAt);
+      await repository().setResetToken(ben.id, 'digest-ben', expiresAt);
+
+      await repository().setPassword(ana.id, HASH_B, { endSessions: true });
+      await repository().changeEmail(ben.id, 'ben@new.example');
+
+      expect((await repository().findCredentials(ana.id))?.reset).to.equal(undefined);
+      expect((await repository().findCredentials(ben.id))?.reset).to.equal(undefined);
+      for (const [id, tokenDigest] of [
+        [ana.id, 'digest-ana'],
+        [ben.id, 'digest-ben'],
+      ] as const) {
+        expect(await repository().resetPassword(id, { tokenDigest, now, passwordHash: HASH_B })).to.equal(
+          undefined,
+        );
+      }
+      expect((await repository().findCredentials(ben.id))?.passwordHash).to.equal(HASH_A);
+    });
+
     it('when a reset token has expired, then it resets nothing', async () => {
       const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
       await repository().setResetToken(ana.id, 'digest-1', new Date(now.getTime() + HOUR));

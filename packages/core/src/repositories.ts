@@ -1,6 +1,6 @@
 import { type ServerSecretRepository } from './accounts/accounts.port.js';
 import { type AccessKeyRepository } from './access-keys/access-key.port.js';
-import { type AlertOutboxRepository } from './alerts/alert-delivery.js';
+import { type AlertOutboxRepository } from './alerts/alert-outbox.port.js';
 import { type ActionRepository } from './actions/action.port.js';
 import { type AutomationLogRepository } from './automations/automation-log.port.js';
 import { type EngineStateRepository } from './automations/engine-state.port.js';

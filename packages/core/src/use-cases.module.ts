@@ -17,7 +17,10 @@ import { ListAccessKeys } from './access-keys/list-access-keys.js';
 import { RevokeAccessKey } from './access-keys/revoke-access-key.js';
 import { ActionChanges } from './actions/action-changes.js';
 import { CreateAction } from './actions/create-action.js';
-import { ConfigureGroupNotify, DeliverAlertMessages, QueueAlertMessages } from './alerts/alert-delivery.js';
+import { DeleteAction } from './actions/delete-action.js';
+import { ConfigureGroupNotify } from './alerts/configure-group-notify.js';
+import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
+import { QueueAlertMessages } from './alerts/queue-alert-messages.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
 import { AutomationEngine } from './automations/automation-engine.js';
 import {
@@ -35,6 +38,8 @@ import { SetActionValue } from './actions/set-action-value.js';
 import { GetRecentCommits } from './commits/get-recent-commits.js';
 import { SeedDemo } from './demo/seed-demo.js';
 import { CreateDevice } from './devices/create-device.js';
+import { DeleteDevice } from './devices/delete-device.js';
+import { FindDevice } from './devices/find-device.js';
 import { ListDevices } from './devices/list-devices.js';
 import { AuthenticateBox } from './devices/authenticate-box.js';
 import { FindBoxActions } from './devices/box-actions.js';
@@ -56,7 +61,7 @@ import { ReadFirmwareImage } from './firmware/read-firmware-image.js';
 import { WithdrawFirmware } from './firmware/withdraw-firmware.js';
 import { CheckGroup } from './groups/check-group.js';
 import { CreateGroup } from './groups/create-group.js';
-import { DeleteAction, DeleteDevice, DeleteGroup } from './groups/delete-group.js';
+import { DeleteGroup } from './groups/delete-group.js';
 import { GetGroup } from './groups/get-group.js';
 import { ListGroups } from './groups/list-groups.js';
 import { CopyLegacyRecords, MigrationCheckpoints, RecordCutOver } from './migration/copy-legacy-records.js';
@@ -107,6 +112,7 @@ export const useCases = [
   GetRecentCommits,
   CreateDevice,
   ListDevices,
+  FindDevice,
   BoxKeys,
   OnboardBox,
   AuthenticateBox,
@@ -182,7 +188,7 @@ export const useCases = [
 ] as const;
 
 /**
- * Binds every use case (singletons: they are stateless but for the commit cache and the change fan-out),
+ * Binds every use case (singletons: they are stateless but for the commit cache, the change fan-out and the delivery lanes),
  * the settings and the clock. A store module binds the repository ports; a transport module binds the
  * commit feed and, where the automation engine runs, the scheduler; the identity and mail modules bind the
  * account ports and settings.

@@ -283,6 +283,25 @@ describe('accounts over HTTP (AUTH off: the web client sends no credentials on d
     expect(reply.status).to.equal(200);
   });
 
+  it('the takeover of a user without a password: their e-mail changes without a credential (SPEC), but no reset link goes to the new address, so no one can set a password through it', async () => {
+    const userId = await api.seed.user(`${api.unique('plain')}@example.org`);
+    const attacker = `${api.unique('attacker')}@evil.example`;
+
+    const change = await api.call('POST', `/api/changeEmail/${userId}`, { json: { newEmail: attacker } });
+    const reset = await api.call('POST', '/api/password-reset', { json: { email: attacker } });
+    const unknown = await api.call('POST', '/api/password-reset', { json: { email: 'nobody@example.org' } });
+
+    expect(change.status).to.equal(200);
+    expect(reset.status).to.equal(200);
+    expect(json(reset)).to.deep.equal(json(unknown));
+    // The mail, if any, is handed over after the answer: wait for the store's side of it.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(api.logger.lines.filter((line) => line['to'] === attacker)).to.deep.equal([]);
+    const credentials = await api.container.get<UserRepository>(USER_REPOSITORY).findCredentials(userId);
+    expect(credentials?.reset).to.equal(undefined);
+    expect(credentials?.passwordHash).to.equal(undefined);
+  });
+
   it('when a reset link is used, then the password changes once, older sessions end, and the link is spent', async () => {
     const ana = await signUpAndLogIn(api, group, `${api.unique('ana')}@example.org`);
 

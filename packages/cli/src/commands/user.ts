@@ -32,7 +32,9 @@ export function registerUserCommands(program: Command, io: RunIo): void {
   withExamples(
     user
       .command('create')
-      .description('create a user (with --password-stdin they can log in; without, they set one by a reset)')
+      .description(
+        'create a user (with --password-stdin they can log in; without, set-password or reset-link gives the first)',
+      )
       .requiredOption('--first-name <text>', 'first name')
       .requiredOption('--last-name <text>', 'last name')
       .requiredOption('--email <address>', 'e-mail address, unique among users (ignoring case)')

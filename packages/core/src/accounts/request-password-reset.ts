@@ -21,14 +21,19 @@ export class RequestPasswordReset {
   ) {}
 
   /**
-   * Mails a reset link when the e-mail has an account, and answers the same either way, so the route does
-   * not tell who has an account. The mail is handed over without waiting: a slow SMTP server must not
-   * show in the answer's timing. The mailer reports its own failures.
+   * Mails a reset link when the e-mail has an account with a password, and answers the same either way,
+   * so the route does not tell who has an account. The mail is handed over without waiting: a slow SMTP
+   * server must not show in the answer's timing. The mailer reports its own failures.
+   *
+   * An account without a password gets no link here: anyone may change its e-mail (SPEC's route needs no
+   * credential for it), so a link to whatever address it has now would hand the account to whoever set
+   * that address. Its first password comes from the operator (`hortus user set-password` or `reset-link`).
    */
   async execute(input: { email: unknown }): Promise<string> {
     const email = requireEmail(input.email);
     const user = await this.users.findByEmail(email);
-    if (user !== undefined) {
+    const credentials = user === undefined ? undefined : await this.users.findCredentials(user.id);
+    if (user !== undefined && credentials?.passwordHash !== undefined) {
       const link = await this.newLink(user);
       this.mailer
         .send({

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type AlertChange } from './alert-delivery.js';
+import { type AlertChange } from './alert-message.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from '../automations/automation-settings.js';
 import {
   ENGINE_STATE_REPOSITORY,

@@ -1,5 +1,6 @@
 import { inject, injectable, optional } from 'inversify';
-import { type OutboxMessage, QueueAlertMessages } from '../alerts/alert-delivery.js';
+import { type OutboxMessage } from '../alerts/alert-message.js';
+import { QueueAlertMessages } from '../alerts/queue-alert-messages.js';
 import { EvaluateAlerts, type WithheldAlert } from '../alerts/evaluate-alerts.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { type Group } from '../groups/group.js';

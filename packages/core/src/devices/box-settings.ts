@@ -1,4 +1,4 @@
-import { ConfigError, type Env, envReader } from '../shared/settings.js';
+import { ConfigError, type Env, envReader } from '../shared/env.js';
 import { isValidTimeZone } from '../shared/time-zone.js';
 
 /** How Hortus treats boxes of the HTTP generation (firmware 1.0.4). */

@@ -6,7 +6,6 @@ import {
   type AutomationLogRepository,
 } from '../automations/automation-log.port.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
-import { requireDeviceId } from '../devices/device.js';
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
@@ -97,38 +96,5 @@ export class DeleteGroup {
       automationEvents,
       accessKeys: keys.length,
     };
-  }
-}
-
-/** Removes one device (box) of a group; NotFoundError when the group has no device of that id. */
-@injectable()
-export class DeleteDevice {
-  constructor(@inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository) {}
-
-  async execute(input: { group: unknown; deviceId: unknown }): Promise<{ group: string; deviceId: string }> {
-    const group = requireText(input.group, 'group');
-    const deviceId = requireDeviceId(input.deviceId);
-    if (!(await this.devices.delete(group, deviceId))) {
-      throw new NotFoundError('device', `Group ${group} has no device ${deviceId}`);
-    }
-    return { group, deviceId };
-  }
-}
-
-/**
- * Removes one action with its automations; NotFoundError when there is none. Its retained MQTT topic is
- * cleared by the bridge, which notices the action revision change.
- */
-@injectable()
-export class DeleteAction {
-  constructor(@inject(ACTION_REPOSITORY) private readonly actions: ActionRepository) {}
-
-  async execute(input: { group: unknown; object: unknown }): Promise<{ group: string; object: string }> {
-    const group = requireText(input.group, 'group');
-    const object = requireText(input.object, 'object');
-    if (!(await this.actions.delete(group, object))) {
-      throw new NotFoundError('action', `Group ${group} has no action ${object}`);
-    }
-    return { group, object };
   }
 }

@@ -2,7 +2,7 @@ import { inject, injectable } from 'inversify';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
-import { ConfigError, type Env, envReader } from '../shared/settings.js';
+import { ConfigError, type Env, envReader } from '../shared/env.js';
 import { requireText } from '../shared/validation.js';
 import { type Group } from '../groups/group.js';
 import { READING_REPOSITORY, type ReadingRepository } from './reading.port.js';

@@ -31,14 +31,18 @@ export interface UserRepository {
    * case-sensitive account: see ImportedUser.caseSensitiveEmail).
    */
   findByEmail(email: string): Promise<User | undefined>;
-  /** Undefined when no such user; ConflictError when another user has that e-mail (ignoring case). */
+  /**
+   * Undefined when no such user; ConflictError when another user has that e-mail (ignoring case). A pending
+   * reset token is removed: it was sent to the old address.
+   */
   changeEmail(id: string, email: string): Promise<User | undefined>;
   /** Undefined when no such user. A user created without a password has a session version but no hash. */
   findCredentials(id: string): Promise<UserCredentials | undefined>;
   /**
    * Stores a new hash; with `endSessions` the session version goes up by one (every older token ends).
    * With `ifHashIs`, only while the stored hash is still that one (a rehash must not undo a change made
-   * meanwhile). Answers the session version after the change, or undefined when nothing changed.
+   * meanwhile). A pending reset token is removed (it would undo the password just set). Answers the
+   * session version after the change, or undefined when nothing changed.
    */
   setPassword(
     id: string,

@@ -1,0 +1,22 @@
+import { type GroupNotifySettings, type NewOutboxMessage, type OutboxMessage } from './alert-message.js';
+
+/** The outbox (at-least-once delivery that survives restarts) and each group's notify settings. */
+export interface AlertOutboxRepository {
+  getSettings(group: string): Promise<GroupNotifySettings | undefined>;
+  saveSettings(settings: GroupNotifySettings): Promise<void>;
+  /** Stores the messages as pending, due at once. */
+  enqueue(messages: readonly NewOutboxMessage[]): Promise<OutboxMessage[]>;
+  /**
+   * Takes up to `limit` pending messages due at `now`, oldest first, and leases each: attempts + 1 and
+   * due again only after `leaseMs`, so no other worker takes it meanwhile (and a worker that dies
+   * mid-delivery leaves it to be tried again).
+   */
+  claimDue(now: Date, leaseMs: number, limit: number): Promise<OutboxMessage[]>;
+  markDelivered(id: string, at: Date): Promise<void>;
+  /** Pending again from `retryAt`, or given up (`failed`) without one. */
+  markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void>;
+  /** A group's messages, newest first. */
+  list(group: string, limit: number): Promise<OutboxMessage[]>;
+}
+
+export const ALERT_OUTBOX_REPOSITORY = Symbol.for('hortus.AlertOutboxRepository');

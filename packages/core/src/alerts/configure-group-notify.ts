@@ -1,0 +1,76 @@
+import { inject, injectable } from 'inversify';
+import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { InvalidInputError, NotFoundError } from '../shared/errors.js';
+import {
+  alertEvents,
+  defaultAlertEvents,
+  type GroupNotifySettings,
+  type Webhook,
+  wantsEmail,
+} from './alert-message.js';
+import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from './alert-outbox.port.js';
+
+export interface NotifyChange {
+  readonly group: string;
+  readonly addWebhook?: Webhook;
+  readonly removeWebhook?: string;
+  readonly events?: readonly string[];
+}
+
+function requireWebhookUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw InvalidInputError.forField('url', `"${value}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw InvalidInputError.forField('url', 'must be an http:// or https:// URL');
+  return url.toString();
+}
+
+/** Shows or changes where a group's alerts go (webhooks) and which events are sent. */
+@injectable()
+export class ConfigureGroupNotify {
+  constructor(
+    @inject(ALERT_OUTBOX_REPOSITORY) private readonly outbox: AlertOutboxRepository,
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+  ) {}
+
+  async execute(change: NotifyChange): Promise<GroupNotifySettings & { readonly email?: string }> {
+    const group = await this.groups.findByName(change.group);
+    if (group === undefined) throw new NotFoundError('group', `Group ${change.group} not found`);
+    const current = (await this.outbox.getSettings(group.name)) ?? {
+      group: group.name,
+      webhooks: [],
+      events: defaultAlertEvents,
+    };
+    let { webhooks, events } = current;
+    if (change.removeWebhook !== undefined) {
+      const url = requireWebhookUrl(change.removeWebhook);
+      if (!webhooks.some((hook) => hook.url === url))
+        throw new NotFoundError('group', `Group ${group.name} has no webhook ${url}`);
+      webhooks = webhooks.filter((hook) => hook.url !== url);
+    }
+    if (change.addWebhook !== undefined) {
+      const url = requireWebhookUrl(change.addWebhook.url);
+      if (change.addWebhook.secret.length < 16)
+        throw InvalidInputError.forField('secret', 'must be at least 16 characters');
+      webhooks = [...webhooks.filter((hook) => hook.url !== url), { url, secret: change.addWebhook.secret }];
+    }
+    if (change.events !== undefined) {
+      const unknown = change.events.filter((event) => !(alertEvents as readonly string[]).includes(event));
+      if (unknown.length > 0)
+        throw InvalidInputError.forField(
+          'events',
+          `must be among ${alertEvents.join(', ')}; got ${unknown.join(', ')}`,
+        );
+      events = alertEvents.filter((event) => change.events?.includes(event));
+    }
+    const next = { group: group.name, webhooks, events };
+    if (change.addWebhook !== undefined || change.removeWebhook !== undefined || change.events !== undefined)
+      await this.outbox.saveSettings(next);
+    const email = wantsEmail(group.settings);
+    return { ...next, ...(email === undefined ? {} : { email }) };
+  }
+}

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { type Command } from 'commander';
 import { loadConfig } from './app/config.js';
 import { withExamples } from './commands/shared.js';
@@ -25,6 +26,11 @@ export function registerBackupCommand(program: Command, io: RunIo): void {
           throw new UsageError(
             `backup copies the SQLite data file, and the configured store is ${config.store}. ` +
               'For MongoDB use mongodump.',
+          );
+        }
+        if (!existsSync(dirname(resolve(file)))) {
+          throw new UsageError(
+            `cannot write the backup to ${file}: the directory ${dirname(resolve(file))} does not exist`,
           );
         }
         // The SQLite driver loads only for this command, not for every start of the CLI.

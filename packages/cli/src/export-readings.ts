@@ -13,6 +13,16 @@ export interface ExportOptions {
   readonly to?: string;
   readonly format: ExportFormat;
   readonly output?: string;
+  /** Overwrite `output` when it exists; without it an existing file is refused, never truncated. */
+  readonly force?: boolean;
+}
+
+/** The format an output file's extension names: `.csv`, or `.ndjson` / `.jsonl`; undefined for any other. */
+export function formatOfFile(file: string | undefined): ExportFormat | undefined {
+  const extension = /\.([a-z]+)$/iu.exec(file ?? '')?.[1]?.toLowerCase();
+  if (extension === 'csv') return 'csv';
+  if (extension === 'ndjson' || extension === 'jsonl') return 'ndjson';
+  return undefined;
 }
 
 export interface ExportSummary {
@@ -83,14 +93,19 @@ export async function exportReadings(
   return openStore(async (useCase) => {
     const exporter = useCase(ExportReadings);
     const selection = exporter.select(options);
-    const file = options.output === undefined ? undefined : createWriteStream(options.output);
+    const file =
+      options.output === undefined
+        ? undefined
+        : createWriteStream(options.output, { flags: options.force === true ? 'w' : 'wx' });
     if (file !== undefined) {
-      await Promise.race([
-        once(file, 'open'),
-        once(file, 'error').then(([error]: unknown[]) => {
-          throw new UsageError(`cannot write ${options.output}: ${(error as Error).message}`);
-        }),
-      ]);
+      // events.once rejects with the stream's 'error' (EEXIST, EACCES, ENOENT), so that is where it is named.
+      await once(file, 'open').catch((error: unknown) => {
+        throw new UsageError(
+          (error as NodeJS.ErrnoException).code === 'EEXIST'
+            ? `${options.output} exists: add --force to overwrite it`
+            : `cannot write ${options.output}: ${(error as Error).message}`,
+        );
+      });
     }
     const sink: Sink = file ?? io.stdout;
     const progress = new ExportProgress(io.stderr, now);

@@ -82,6 +82,8 @@ function createProgram(given: RunIo): Command {
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // Every message of the CLI starts with its name, the parser's own as well ("error: unknown command").
+      outputError: (text, write) => write(text.replace(/^error: /u, 'hortus: ')),
       getOutHelpWidth: () => io.stdout.columns ?? 100,
       getErrHelpWidth: () => io.stderr.columns ?? 100,
       getOutHasColors: () => false,

@@ -94,7 +94,7 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
     it('when STORE=memory, then a data command refuses, says how to configure a store and exits 2', async () => {
       const { code, stdout, stderr } = await hortus(
         undefined,
-        ['device', 'create', 'AA:01', '-g', 'g', '-t', 'box'],
+        ['device', 'create', '24:6F:28:AA:00:01', '-g', 'g', '-t', 'box'],
         { env: { STORE: 'memory' } },
       );
       expect(code).to.equal(exitCodes.usage);
@@ -247,12 +247,32 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
   describe('device', () => {
     it('when devices are created, then list shows them in an aligned table; a duplicate id exits 4', async () => {
       expect(
-        (await hortus(container, ['device', 'create', '24:6F:28:AA:00:01', '-g', 'gh-1', '-t', 'sensor-box']))
-          .code,
+        (
+          await hortus(container, [
+            'device',
+            'create',
+            '24:6F:28:AA:00:01',
+            '-g',
+            'gh-1',
+            '-t',
+            'sensor-box',
+            '--create-group',
+          ])
+        ).code,
       ).to.equal(0);
       expect(
-        (await hortus(container, ['device', 'create', '24:6F:28:AA:00:02', '-g', 'gh-1', '-t', 'relay']))
-          .code,
+        (
+          await hortus(container, [
+            'device',
+            'create',
+            '24:6F:28:AA:00:02',
+            '-g',
+            'gh-1',
+            '-t',
+            'relay',
+            '--create-group',
+          ])
+        ).code,
       ).to.equal(0);
 
       const duplicate = await hortus(container, [
@@ -263,6 +283,7 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
         'gh-2',
         '-t',
         'relay',
+        '--create-group',
       ]);
       expect(duplicate.code).to.equal(exitCodes.conflict);
       expect(duplicate.stderr).to.match(/^hortus: .+\n$/);
@@ -296,7 +317,9 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
       '"sensorAutomations":[{"action":"off","sensor":"temperature","condition":"above","value":"30"}]}]';
 
     it('when an action is created and set, then list shows its value and automations shows the replaced rules', async () => {
-      expect((await hortus(container, ['action', 'create', 'pump_1', '-g', 'gh-1'])).code).to.equal(0);
+      expect(
+        (await hortus(container, ['action', 'create', 'pump_1', '-g', 'gh-1', '--create-group'])).code,
+      ).to.equal(0);
       expect((await hortus(container, ['action', 'set', 'pump_1', 'on', '-g', 'gh-1'])).code).to.equal(0);
       const replaced = await hortus(container, [
         'action',
@@ -327,7 +350,16 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
     });
 
     it('when the automations are invalid, then --replace exits 2 and keeps the old ones', async () => {
-      await hortus(container, ['action', 'create', 'pump_1', '-g', 'gh-1', '--automations', rules]);
+      await hortus(container, [
+        'action',
+        'create',
+        'pump_1',
+        '-g',
+        'gh-1',
+        '--automations',
+        rules,
+        '--create-group',
+      ]);
       const { code, stderr } = await hortus(container, [
         'action',
         'automations',
@@ -441,9 +473,9 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
     beforeEach(async () => {
       for (const argv of [
         ['group', 'create', 'gh-old'],
-        ['device', 'create', 'AA:01', '-g', 'gh-old', '-t', 'box'],
-        ['action', 'create', 'pump_1', '-g', 'gh-old'],
-        ['action', 'create', 'fan_1', '-g', 'gh-old'],
+        ['device', 'create', 'AA:01', '-g', 'gh-old', '-t', 'box', '--any-id', '--create-group'],
+        ['action', 'create', 'pump_1', '-g', 'gh-old', '--create-group'],
+        ['action', 'create', 'fan_1', '-g', 'gh-old', '--create-group'],
       ]) {
         expect((await hortus(container, argv)).code, argv.join(' ')).to.equal(0);
       }

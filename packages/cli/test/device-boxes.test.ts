@@ -54,8 +54,26 @@ describe(`hortus device: the registry of boxes (${testStore} store)`, () => {
   });
 
   it('when devices onboarded, then list shows every group with both id forms, last seen, firmware, uptime, the last onboarding and silence', async () => {
-    await hortus(container, ['device', 'create', '24:6F:28:AA:00:01', '-g', 'gh-1', '-t', 'box']);
-    await hortus(container, ['device', 'create', '24-6f-28-aa-00-02', '-g', 'gh-2', '-t', 'box']);
+    await hortus(container, [
+      'device',
+      'create',
+      '24:6F:28:AA:00:01',
+      '-g',
+      'gh-1',
+      '-t',
+      'box',
+      '--create-group',
+    ]);
+    await hortus(container, [
+      'device',
+      'create',
+      '24-6f-28-aa-00-02',
+      '-g',
+      'gh-2',
+      '-t',
+      'box',
+      '--create-group',
+    ]);
     await onboard('100aa286f24');
     await onboard('200aa286f24');
     clock.advance(120_000);
@@ -90,7 +108,16 @@ describe(`hortus device: the registry of boxes (${testStore} store)`, () => {
   });
 
   it('when a device is locked, then it may not onboard until unlocked; an unknown id exits 3', async () => {
-    await hortus(container, ['device', 'create', '246f28aa0001', '-g', 'gh-1', '-t', 'box']);
+    await hortus(container, [
+      'device',
+      'create',
+      '246f28aa0001',
+      '-g',
+      'gh-1',
+      '-t',
+      'box',
+      '--create-group',
+    ]);
 
     expect((await hortus(container, ['device', 'lock', '100aa286f24'])).stdout).to.match(/Locked: +yes/u);
     expect(await onboard('100aa286f24')).to.deep.include({ registered: false, reason: 'locked' });
@@ -100,7 +127,16 @@ describe(`hortus device: the registry of boxes (${testStore} store)`, () => {
   });
 
   it('when a key is rotated, then the list says the old key still works until the next boot; with --revoke it does not', async () => {
-    await hortus(container, ['device', 'create', '24:6F:28:AA:00:01', '-g', 'gh-1', '-t', 'box']);
+    await hortus(container, [
+      'device',
+      'create',
+      '24:6F:28:AA:00:01',
+      '-g',
+      'gh-1',
+      '-t',
+      'box',
+      '--create-group',
+    ]);
     await onboard('100aa286f24');
 
     const rotated = await hortus(container, ['device', 'rotate-key', '24:6F:28:AA:00:01']);
@@ -114,7 +150,16 @@ describe(`hortus device: the registry of boxes (${testStore} store)`, () => {
   });
 
   it('when a box held by another group is claimed, then it is refused without --move and moved with it', async () => {
-    await hortus(container, ['device', 'create', '24:6F:28:AA:00:01', '-g', 'squatter', '-t', 'box']);
+    await hortus(container, [
+      'device',
+      'create',
+      '24:6F:28:AA:00:01',
+      '-g',
+      'squatter',
+      '-t',
+      'box',
+      '--create-group',
+    ]);
 
     const refused = await hortus(container, ['device', 'claim', '24:6F:28:AA:00:01', '-g', 'owner']);
     const moved = await hortus(container, ['device', 'claim', '24:6F:28:AA:00:01', '-g', 'owner', '--move']);

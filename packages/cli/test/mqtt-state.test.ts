@@ -36,9 +36,12 @@ suite(
     const seen = new Map<string, string>();
 
     before(async () => {
-      expect((await cli('action', 'create', 'pump_1', '--group', 'greenhouse')).code).to.equal(0);
       expect(
-        (await cli('action', 'create', 'fan_1', '--group', 'greenhouse', '--value', 'on')).code,
+        (await cli('action', 'create', 'pump_1', '--group', 'greenhouse', '--create-group')).code,
+      ).to.equal(0);
+      expect(
+        (await cli('action', 'create', 'fan_1', '--group', 'greenhouse', '--value', 'on', '--create-group'))
+          .code,
       ).to.equal(0);
       const stdout = new Capture();
       served = hortus(undefined, ['serve', '--port', '0'], { env, signals, stdout });

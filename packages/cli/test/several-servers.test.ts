@@ -89,8 +89,8 @@ function startServer(env: NodeJS.ProcessEnv): Server {
       '--automations',
       JSON.stringify([{ timeAutomations: [{ action: 'on', time: slot, frequency: 'every day' }] }]),
     );
-    await cli('action', 'create', 'pump', '--group', group);
-    await cli('action', 'create', 'fan', '--group', group);
+    await cli('action', 'create', 'pump', '--group', group, '--create-group');
+    await cli('action', 'create', 'fan', '--group', group, '--create-group');
 
     servers.push(startServer(env), startServer(env), startServer(env));
     for (const server of servers) {

@@ -52,7 +52,9 @@ describe('the SQLite store shared by hortus serve and the data commands', functi
 
   it('when the CLI switches an action while the server runs on the same file, then the next poll sees it, with a new ETag', async () => {
     expect((await hortus(undefined, ['group', 'create', 'shared'], { env })).code).to.equal(exitCodes.ok);
-    const made = await hortus(undefined, ['action', 'create', 'pump_1', '-g', 'shared'], { env });
+    const made = await hortus(undefined, ['action', 'create', 'pump_1', '-g', 'shared', '--create-group'], {
+      env,
+    });
     expect(made.code, made.stderr).to.equal(exitCodes.ok);
     const path = `${url}/api/actions/current_state?group=shared`;
     const before = await fetch(path);

@@ -64,7 +64,16 @@ describe('hortus as a subprocess against MongoDB', function () {
         group: 'cli-test',
       });
 
-      const again = await hortus('device', 'create', '24:6F:28:CC:00:01', '-g', 'cli-test', '-t', 'relay');
+      const again = await hortus(
+        'device',
+        'create',
+        '24:6F:28:CC:00:01',
+        '-g',
+        'cli-test',
+        '-t',
+        'relay',
+        '--create-group',
+      );
       expect(again.code).to.equal(4);
 
       const server = spawn(process.execPath, [main, 'serve', '--port', '0'], {

@@ -39,6 +39,7 @@ import { GetRecentCommits } from './commits/get-recent-commits.js';
 import { SeedDemo } from './demo/seed-demo.js';
 import { CreateDevice } from './devices/create-device.js';
 import { DeleteDevice } from './devices/delete-device.js';
+import { FindDevice } from './devices/find-device.js';
 import { ListDevices } from './devices/list-devices.js';
 import { AuthenticateBox } from './devices/authenticate-box.js';
 import { FindBoxActions } from './devices/box-actions.js';
@@ -111,6 +112,7 @@ export const useCases = [
   GetRecentCommits,
   CreateDevice,
   ListDevices,
+  FindDevice,
   BoxKeys,
   OnboardBox,
   AuthenticateBox,
@@ -186,7 +188,7 @@ export const useCases = [
 ] as const;
 
 /**
- * Binds every use case (singletons: they are stateless but for the commit cache and the change fan-out),
+ * Binds every use case (singletons: they are stateless but for the commit cache, the change fan-out and the delivery lanes),
  * the settings and the clock. A store module binds the repository ports; a transport module binds the
  * commit feed and, where the automation engine runs, the scheduler; the identity and mail modules bind the
  * account ports and settings.

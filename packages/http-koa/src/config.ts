@@ -1,20 +1,17 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
-import { ConfigError, type Env, envReader } from '@hortus/core';
+import {
+  type CodeHostConfig,
+  ConfigError,
+  type Env,
+  envReader,
+  MAX_CODE_HOST_TIMEOUT_MS,
+} from '@hortus/core';
 import { checkClientDir, clientCsp, type ClientSettings } from './edge/client.js';
 
 /** auto: access keys are required once the store holds one; on: always required; off: never. */
 export const authModes = ['auto', 'on', 'off'] as const;
 export type AuthMode = (typeof authModes)[number];
-
-export interface CodeHostConfig {
-  /** Base URL of the code host's REST API; tests point it at a fake host on 127.0.0.1. */
-  readonly apiUrl: string;
-  /** `owner/name` of the repository whose main branch is passed through; unset answers the route's 500. */
-  readonly repository?: string;
-  readonly token?: string;
-  readonly timeoutMs: number;
-}
 
 /**
  * Which proxies are trusted to say who the client is. `hops`: that many proxies stand in front, each
@@ -64,8 +61,6 @@ export interface HttpSettings {
   /** CLIENT_DIR (or `serve --client`): a web client's single-page build served under `/`, and its CSP. */
   readonly client?: ClientSettings;
 }
-
-export const MAX_CODE_HOST_TIMEOUT_MS = 5000;
 
 export const httpDefaults = {
   PORT: '8080',

@@ -1,22 +1,18 @@
-import { COMMIT_FEED, type CommitFeed } from '@hortus/core';
 import { ContainerModule } from 'inversify';
 import { ACCESS_SETTINGS, AccessControl, type AccessSettings } from './access/access.js';
-import { CODE_HOST_CONFIG, KyCommitFeed } from './commit-feed.js';
-import { type CodeHostConfig, type HttpSettings } from './config.js';
+import { type HttpSettings } from './config.js';
 import { countingIngest, HTTP_METRICS, HttpMetrics } from './edge/metrics.js';
 import { httpUseCaseClasses, type HttpUseCases } from './routes/routing.js';
 import { HTTP_SETTINGS, HTTP_USE_CASES, HttpServer } from './server.js';
 
 /**
- * Binds what the HTTP transport adds to the core: its settings, the code-host feed, access control,
- * metrics, the use cases its routes call and the server itself. The store, the logger and the access-key
- * secrets come from the composition root.
+ * Binds what the HTTP transport adds to the core: its settings, access control, metrics, the use cases
+ * its routes call and the server itself. The store, the logger, the access-key secrets and the code host's
+ * commit feed (an outbound client, in @hortus/mail) come from the composition root.
  */
 export function httpModule(settings: HttpSettings): ContainerModule {
   return new ContainerModule(({ bind }) => {
     bind<HttpSettings>(HTTP_SETTINGS).toConstantValue(settings);
-    bind<CodeHostConfig>(CODE_HOST_CONFIG).toConstantValue(settings.codeHost);
-    bind<CommitFeed>(COMMIT_FEED).to(KyCommitFeed).inSingletonScope();
     bind<AccessSettings>(ACCESS_SETTINGS).toConstantValue({
       mode: settings.auth,
       cacheMs: settings.authCacheMs,

@@ -1,5 +1,4 @@
 export * from './app.js';
-export * from './commit-feed.js';
 export * from './config.js';
 export * from './http.module.js';
 export * from './edge/errors.js';

@@ -1,2 +1,3 @@
+export * from './commit-feed.js';
 export * from './mailers.js';
 export * from './notifiers.js';

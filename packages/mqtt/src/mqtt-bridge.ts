@@ -3,6 +3,8 @@ import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import {
   type Action,
   ActionChanges,
+  FindDevice,
+  isPlainObject,
   ListChangedActions,
   LOGGER,
   type Logger,
@@ -10,6 +12,8 @@ import {
   RecordReadings,
 } from '@hortus/core';
 import { readingItemsFromMqtt } from './mqtt-payload.js';
+import { ownerLevelIndex, TopicOwners } from './topic-owners.js';
+import { WarningGate } from './warning-gate.js';
 import { isPlainTopic, MQTT_CONFIG, type MqttConfig, mqttDefaults, redactUrl } from './mqtt-config.js';
 
 export interface MqttBridgeStats {
@@ -21,10 +25,17 @@ export interface MqttBridgeStats {
   readonly rejected: number;
   /** Messages in neither the legacy text nor a JSON format. */
   readonly malformed: number;
+  /** Messages over maxPayloadBytes, dropped unread. */
+  readonly oversized: number;
   /** Action changes the broker acknowledged. */
   readonly published: number;
   /** Readings lost because the store failed or the queue was full. */
   readonly failed: number;
+  /**
+   * Readings on a topic owned by a registered box whose payload named another group: stored under the
+   * box's group instead.
+   */
+  readonly regrouped: number;
 }
 
 interface QueuedReading {
@@ -51,6 +62,7 @@ export class MqttBridge {
   private readonly subscription: string;
   private readonly sharedGroup: string | false;
   private readonly prefix: string;
+  private readonly maxPayloadBytes: number;
   private client: MqttClient | undefined;
   private unsubscribeChanges: (() => void) | undefined;
   private queue: QueuedReading[] = [];
@@ -60,7 +72,19 @@ export class MqttBridge {
   private readonly pendingPublishes = new Set<Promise<void>>();
   private lastError: string | undefined;
   private reconnectAttempts = 0;
-  private counts = { received: 0, accepted: 0, rejected: 0, malformed: 0, published: 0, failed: 0 };
+  private counts = {
+    received: 0,
+    accepted: 0,
+    rejected: 0,
+    malformed: 0,
+    oversized: 0,
+    published: 0,
+    failed: 0,
+    regrouped: 0,
+  };
+  private readonly owners: TopicOwners;
+  /** Warnings a box can cause with every message it sends are shown once per interval. */
+  private readonly warnings: WarningGate;
   /** Action revisions per group as of the last state sync; emptied on every (re)connect. */
   private seenRevisions: ReadonlyMap<string, string> = new Map();
   /** What this bridge last published per group and object: repeats are skipped, vanished actions cleared. */
@@ -76,12 +100,16 @@ export class MqttBridge {
     @inject(ListChangedActions) private readonly listChangedActions: ListChangedActions,
     @inject(MQTT_CONFIG) private readonly config: MqttConfig,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(FindDevice) findDevice: FindDevice,
   ) {
     this.filter = config.topicFilter ?? mqttDefaults.topicFilter;
     this.sharedGroup = config.sharedGroup ?? mqttDefaults.sharedGroup;
     this.subscription =
       this.sharedGroup === false ? this.filter : `$share/${this.sharedGroup}/${this.filter}`;
     this.prefix = config.publishPrefix ?? mqttDefaults.publishPrefix;
+    this.maxPayloadBytes = config.maxPayloadBytes ?? mqttDefaults.maxPayloadBytes;
+    this.owners = new TopicOwners(findDevice, ownerLevelIndex(this.filter));
+    this.warnings = new WarningGate(log, config.warnIntervalMs ?? mqttDefaults.warnIntervalMs);
   }
 
   stats(): MqttBridgeStats {
@@ -207,6 +235,15 @@ export class MqttBridge {
       this.log.info('mqtt.retained_skipped', { topic });
       return;
     }
+    if (payload.length > this.maxPayloadBytes) {
+      this.counts.oversized += 1;
+      this.warnings.warn('mqtt.message_oversized', {
+        topic,
+        bytes: payload.length,
+        limit: this.maxPayloadBytes,
+      });
+      return;
+    }
     let items: unknown[] | undefined;
     let reason = 'neither `<value>,<group>` nor JSON';
     try {
@@ -216,7 +253,7 @@ export class MqttBridge {
     }
     if (items === undefined || items.length === 0) {
       this.counts.malformed += 1;
-      this.log.warn('mqtt.message_malformed', {
+      this.warnings.warn('mqtt.message_malformed', {
         topic,
         reason: items === undefined ? reason : 'no readings in the message',
         payload: payload.toString('utf8', 0, PAYLOAD_EXCERPT_CHARS),
@@ -225,7 +262,7 @@ export class MqttBridge {
     }
     if (this.queued + items.length > MAX_QUEUED_READINGS) {
       this.counts.failed += items.length;
-      this.log.error('mqtt.queue_full', { topic, dropped: items.length });
+      this.warnings.warn('mqtt.queue_full', { topic, dropped: items.length }, 'error');
       return;
     }
     for (const item of items) this.queue.push({ topic, item });
@@ -248,11 +285,11 @@ export class MqttBridge {
     for (let start = 0; start < batch.length; start += MAX_READINGS_PER_BATCH) {
       const chunk = batch.slice(start, start + MAX_READINGS_PER_BATCH);
       try {
-        const result = await this.recordReadings.execute(chunk.map((queued) => queued.item));
+        const result = await this.recordReadings.execute(await this.bindToOwners(chunk));
         this.counts.accepted += result.accepted;
         this.counts.rejected += result.rejected.length;
         if (result.rejected.length > 0) {
-          this.log.warn('mqtt.readings_rejected', {
+          this.warnings.warn('mqtt.readings_rejected', {
             rejected: result.rejected.length,
             examples: result.rejected
               .slice(0, 5)
@@ -269,6 +306,29 @@ export class MqttBridge {
         this.queued -= chunk.length;
       }
     }
+  }
+
+  /**
+   * A topic under a registered box's own level can only come from that box (the broker's ACL), so its
+   * readings belong to the box's group whatever the payload names: a box must not feed another group's
+   * data and rules. They are stored under the box's group, as readings a box posts over HTTP are, so a
+   * box moved to another group keeps reporting without being reflashed. Other topics keep the payload's group.
+   */
+  private async bindToOwners(chunk: readonly QueuedReading[]): Promise<unknown[]> {
+    const owners = await this.owners.groupsOf(chunk.map((queued) => queued.topic));
+    return chunk.map(({ topic, item }) => {
+      const group = owners.get(topic);
+      if (group === undefined || !isPlainObject(item) || item['group'] === group) return item;
+      if (item['group'] !== undefined) {
+        this.counts.regrouped += 1;
+        this.warnings.warn('mqtt.group_overridden', {
+          topic,
+          named: String(item['group']).slice(0, PAYLOAD_EXCERPT_CHARS),
+          group,
+        });
+      }
+      return { ...item, group };
+    });
   }
 
   private publishChange(action: Action): void {

@@ -11,6 +11,7 @@ import {
   ACTION_REPOSITORY,
   type ActionRepository,
   CreateAction,
+  CreateDevice,
   createCoreModule,
   defaultCoreSettings,
   GetLatestReading,
@@ -223,11 +224,85 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
     await eventually(async () => expect(await latest(topic)).to.equal(19.5));
     expect(h.bridge.stats()).to.include({ received: 4, malformed: 2, rejected: 1, accepted: 1 });
     const malformed = h.events.filter((event) => event['event'] === 'mqtt.message_malformed');
-    expect(malformed.map((event) => event['payload'])).to.deep.equal(['garbage', '{"group": "greenhouse", ']);
+    expect(
+      malformed.map((event) => event['payload']),
+      'once per interval',
+    ).to.deep.equal(['garbage']);
     expect(malformed[0]).to.include({ level: 'warn', topic });
     const rejected = h.events.find((event) => event['event'] === 'mqtt.readings_rejected');
     expect(rejected).to.deep.include({ rejected: 1 });
     expect(() => JSON.stringify(h.events)).not.to.throw();
+  });
+
+  it("when a registered box's own topic carries a payload naming another group, then the reading is stored under the box's group", async () => {
+    // The documented ACL lets box-<mac> write only <filter prefix>/box-<mac>/#: that level names the publisher.
+    await h.container
+      .get(CreateDevice)
+      .execute({ deviceId: '24:6F:28:AA:00:01', group: 'greenhouse', type: 'esp32' });
+    const own = `${h.prefix}/esp/box-24:6F:28:AA:00:01/air/temperature`;
+    // The box's own spelling of its MAC (reversed, no separators) names it too.
+    const ownShort = `${h.prefix}/esp/box-100aa286f24/air/humidity`;
+    const demoLatest = async (topic: string): Promise<number | undefined> =>
+      (await h.container.get(GetLatestReading).execute({ group: 'demo', topic }))[0]?.value;
+
+    await box.publishAsync(own, JSON.stringify({ group: 'demo', value: 99 }), { qos: 1 });
+    await box.publishAsync(ownShort, '55,demo', { qos: 1 });
+    await box.publishAsync(`${h.prefix}/esp/box-24:6F:28:AA:00:01/air/co2`, JSON.stringify({ value: 410 }), {
+      qos: 1,
+    });
+
+    await eventually(() => expect(h.bridge.stats().accepted).to.equal(3));
+    expect(await latest(own)).to.equal(99);
+    expect(await latest(ownShort)).to.equal(55);
+    expect(await latest(`${h.prefix}/esp/box-24:6F:28:AA:00:01/air/co2`), "no group: the box's").to.equal(
+      410,
+    );
+    expect(await demoLatest(own)).to.equal(undefined);
+    expect(await demoLatest(ownShort)).to.equal(undefined);
+    expect(h.bridge.stats()).to.include({ regrouped: 2 });
+    const overridden = h.events.filter((event) => event['event'] === 'mqtt.group_overridden');
+    expect(overridden, 'once per interval').to.have.length(1);
+    expect(overridden[0]).to.include({ level: 'warn', topic: own, named: 'demo', group: 'greenhouse' });
+  });
+
+  it('when a topic names no registered box, then the group the payload names is kept (the documented legacy behaviour)', async () => {
+    await h.container.get(CreateDevice).execute({ deviceId: 'air', group: 'greenhouse', type: 'esp32' });
+    const shared = `${h.prefix}/esp/air/temperature`;
+    const unknownBox = `${h.prefix}/esp/box-aa:bb:cc:dd:ee:ff/air/temperature`;
+    await box.publishAsync(shared, '21,demo', { qos: 1 });
+    await box.publishAsync(unknownBox, '22,demo', { qos: 1 });
+
+    await eventually(() => expect(h.bridge.stats().accepted).to.equal(2));
+    const demo = h.container.get(GetLatestReading);
+    expect((await demo.execute({ group: 'demo', topic: shared }))[0]?.value).to.equal(21);
+    expect((await demo.execute({ group: 'demo', topic: unknownBox }))[0]?.value).to.equal(22);
+    expect(h.bridge.stats()).to.include({ regrouped: 0 });
+  });
+
+  it('when a message is larger than the payload bound (256 KiB by default), then it is dropped unread and counted, and later ones are stored', async () => {
+    const topic = `${h.prefix}/esp/air/temperature`;
+    // What stalled the server for seconds when parsed: a deeply nested array, here just over the bound.
+    const depth = (256 * 1024) / 2 + 1;
+    await box.publishAsync(topic, '['.repeat(depth) + ']'.repeat(depth), { qos: 1 });
+    await box.publishAsync(topic, '18.5,greenhouse', { qos: 1 });
+
+    await eventually(async () => expect(await latest(topic)).to.equal(18.5));
+    expect(h.bridge.stats()).to.include({ received: 2, oversized: 1, malformed: 0, accepted: 1 });
+    expect(h.events.find((event) => event['event'] === 'mqtt.message_oversized')).to.include({
+      level: 'warn',
+      topic,
+      bytes: depth * 2,
+      limit: 256 * 1024,
+    });
+  });
+
+  it('when a flood of malformed messages arrives, then each is counted but one warning line is written per interval', async () => {
+    const topic = `${h.prefix}/esp/air/temperature`;
+    await Promise.all(Array.from({ length: 500 }, () => box.publishAsync(topic, 'garbage', { qos: 1 })));
+
+    await eventually(() => expect(h.bridge.stats().malformed).to.equal(500));
+    const lines = h.events.filter((event) => event['event'] === 'mqtt.message_malformed');
+    expect(lines).to.have.length(1);
   });
 
   it('when many messages arrive together, then they are recorded in a few batches, none lost', async () => {
@@ -446,6 +521,14 @@ describe('MqttBridge start and configuration', () => {
         MQTT_USERNAME: 'hortus',
       }),
     ).to.deep.equal({ url: 'mqtt://broker:1883', topicFilter: 'site/esp/#', username: 'hortus' });
+    expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_MAX_PAYLOAD_BYTES: '4096' })).to.include({
+      maxPayloadBytes: 4096,
+    });
+    for (const bad of ['1k', '10', '99999999']) {
+      expect(() =>
+        mqttModule(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_MAX_PAYLOAD_BYTES: bad }) ?? { url: '' }),
+      ).to.throw(/MQTT_MAX_PAYLOAD_BYTES must be a whole number from 64 to 4194304/);
+    }
     expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'OFF' })).to.include({
       sharedGroup: false,
     });

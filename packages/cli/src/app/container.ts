@@ -16,7 +16,7 @@ import {
   SystemClock,
 } from '@hortus/core';
 import { identityModule } from '@hortus/identity';
-import { mailModule, notifierModule } from '@hortus/mail';
+import { commitFeedModule, mailModule, notifierModule } from '@hortus/mail';
 import { Container, ContainerModule } from 'inversify';
 import { IntervalScheduler } from './background.js';
 import { type AppConfig, type StoreKind } from './config.js';
@@ -121,9 +121,9 @@ export async function coreOnStore(
 }
 
 /**
- * The application's composition root: core, one store, the HTTP transport, the scheduler the automation
- * engine runs on, and the MQTT bridge when configured. The transports are loaded here, for `serve`, and
- * never by the data commands.
+ * The application's composition root: core, one store, the HTTP transport with the code host's commit
+ * feed its commits route asks, the scheduler the automation engine runs on, and the MQTT bridge when
+ * configured. The transports are loaded here, for `serve`, and never by the data commands.
  */
 export async function createContainer(
   config: AppConfig,
@@ -138,6 +138,7 @@ export async function createContainer(
   container.load(
     ...(await coreOnStore(config, overrides.clock, logger)),
     httpModule(config),
+    commitFeedModule(config.codeHost),
     new ContainerModule(({ bind }) => {
       bind<Scheduler>(SCHEDULER).toConstantValue(new IntervalScheduler(logger));
     }),

@@ -1,16 +1,28 @@
 import {
   type Action,
   CreateAction,
+  NotFoundError,
   DeleteAction,
   GetAction,
   GetActionsOfGroup,
   ReplaceAutomations,
   SetActionValue,
+  switchStates,
 } from '@hortus/core';
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
-import { groupOption, jsonArgument, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
+import { UsageError } from '../exit-codes.js';
+import {
+  createGroupOption,
+  groupOption,
+  jsonArgument,
+  listOrNote,
+  outputFor,
+  requireGroup,
+  storeFor,
+  withExamples,
+} from './shared.js';
 
 function showAction(action: Action): string {
   const rules = (kind: 'timeAutomations' | 'sensorAutomations'): number =>
@@ -21,6 +33,14 @@ function showAction(action: Action): string {
     ['Value', action.value],
     ['Automations', `${rules('timeAutomations')} time rules, ${rules('sensorAutomations')} sensor rules`],
   ]);
+}
+
+/**
+ * The values an action is known to take: what boxes switch (on, off; all that rules may set) and the value it
+ * has now (a box of its own kind may use another). Anything else is most likely a typo a box would not follow.
+ */
+function knownValues(action: Action): string[] {
+  return [...new Set<string>([...switchStates, action.value])];
 }
 
 function showAutomations(action: Action): string {
@@ -63,24 +83,26 @@ export function registerActionCommands(program: Command, io: RunIo): void {
       .addOption(groupOption())
       .option('--value <value>', 'initial value', 'off')
       .option('--automations <json>', 'initial automations as JSON (inline or @file)')
+      .addOption(createGroupOption())
       .action(
         async (
           object: string,
-          options: { group: string; value: string; automations?: string },
+          options: { group: string; value: string; automations?: string; createGroup?: boolean },
           command: Command,
         ) => {
           const automations =
             options.automations === undefined
               ? undefined
               : await jsonArgument(options.automations, 'automations');
-          const created = await store(command, (useCase) =>
-            useCase(CreateAction).execute({
+          const created = await store(command, async (useCase) => {
+            await requireGroup(useCase, options.group, options.createGroup === true);
+            return useCase(CreateAction).execute({
               group: options.group,
               object,
               value: options.value,
               ...(automations === undefined ? {} : { automations }),
-            }),
-          );
+            });
+          });
           outputFor(io, command).result(created, showAction);
         },
       ),
@@ -93,12 +115,34 @@ export function registerActionCommands(program: Command, io: RunIo): void {
       .argument('<object>', 'object name')
       .argument('<value>', 'new value, usually on or off')
       .addOption(groupOption())
-      .action(async (object: string, value: string, options: { group: string }, command: Command) => {
-        const updated = await store(command, (useCase) =>
-          useCase(SetActionValue).execute({ group: options.group, object, value }),
-        );
-        outputFor(io, command).result(updated, showAction);
-      }),
+      .option('--force', 'set a value the action is not known to take (not on, off, or one its rules set)')
+      .action(
+        async (
+          object: string,
+          value: string,
+          options: { group: string; force?: boolean },
+          command: Command,
+        ) => {
+          const updated = await store(command, async (useCase) => {
+            const action = await useCase(GetAction)
+              .execute({ group: options.group, object })
+              .catch((error: unknown) => {
+                throw error instanceof NotFoundError
+                  ? new NotFoundError('action', `no action ${object} in group ${options.group}`)
+                  : error;
+              });
+            const known = knownValues(action);
+            if (options.force !== true && !known.includes(value)) {
+              throw new UsageError(
+                `${object} is not known to take the value ${value} (known: ${known.join(', ')}); ` +
+                  'add --force to set it anyway',
+              );
+            }
+            return useCase(SetActionValue).execute({ group: options.group, object, value });
+          });
+          outputFor(io, command).result(updated, showAction);
+        },
+      ),
     'hortus action set pump_1 on --group greenhouse-1',
   );
   withExamples(

@@ -6,7 +6,8 @@ import {
   sensorTopics,
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
-import { exportReadings } from '../export-readings.js';
+import { UsageError } from '../exit-codes.js';
+import { exportReadings, formatOfFile } from '../export-readings.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../import-readings/lines.js';
 import { type RunIo } from '../io.js';
 import { say, table } from '../output.js';
@@ -74,9 +75,13 @@ export function registerReadingCommands(program: Command, io: RunIo): void {
       .option('--from <time>', 'first time to include: RFC 3339 or a date')
       .option('--to <time>', 'last time to include: RFC 3339, or a date meaning the end of that day')
       .addOption(
-        new Option('--format <format>', 'output format').choices(['csv', 'ndjson']).makeOptionMandatory(),
+        new Option(
+          '--format <format>',
+          'output format (default: from the extension of --output: .csv, .ndjson or .jsonl)',
+        ).choices(['csv', 'ndjson']),
       )
       .option('-o, --output <file>', 'write to this file instead of stdout')
+      .option('--force', 'overwrite --output when it exists')
       .action(
         async (
           options: {
@@ -84,15 +89,24 @@ export function registerReadingCommands(program: Command, io: RunIo): void {
             topic?: string;
             from?: string;
             to?: string;
-            format: 'csv' | 'ndjson';
+            format?: 'csv' | 'ndjson';
             output?: string;
+            force?: boolean;
           },
           command: Command,
         ) => {
           const topic = options.topic === undefined ? undefined : sensorTopic(options.topic);
+          const format = options.format ?? formatOfFile(options.output);
+          if (format === undefined) {
+            throw new UsageError(
+              options.output === undefined
+                ? '--format csv or --format ndjson is needed when writing to stdout'
+                : `cannot tell the format from ${options.output}: add --format csv or --format ndjson`,
+            );
+          }
           const summary = await exportReadings(
             io,
-            { ...options, ...(topic === undefined ? {} : { topic }) },
+            { ...options, format, ...(topic === undefined ? {} : { topic }) },
             (work) => store(command, work),
           );
           // On stdout the data is the output; a summary would corrupt it.

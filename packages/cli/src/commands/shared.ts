@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { InvalidInputError, sensorTopics } from '@hortus/core';
+import { CreateGroup, GetGroup, InvalidInputError, NotFoundError, sensorTopics } from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
@@ -44,6 +44,28 @@ export async function jsonArgument(text: string, field: string): Promise<unknown
 
 export const groupOption = (): Option =>
   new Option('-g, --group <name>', 'name of the group').makeOptionMandatory();
+
+export const createGroupOption = (): Option =>
+  new Option('--create-group', 'create the group (package small) when it does not exist yet');
+
+/**
+ * A command that puts something into a group refuses a group that does not exist, so a typo in `--group`
+ * does not quietly start a second group nobody looks at; `--create-group` creates it on purpose.
+ */
+export async function requireGroup(useCase: UseCaseResolver, name: string, create: boolean): Promise<void> {
+  try {
+    await useCase(GetGroup).execute({ name });
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    if (!create) {
+      throw new NotFoundError(
+        'group',
+        `group ${name} does not exist: create it with \`hortus group create ${name}\`, or add --create-group`,
+      );
+    }
+    await useCase(CreateGroup).execute({ name });
+  }
+}
 
 /**
  * A password from stdin (`--password-stdin`): never from argv, where other users of the machine see it.

@@ -1,9 +1,7 @@
-import { type CommitFeed } from '@hortus/core';
-import { inject, injectable } from 'inversify';
-import ky from 'ky';
-import { type CodeHostConfig, MAX_CODE_HOST_TIMEOUT_MS } from './config.js';
+import { COMMIT_FEED, type CodeHostConfig, type CommitFeed, MAX_CODE_HOST_TIMEOUT_MS } from '@hortus/core';
+import { ContainerModule, inject, injectable } from 'inversify';
 
-export const CODE_HOST_CONFIG = Symbol.for('hortus.http.CodeHostConfig');
+export const CODE_HOST_CONFIG = Symbol.for('hortus.CodeHostConfig');
 
 export const COMMITS_PER_PAGE = 10;
 export const COMMITS_BRANCH = 'main';
@@ -30,6 +28,8 @@ export class KyCommitFeed implements CommitFeed {
     const first = new URL(`${apiUrl}/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/commits`);
     first.searchParams.set('sha', COMMITS_BRANCH);
     first.searchParams.set('per_page', String(COMMITS_PER_PAGE));
+    // ky is loaded with the first request: this package is loaded by every command, few ask the code host.
+    const { default: ky } = await import('ky');
     const deadline = AbortSignal.timeout(Math.min(this.config.timeoutMs, MAX_CODE_HOST_TIMEOUT_MS));
     let url = first;
     for (let redirects = 0; ; redirects += 1) {
@@ -66,6 +66,14 @@ export class KyCommitFeed implements CommitFeed {
       return body;
     }
   }
+}
+
+/** Binds the core's CommitFeed to the code host's REST API; the HTTP transport's commits route uses it. */
+export function commitFeedModule(config: CodeHostConfig): ContainerModule {
+  return new ContainerModule(({ bind }) => {
+    bind<CodeHostConfig>(CODE_HOST_CONFIG).toConstantValue(config);
+    bind<CommitFeed>(COMMIT_FEED).to(KyCommitFeed).inSingletonScope();
+  });
 }
 
 /** The body as text, refused (and the download cancelled) once it passes `maxBytes` or the deadline. */

@@ -188,7 +188,7 @@ export const useCases = [
 ] as const;
 
 /**
- * Binds every use case (singletons: they are stateless but for the commit cache and the change fan-out),
+ * Binds every use case (singletons: they are stateless but for the commit cache, the change fan-out and the delivery lanes),
  * the settings and the clock. A store module binds the repository ports; a transport module binds the
  * commit feed and, where the automation engine runs, the scheduler; the identity and mail modules bind the
  * account ports and settings.

@@ -24,7 +24,7 @@ import { type Server } from 'node:http';
 import { type Server as SecureServer } from 'node:https';
 import { type AddressInfo } from 'node:net';
 import { type Container } from 'inversify';
-import { MQTT_RETRY_MS, MqttBridgeKeeper, RetentionJob } from './background.js';
+import { MQTT_RETRY_MS, MqttBridgeKeeper, RetentionJob, startAlertDelivery } from './background.js';
 import { type AppConfig } from './config.js';
 import { accessState, isLoopback, listeningAddresses, OPEN_TO_NETWORK } from './exposure.js';
 import { type ContainerOverrides, createContainer } from './container.js';
@@ -197,7 +197,10 @@ function prepareBackground(
   const bridge = config.mqtt === undefined ? undefined : container.get(MqttBridge);
   const retention = new RetentionJob(container.get(ApplyRetention), logger);
   return ({ metrics }) => {
-    if (bridge !== undefined) metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
+    if (bridge !== undefined) {
+      metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
+      metrics.countMqttDropsFrom(() => bridge.stats());
+    }
     // Every server runs it: passes of several servers only find less to delete.
     retention.start(options.retentionFirstRunMs);
     const work: {
@@ -214,9 +217,13 @@ function prepareBackground(
       logger.info('automations started', { tickMs: config.automationTickMs });
     }
     if (delivery !== undefined) {
-      work.delivery = scheduler.every(config.alertDeliveryMs ?? 5000, async () => {
-        logDelivery(logger, await delivery.execute());
-      });
+      work.delivery = startAlertDelivery(
+        scheduler,
+        delivery,
+        logger,
+        config.alertDeliveryMs ?? 5000,
+        (round) => logDelivery(logger, round),
+      );
     }
     if (bridge !== undefined) {
       work.mqtt = new MqttBridgeKeeper(bridge, logger, options.mqttRetryMs ?? MQTT_RETRY_MS);

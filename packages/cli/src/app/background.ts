@@ -1,5 +1,7 @@
 import {
   type ApplyRetention,
+  type DeliverAlertMessages,
+  type DeliveryRound,
   isDomainError,
   type Logger,
   type ScheduledTask,
@@ -55,6 +57,30 @@ export class IntervalScheduler implements Scheduler {
       },
     };
   }
+}
+
+/**
+ * Works the alert outbox on a timer. A tick does not wait for the rounds before it to end: a receiver that
+ * hangs holds back only its own destination's lane, and the use case bounds the messages in flight.
+ */
+export function startAlertDelivery(
+  scheduler: Scheduler,
+  delivery: Pick<DeliverAlertMessages, 'execute' | 'idle'>,
+  logger: Logger,
+  intervalMs: number,
+  report: (round: DeliveryRound) => void,
+): ScheduledTask {
+  const timer = scheduler.every(intervalMs, async () => {
+    void delivery.execute().then(report, (error: unknown) => {
+      logger[isDomainError(error) ? 'warn' : 'error']('alert delivery round failed', failureFields(error));
+    });
+  });
+  return {
+    stop: async () => {
+      await timer.stop();
+      await delivery.idle();
+    },
+  };
 }
 
 /** What the keeper needs of the MQTT bridge: start() rejects and leaves nothing running on failure. */

@@ -156,6 +156,26 @@ describe('operations: health, metrics, rate limit and security headers', () => {
       expect(sample(text, 'hortus_readings_ingested_total{source="mqtt"}')).to.equal(7);
       expect(text.endsWith('\n')).to.equal(true);
     });
+
+    it('when the MQTT bridge drops messages or readings, then /metrics counts them by reason', () => {
+      const metrics = new HttpMetrics();
+      expect(metrics.render(), 'no bridge, no MQTT series').not.to.contain('hortus_mqtt_');
+      metrics.countMqttDropsFrom(() => ({
+        oversized: 1,
+        malformed: 2,
+        rejected: 3,
+        failed: 4,
+        regrouped: 5,
+      }));
+
+      const text = metrics.render();
+
+      expect(sample(text, 'hortus_mqtt_messages_dropped_total{reason="oversized"}')).to.equal(1);
+      expect(sample(text, 'hortus_mqtt_messages_dropped_total{reason="malformed"}')).to.equal(2);
+      expect(sample(text, 'hortus_mqtt_readings_dropped_total{reason="rejected"}')).to.equal(3);
+      expect(sample(text, 'hortus_mqtt_readings_dropped_total{reason="failed"}')).to.equal(4);
+      expect(sample(text, 'hortus_mqtt_readings_regrouped_total')).to.equal(5);
+    });
   });
 
   describe('rate limit', () => {

@@ -25,6 +25,8 @@ export interface MqttBridgeStats {
   readonly rejected: number;
   /** Messages in neither the legacy text nor a JSON format. */
   readonly malformed: number;
+  /** Messages over maxPayloadBytes, dropped unread. */
+  readonly oversized: number;
   /** Action changes the broker acknowledged. */
   readonly published: number;
   /** Readings lost because the store failed or the queue was full. */
@@ -60,6 +62,7 @@ export class MqttBridge {
   private readonly subscription: string;
   private readonly sharedGroup: string | false;
   private readonly prefix: string;
+  private readonly maxPayloadBytes: number;
   private client: MqttClient | undefined;
   private unsubscribeChanges: (() => void) | undefined;
   private queue: QueuedReading[] = [];
@@ -74,6 +77,7 @@ export class MqttBridge {
     accepted: 0,
     rejected: 0,
     malformed: 0,
+    oversized: 0,
     published: 0,
     failed: 0,
     regrouped: 0,
@@ -103,6 +107,7 @@ export class MqttBridge {
     this.subscription =
       this.sharedGroup === false ? this.filter : `$share/${this.sharedGroup}/${this.filter}`;
     this.prefix = config.publishPrefix ?? mqttDefaults.publishPrefix;
+    this.maxPayloadBytes = config.maxPayloadBytes ?? mqttDefaults.maxPayloadBytes;
     this.owners = new TopicOwners(findDevice, ownerLevelIndex(this.filter));
     this.warnings = new WarningGate(log, config.warnIntervalMs ?? mqttDefaults.warnIntervalMs);
   }
@@ -230,6 +235,15 @@ export class MqttBridge {
       this.log.info('mqtt.retained_skipped', { topic });
       return;
     }
+    if (payload.length > this.maxPayloadBytes) {
+      this.counts.oversized += 1;
+      this.warnings.warn('mqtt.message_oversized', {
+        topic,
+        bytes: payload.length,
+        limit: this.maxPayloadBytes,
+      });
+      return;
+    }
     let items: unknown[] | undefined;
     let reason = 'neither `<value>,<group>` nor JSON';
     try {
@@ -239,7 +253,7 @@ export class MqttBridge {
     }
     if (items === undefined || items.length === 0) {
       this.counts.malformed += 1;
-      this.log.warn('mqtt.message_malformed', {
+      this.warnings.warn('mqtt.message_malformed', {
         topic,
         reason: items === undefined ? reason : 'no readings in the message',
         payload: payload.toString('utf8', 0, PAYLOAD_EXCERPT_CHARS),
@@ -248,7 +262,7 @@ export class MqttBridge {
     }
     if (this.queued + items.length > MAX_QUEUED_READINGS) {
       this.counts.failed += items.length;
-      this.log.error('mqtt.queue_full', { topic, dropped: items.length });
+      this.warnings.warn('mqtt.queue_full', { topic, dropped: items.length }, 'error');
       return;
     }
     for (const item of items) this.queue.push({ topic, item });
@@ -275,7 +289,7 @@ export class MqttBridge {
         this.counts.accepted += result.accepted;
         this.counts.rejected += result.rejected.length;
         if (result.rejected.length > 0) {
-          this.log.warn('mqtt.readings_rejected', {
+          this.warnings.warn('mqtt.readings_rejected', {
             rejected: result.rejected.length,
             examples: result.rejected
               .slice(0, 5)

@@ -25,6 +25,11 @@ export interface MqttConfig {
    * to one server of the group, so several servers store it once. `false` subscribes plainly (MQTT 3.1.1).
    */
   readonly sharedGroup?: string | false;
+  /**
+   * Larger messages are dropped unread (MQTT_MAX_PAYLOAD_BYTES): parsing a huge or deeply nested payload
+   * would stall the process, and no box sends more than a few readings in one message.
+   */
+  readonly maxPayloadBytes?: number;
   /** A warning a box can cause with every message (malformed, another group named) is shown once per interval. */
   readonly warnIntervalMs?: number;
 }
@@ -39,7 +44,11 @@ export const mqttDefaults = {
   statePollMs: 5000,
   sharedGroup: 'hortus',
   warnIntervalMs: 60_000,
+  maxPayloadBytes: 256 * 1024,
 } as const;
+
+/** The HTTP ingest body bound: a larger MQTT bound would let MQTT in what HTTP refuses. */
+const MAX_PAYLOAD_BYTES_CEILING = 4 * 1024 * 1024;
 
 const brokerProtocols = ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:'];
 
@@ -48,7 +57,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 /**
  * Reads MQTT_URL (the bridge is off when it is unset or empty), MQTT_TOPIC (default `esp/#`),
  * MQTT_CLIENT_ID, MQTT_USERNAME, MQTT_PASSWORD, MQTT_PUBLISH_PREFIX (default `hortus`) and
- * MQTT_STATE_POLL_MS (default 5000; a text that is no whole number is left for mqttConfigProblems) and
+ * MQTT_STATE_POLL_MS (default 5000; a text that is no whole number is left for mqttConfigProblems),
+ * MQTT_MAX_PAYLOAD_BYTES (default 262144, likewise) and
  * MQTT_SHARED_GROUP (default `hortus`; `off` subscribes without a shared subscription).
  */
 export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefined {
@@ -67,10 +77,14 @@ export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefine
     publishPrefix: read('MQTT_PUBLISH_PREFIX'),
   };
   const statePoll = read('MQTT_STATE_POLL_MS');
+  const maxPayload = read('MQTT_MAX_PAYLOAD_BYTES');
   const shared = read('MQTT_SHARED_GROUP');
   return {
     url,
     ...(shared === undefined ? {} : { sharedGroup: shared.toLowerCase() === 'off' ? false : shared }),
+    ...(maxPayload === undefined
+      ? {}
+      : { maxPayloadBytes: /^\d+$/u.test(maxPayload) ? Number(maxPayload) : Number.NaN }),
     ...(statePoll === undefined
       ? {}
       : { statePollMs: /^\d+$/u.test(statePoll) ? Number(statePoll) : Number.NaN }),
@@ -97,6 +111,13 @@ export function mqttConfigProblems(config: MqttConfig): string[] {
   const poll = config.statePollMs;
   if (poll !== undefined && !(Number.isSafeInteger(poll) && poll >= 100 && poll <= 3_600_000)) {
     problems.push('MQTT_STATE_POLL_MS must be a whole number of milliseconds from 100 to 3600000');
+  }
+  const maxPayload = config.maxPayloadBytes;
+  if (
+    maxPayload !== undefined &&
+    !(Number.isSafeInteger(maxPayload) && maxPayload >= 64 && maxPayload <= MAX_PAYLOAD_BYTES_CEILING)
+  ) {
+    problems.push(`MQTT_MAX_PAYLOAD_BYTES must be a whole number from 64 to ${MAX_PAYLOAD_BYTES_CEILING}`);
   }
   const group = config.sharedGroup;
   if (typeof group === 'string' && !(isPlainTopic(group) && !group.includes('/'))) {

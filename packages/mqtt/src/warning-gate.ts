@@ -13,7 +13,7 @@ export class WarningGate {
     private readonly now: () => number = Date.now,
   ) {}
 
-  warn(event: string, fields: Readonly<Record<string, unknown>>): void {
+  warn(event: string, fields: Readonly<Record<string, unknown>>, level: 'warn' | 'error' = 'warn'): void {
     const at = this.now();
     const last = this.shown.get(event);
     if (last !== undefined && at - last.at < this.intervalMs) {
@@ -22,6 +22,6 @@ export class WarningGate {
     }
     this.shown.set(event, { at, suppressed: 0 });
     const suppressed = last?.suppressed ?? 0;
-    this.log.warn(event, suppressed > 0 ? { ...fields, suppressed } : fields);
+    this.log[level](event, suppressed > 0 ? { ...fields, suppressed } : fields);
   }
 }

@@ -224,7 +224,10 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
     await eventually(async () => expect(await latest(topic)).to.equal(19.5));
     expect(h.bridge.stats()).to.include({ received: 4, malformed: 2, rejected: 1, accepted: 1 });
     const malformed = h.events.filter((event) => event['event'] === 'mqtt.message_malformed');
-    expect(malformed.map((event) => event['payload'])).to.deep.equal(['garbage', '{"group": "greenhouse", ']);
+    expect(
+      malformed.map((event) => event['payload']),
+      'once per interval',
+    ).to.deep.equal(['garbage']);
     expect(malformed[0]).to.include({ level: 'warn', topic });
     const rejected = h.events.find((event) => event['event'] === 'mqtt.readings_rejected');
     expect(rejected).to.deep.include({ rejected: 1 });
@@ -274,6 +277,32 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
     expect((await demo.execute({ group: 'demo', topic: shared }))[0]?.value).to.equal(21);
     expect((await demo.execute({ group: 'demo', topic: unknownBox }))[0]?.value).to.equal(22);
     expect(h.bridge.stats()).to.include({ regrouped: 0 });
+  });
+
+  it('when a message is larger than the payload bound (256 KiB by default), then it is dropped unread and counted, and later ones are stored', async () => {
+    const topic = `${h.prefix}/esp/air/temperature`;
+    // What stalled the server for seconds when parsed: a deeply nested array, here just over the bound.
+    const depth = (256 * 1024) / 2 + 1;
+    await box.publishAsync(topic, '['.repeat(depth) + ']'.repeat(depth), { qos: 1 });
+    await box.publishAsync(topic, '18.5,greenhouse', { qos: 1 });
+
+    await eventually(async () => expect(await latest(topic)).to.equal(18.5));
+    expect(h.bridge.stats()).to.include({ received: 2, oversized: 1, malformed: 0, accepted: 1 });
+    expect(h.events.find((event) => event['event'] === 'mqtt.message_oversized')).to.include({
+      level: 'warn',
+      topic,
+      bytes: depth * 2,
+      limit: 256 * 1024,
+    });
+  });
+
+  it('when a flood of malformed messages arrives, then each is counted but one warning line is written per interval', async () => {
+    const topic = `${h.prefix}/esp/air/temperature`;
+    await Promise.all(Array.from({ length: 500 }, () => box.publishAsync(topic, 'garbage', { qos: 1 })));
+
+    await eventually(() => expect(h.bridge.stats().malformed).to.equal(500));
+    const lines = h.events.filter((event) => event['event'] === 'mqtt.message_malformed');
+    expect(lines).to.have.length(1);
   });
 
   it('when many messages arrive together, then they are recorded in a few batches, none lost', async () => {
@@ -492,6 +521,14 @@ describe('MqttBridge start and configuration', () => {
         MQTT_USERNAME: 'hortus',
       }),
     ).to.deep.equal({ url: 'mqtt://broker:1883', topicFilter: 'site/esp/#', username: 'hortus' });
+    expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_MAX_PAYLOAD_BYTES: '4096' })).to.include({
+      maxPayloadBytes: 4096,
+    });
+    for (const bad of ['1k', '10', '99999999']) {
+      expect(() =>
+        mqttModule(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_MAX_PAYLOAD_BYTES: bad }) ?? { url: '' }),
+      ).to.throw(/MQTT_MAX_PAYLOAD_BYTES must be a whole number from 64 to 4194304/);
+    }
     expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'OFF' })).to.include({
       sharedGroup: false,
     });

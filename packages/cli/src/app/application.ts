@@ -197,7 +197,10 @@ function prepareBackground(
   const bridge = config.mqtt === undefined ? undefined : container.get(MqttBridge);
   const retention = new RetentionJob(container.get(ApplyRetention), logger);
   return ({ metrics }) => {
-    if (bridge !== undefined) metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
+    if (bridge !== undefined) {
+      metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
+      metrics.countMqttDropsFrom(() => bridge.stats());
+    }
     // Every server runs it: passes of several servers only find less to delete.
     retention.start(options.retentionFirstRunMs);
     const work: {

@@ -28,6 +28,20 @@ interface RouteSeries {
 
 export type IngestSource = 'http' | 'mqtt';
 
+/** What the MQTT bridge did not store as sent, as counted by the bridge since start. */
+export interface MqttDrops {
+  /** Messages over MQTT_MAX_PAYLOAD_BYTES, not parsed. */
+  readonly oversized: number;
+  /** Messages in no known format. */
+  readonly malformed: number;
+  /** Readings refused by validation. */
+  readonly rejected: number;
+  /** Readings lost because the store failed or the queue was full. */
+  readonly failed: number;
+  /** Readings stored under their box's group instead of the one their payload named. */
+  readonly regrouped: number;
+}
+
 function escapeLabel(value: string): string {
   return value.replace(/\\/gu, '\\\\').replace(/"/gu, '\\"').replace(/\n/gu, '\\n');
 }
@@ -50,6 +64,7 @@ export class HttpMetrics {
   private readonly series = new Map<string, Map<string, RouteSeries>>();
   private readonly ingested: Record<IngestSource, number> = { http: 0, mqtt: 0 };
   private mqttAccepted: (() => number) | undefined;
+  private mqttDrops: (() => MqttDrops) | undefined;
   private automationsFired = 0;
   private alertsRaised = 0;
   private laneAnswers = 0;
@@ -111,6 +126,11 @@ export class HttpMetrics {
     this.mqttAccepted = accepted;
   }
 
+  /** Read at each scrape, like the accepted count. */
+  countMqttDropsFrom(drops: () => MqttDrops): void {
+    this.mqttDrops = drops;
+  }
+
   automationTick({ switched, alerts }: TickResult): void {
     this.automationsFired += switched.length;
     this.alertsRaised += alerts.length;
@@ -143,6 +163,8 @@ export class HttpMetrics {
     lines.push(`hortus_readings_ingested_total{source="http"} ${this.ingested.http}`);
     const mqtt = this.ingested.mqtt + (this.mqttAccepted?.() ?? 0);
     lines.push(`hortus_readings_ingested_total{source="mqtt"} ${mqtt}`);
+    const drops = this.mqttDrops?.();
+    if (drops !== undefined) lines.push(...mqttDropLines(drops));
     lines.push('# HELP hortus_automations_fired_total Actions the automation engine switched.');
     lines.push('# TYPE hortus_automations_fired_total counter');
     lines.push(`hortus_automations_fired_total ${this.automationsFired}`);
@@ -192,4 +214,20 @@ export function countingIngest(recordReadings: RecordReadings, metrics: HttpMetr
     return result;
   };
   return counted;
+}
+
+function mqttDropLines(drops: MqttDrops): string[] {
+  return [
+    '# HELP hortus_mqtt_messages_dropped_total MQTT messages not read, by reason.',
+    '# TYPE hortus_mqtt_messages_dropped_total counter',
+    `hortus_mqtt_messages_dropped_total{reason="oversized"} ${drops.oversized}`,
+    `hortus_mqtt_messages_dropped_total{reason="malformed"} ${drops.malformed}`,
+    '# HELP hortus_mqtt_readings_dropped_total Readings of MQTT messages not stored, by reason.',
+    '# TYPE hortus_mqtt_readings_dropped_total counter',
+    `hortus_mqtt_readings_dropped_total{reason="rejected"} ${drops.rejected}`,
+    `hortus_mqtt_readings_dropped_total{reason="failed"} ${drops.failed}`,
+    "# HELP hortus_mqtt_readings_regrouped_total Readings stored under their box's group, not the one their payload named.",
+    '# TYPE hortus_mqtt_readings_regrouped_total counter',
+    `hortus_mqtt_readings_regrouped_total ${drops.regrouped}`,
+  ];
 }

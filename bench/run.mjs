@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 import { cliMarkdown, cliStart, cliTargets } from './cli.mjs';
-import { boxesMarkdown, boxesPart } from './boxes.mjs';
+import { boxesMarkdown, boxesPart, boxesTargets } from './boxes.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const smoke = process.argv.includes('--smoke');
@@ -120,7 +120,8 @@ const pinning = wrkPath !== undefined && tasksetPath !== undefined;
 /** Forks bench/server.mjs; resolves once it listens. Its stdout (the request log) goes to /dev/null. */
 function startServer(kind, env = {}, { pin = true } = {}) {
   const child = fork(fileURLToPath(new URL('server.mjs', import.meta.url)), [kind], {
-    execArgv: ['--expose-gc'],
+    // BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the servers under test.
+    execArgv: ['--expose-gc', ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -1247,6 +1248,7 @@ function targets(results) {
       figure.capacity >= goal,
     );
   }
+  list.push(...boxesTargets(results.boxes));
   list.push(...cliTargets(results.cli));
   return list;
 }
@@ -1432,7 +1434,7 @@ async function main() {
   results.logins = await timed('logins', loginsBesidePolling);
   results.capacity = await timed('capacity', capacity);
   results.boxes = await timed('boxes', () =>
-    boxesPart({ startServer, mongoServer, dropDatabase, log, plan, smoke }),
+    boxesPart({ startServer, mongoServer, dropDatabase, log, smoke }),
   );
   results.cli = await timed('cli', () => cliStart({ rounds: smoke ? 1 : 5 }));
   results.targets = targets(results);

@@ -87,6 +87,41 @@ async function seedGroups(container, tokens, from, count) {
   }
 }
 
+/**
+ * The boxes part's devices: `count` boxes registered in groups box-0 .. (two a group), each group with the
+ * four relays the firmware switches, each box onboarded as the firmware does (so it holds its own api-key).
+ * Answers what the generator needs: each box's group and key.
+ */
+async function provisionBoxes(container, count) {
+  const { CreateAction, CreateDevice, GROUP_REPOSITORY, OnboardBox, boxIdOfMac, macOfRegisteredId } =
+    await hortus('core');
+  const groups = container.get(GROUP_REPOSITORY);
+  const createDevice = container.get(CreateDevice);
+  const createAction = container.get(CreateAction);
+  const onboard = container.get(OnboardBox);
+  const boxes = [];
+  for (let i = 0; i < count; i += 1) {
+    const group = `box-${Math.floor(i / 2)}`;
+    if (i % 2 === 0) {
+      await groups.create({ name: group, package: 'small', employee: [], settings: [] });
+      for (const relay of ['pump_1', 'led_1', 'ventilator_1', 'ventilator_2'])
+        await createAction.execute({ group, object: relay, value: relay === 'pump_1' ? 'on' : 'off' });
+    }
+    const label =
+      `24:6F:28:${(0xa0 + (i >> 8)).toString(16)}:${(i & 0xff).toString(16).padStart(2, '0')}:01`.toUpperCase();
+    await createDevice.execute({ deviceId: label, group, type: 'box' });
+    const outcome = await onboard.execute({
+      deviceId: boxIdOfMac(macOfRegisteredId(label)),
+      firmwareVersion: '1.0.4',
+      lastActive: '4200',
+      address: '127.0.0.1',
+    });
+    if (!outcome.registered) throw new Error(`bench box ${label} was refused onboarding: ${outcome.reason}`);
+    boxes.push({ group, apiKey: outcome.apiKey });
+  }
+  return boxes;
+}
+
 async function hortusServer() {
   await import(pathToFileURL(fromHttpKoa.resolve('reflect-metadata')).href);
   const { createContainer, createJsonLogger, loadConfig, startServer } = await hortus('cli');
@@ -165,6 +200,8 @@ async function hortusServer() {
     );
     process.send({ type: 'groups', count: seededGroups, seconds: (performance.now() - started) / 1000 });
   };
+  const boxes =
+    Number(env.BENCH_BOXES ?? 0) > 0 ? await provisionBoxes(container, Number(env.BENCH_BOXES)) : [];
   const after = memory();
   const running = await startServer(config, { container, logger, demo: env.BENCH_DEMO === 'on' });
   if (env.BENCH_ACCOUNT !== undefined) {
@@ -181,12 +218,14 @@ async function hortusServer() {
   return {
     url: running.url,
     ...(running.httpsUrl === undefined ? {} : { httpsUrl: running.httpsUrl }),
+    ...(boxes.length === 0 ? {} : { boxes }),
     memory: { before, after },
   };
 }
 
 /**
- * A bare Node HTTPS server answering what the boxes part sends, as Hortus answers it but storing nothing:
+ * A bare Node HTTPS server answering the box endpoint's requests (insertOne, find) as Hortus answers them
+ * but checking and storing nothing:
  * the same certificate (the one Hortus created in BENCH_TLS_DIR) and the same answer, so the difference is
  * Hortus's own work per request.
  */
@@ -198,16 +237,26 @@ async function httpsBareServer() {
     cert: readFileSync(`${directory}/self-signed-cert.pem`),
     key: readFileSync(`${directory}/self-signed-key.pem`),
   });
+  // The four relays of a group, as Hortus's find answers them.
+  const documents = ['pump_1', 'led_1', 'ventilator_1', 'ventilator_2'].map((object, index) => ({
+    _id: `a${index}`,
+    group: 'box-0',
+    object,
+    value: index === 0 ? 'on' : 'off',
+    automations: [],
+  }));
+  let inserted = 0;
   server.on('request', (request, response) => {
     const chunks = [];
     request.on('data', (chunk) => chunks.push(chunk));
     request.on('end', () => {
-      const readings = request.method === 'POST' ? JSON.parse(Buffer.concat(chunks).toString()) : [];
-      const count = Array.isArray(readings) ? readings.length : 1;
-      const body =
-        request.method === 'POST' ? { accepted: count, stored: count, rejected: [] } : { message: [] };
-      response.writeHead(request.method === 'POST' ? 202 : 200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(body));
+      // Parsed as Hortus parses it; the answer is the box endpoint's, nothing is kept.
+      const body = JSON.parse(Buffer.concat(chunks).toString());
+      const find = request.url?.endsWith('/action/find') === true;
+      inserted += find ? 0 : 1;
+      const answer = find ? { documents } : { insertedId: `${body.document?.topic}-${inserted}` };
+      response.writeHead(find ? 200 : 201, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(answer));
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,4 +1,4 @@
-import { CreateAccessKey, type UserRepository, USER_REPOSITORY } from '@hortus/core';
+import { CreateAccessKey, RequestPasswordReset, type UserRepository, USER_REPOSITORY } from '@hortus/core';
 import { type SmtpTestServer, startSmtpTestServer } from '@hortus/contract-tests';
 import { expect, type Reply, startTestServer, type TestServer } from './harness.js';
 
@@ -24,6 +24,11 @@ async function signUpAndLogIn(api: TestServer, group: string, email: string, hea
   expect(loggedIn.status, loggedIn.text).to.equal(200);
   const { token, userId } = (json(loggedIn)['data'] ?? {}) as { token: string; userId: string };
   return { email, userId, token, group, auth: { authorization: `Bearer ${token}` } };
+}
+
+/** The link is made and mailed after the answer (so its timing tells nothing): wait for that. */
+async function resetsHandled(api: TestServer): Promise<void> {
+  await api.container.get(RequestPasswordReset).settled();
 }
 
 /** Every answer must be free of password hashes. */
@@ -249,6 +254,7 @@ describe('accounts over HTTP (AUTH off: the web client sends no credentials on d
     });
     // 2. Ask for a reset link, which would go to the attacker.
     const reset = await api.call('POST', '/api/password-reset', { json: { email: attacker } });
+    await resetsHandled(api);
 
     expect(change.status).to.equal(401);
     expect(change.headers.get('www-authenticate')).to.equal('Bearer realm="hortus"');
@@ -294,8 +300,7 @@ describe('accounts over HTTP (AUTH off: the web client sends no credentials on d
     expect(change.status).to.equal(200);
     expect(reset.status).to.equal(200);
     expect(json(reset)).to.deep.equal(json(unknown));
-    // The mail, if any, is handed over after the answer: wait for the store's side of it.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await resetsHandled(api);
     expect(api.logger.lines.filter((line) => line['to'] === attacker)).to.deep.equal([]);
     const credentials = await api.container.get<UserRepository>(USER_REPOSITORY).findCredentials(userId);
     expect(credentials?.reset).to.equal(undefined);
@@ -310,6 +315,7 @@ describe('accounts over HTTP (AUTH off: the web client sends no credentials on d
     expect(asked.status).to.equal(200);
     expect(unknown.status).to.equal(200);
     expect(json(unknown)).to.deep.equal(json(asked));
+    await resetsHandled(api);
 
     // Without SMTP_URL the mail is a warning in the log, link included.
     const mail = api.logger.lines.filter((line) => line.level === 'warn' && line['to'] === ana.email).at(-1);
@@ -345,6 +351,7 @@ describe('accounts over HTTP (AUTH off: the web client sends no credentials on d
     const ana = await signUpAndLogIn(api, group, `${api.unique('ana')}@example.org`);
     const linkOf = async (): Promise<string | undefined> => {
       await api.call('POST', '/api/password-reset', { json: { email: ana.email } });
+      await resetsHandled(api);
       const mail = api.logger.lines.filter((line) => line['to'] === ana.email).at(-1);
       return /\/reset_password\/[0-9a-f]{24}\/([0-9a-f]{64})/u.exec(String(mail?.['text']))?.[1];
     };

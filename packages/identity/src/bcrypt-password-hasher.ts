@@ -33,6 +33,24 @@ export function bcryptInput(password: string): string {
   return `sha256:${createHash('sha256').update(password, 'utf8').digest('base64')}`;
 }
 
+/** A valid hash at this cost that matches nothing: verifying against it spends that cost's work. */
+export function dummyHashAt(cost: number): string {
+  return `$2b$${String(cost).padStart(2, '0')}$${'O'.repeat(22)}${'x'.repeat(31)}`;
+}
+
+/**
+ * The bcrypt costs one verification computes against a stored hash, the work of cost c being 2^c rounds:
+ * the hash's own cost, and for a hash cheaper than `cost` (the original's cost 10) dummy work at costs
+ * stored, stored+1, ..., cost-1, since 2^s + (2^s + ... + 2^(c-1)) = 2^c. So a wrong password for a
+ * migrated user costs what an unknown e-mail costs (the dummy hash at `cost`), and timing does not tell
+ * them apart. A hash costlier than `cost` (BCRYPT_COST lowered since) is verified at its own cost.
+ */
+export function verificationCosts(hash: string, cost: number): number[] {
+  const stored = Number(bcryptHashPattern.exec(hash)?.[1] ?? cost);
+  const padding = Array.from({ length: Math.max(0, cost - stored) }, (_, index) => stored + index);
+  return [stored, ...padding];
+}
+
 type Pending = { resolve(value: string | boolean): void; reject(error: Error): void };
 
 /** One worker thread and the jobs it has been given but not answered. */
@@ -109,7 +127,7 @@ export class BcryptPasswordHasher implements PasswordHasher {
     }
     this.threadCount = options.threads ?? Math.min(4, Math.max(1, availableParallelism() - 1));
     // Verifying costs the same whatever the hash holds: this one spends a real log-in's time and matches nothing.
-    this.dummyHash = `$2b$${String(this.cost).padStart(2, '0')}$${'O'.repeat(22)}${'x'.repeat(31)}`;
+    this.dummyHash = dummyHashAt(this.cost);
   }
 
   hash(password: string): Promise<string> {
@@ -118,7 +136,8 @@ export class BcryptPasswordHasher implements PasswordHasher {
 
   async verify(password: string, hash: string): Promise<boolean> {
     if (!bcryptHashPattern.test(hash)) return false;
-    return (await this.run({ op: 'verify', password: bcryptInput(password), hash })) === true;
+    const pad = verificationCosts(hash, this.cost).slice(1).map(dummyHashAt);
+    return (await this.run({ op: 'verify', password: bcryptInput(password), hash, pad })) === true;
   }
 
   needsRehash(hash: string): boolean {
@@ -134,7 +153,9 @@ export class BcryptPasswordHasher implements PasswordHasher {
   }
 
   private run(
-    job: { op: 'hash'; password: string; cost: number } | { op: 'verify'; password: string; hash: string },
+    job:
+      | { op: 'hash'; password: string; cost: number }
+      | { op: 'verify'; password: string; hash: string; pad: readonly string[] },
   ): Promise<string | boolean> {
     this.threads ??= Array.from({ length: this.threadCount }, () => new BcryptThread());
     const thread = this.threads.reduce((least, candidate) =>

@@ -4,7 +4,20 @@ import bcrypt from 'bcryptjs';
 /** One job of the pool: hash a password at a cost, or compare one with a hash. */
 export type BcryptJob =
   | { readonly id: number; readonly op: 'hash'; readonly password: string; readonly cost: number }
-  | { readonly id: number; readonly op: 'verify'; readonly password: string; readonly hash: string };
+  | {
+      readonly id: number;
+      readonly op: 'verify';
+      readonly password: string;
+      readonly hash: string;
+      /** Dummy hashes also verified, to spend their work (see verificationCosts). */
+      readonly pad: readonly string[];
+    };
+
+function verify(job: Extract<BcryptJob, { op: 'verify' }>): boolean {
+  const matches = bcrypt.compareSync(job.password, job.hash);
+  for (const dummy of job.pad) bcrypt.compareSync(job.password, dummy);
+  return matches;
+}
 
 export type BcryptResult =
   | { readonly id: number; readonly ok: true; readonly value: string | boolean }
@@ -14,10 +27,7 @@ export type BcryptResult =
 parentPort?.on('message', (job: BcryptJob) => {
   let result: BcryptResult;
   try {
-    const value =
-      job.op === 'hash'
-        ? bcrypt.hashSync(job.password, job.cost)
-        : bcrypt.compareSync(job.password, job.hash);
+    const value = job.op === 'hash' ? bcrypt.hashSync(job.password, job.cost) : verify(job);
     result = { id: job.id, ok: true, value };
   } catch (error) {
     result = { id: job.id, ok: false, error: error instanceof Error ? error.message : String(error) };

@@ -6,10 +6,12 @@ import { type Clock, ConfigError, type ServerSecretRepository } from '@hortus/co
 import { SignJWT } from 'jose';
 import {
   BcryptPasswordHasher,
+  dummyHashAt,
   identitySettingsFromEnv,
   JwtTokenService,
   NodeOneTimeTokens,
   SESSION_TTL_SECONDS,
+  verificationCosts,
 } from '@hortus/identity';
 
 chai.use(chaiAsPromised);
@@ -69,6 +71,31 @@ describe('BcryptPasswordHasher', () => {
     expect(hasher.dummyHash).to.match(/^\$2b\$12\$/u);
     expect(await hasher.verify('', hasher.dummyHash)).to.equal(false);
     expect(await hasher.verify('Secret#Garden1', hasher.dummyHash)).to.equal(false);
+  });
+
+  it('when a wrong password is checked against a migrated cost-10 hash, then the work is that of the cost-12 dummy hash an unknown e-mail gets', async () => {
+    const rounds = (costs: number[]): number => costs.reduce((sum, cost) => sum + 2 ** cost, 0);
+
+    expect(verificationCosts(hasher.dummyHash, 12)).to.deep.equal([12]);
+    expect(verificationCosts(legacyHashes[0]?.hash ?? '', 12)).to.deep.equal([10, 10, 11]);
+    for (let stored = 4; stored <= 12; stored += 1) {
+      const costs = verificationCosts(dummyHashAt(stored), 12);
+      expect(rounds(costs), `stored cost ${stored}`).to.equal(2 ** 12);
+    }
+    // A costlier hash (BCRYPT_COST lowered since) is only verified, at its own cost.
+    expect(verificationCosts(dummyHashAt(13), 12)).to.deep.equal([13]);
+  });
+
+  it('when a cheaper hash is verified with the padding work, then the answer is unchanged', async () => {
+    const padded = new BcryptPasswordHasher({ cost: 7, threads: 1 });
+    const cheaper = new BcryptPasswordHasher({ cost: 4, threads: 1 });
+    try {
+      const cheap = await cheaper.hash('Secret#Garden1');
+      expect(await padded.verify('Secret#Garden1', cheap)).to.equal(true);
+      expect(await padded.verify('Secret#Garden2', cheap)).to.equal(false);
+    } finally {
+      await Promise.all([padded.close(), cheaper.close()]);
+    }
   });
 
   it('when four passwords are hashed at once, then the event loop stays idle meanwhile (hashing runs on worker threads)', async () => {

@@ -1,6 +1,7 @@
-import { inject, injectable } from 'inversify';
+import { inject, injectable, optional } from 'inversify';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { NotFoundError } from '../shared/errors.js';
+import { LOGGER, type Logger } from '../shared/logger.port.js';
 import { requireEmail, type User } from '../users/user.js';
 import { USER_REPOSITORY, type UserRepository } from '../users/user.port.js';
 import { ACCOUNT_SETTINGS, type AccountSettings, resetLink } from './account.js';
@@ -9,21 +10,27 @@ import { MAILER, type Mailer, ONE_TIME_TOKENS, type OneTimeTokens } from './acco
 export const RESET_REQUESTED =
   'If an account has this e-mail, a link to reset its password has been sent to it.';
 export const RESET_MAIL_SUBJECT = 'Reset your Hortus password';
+/** Resets asked but not yet handled; more are dropped with a warning (the answer is the same). */
+export const MAX_PENDING_RESETS = 100;
 
 @injectable()
 export class RequestPasswordReset {
+  private pending = 0;
+
   constructor(
     @inject(USER_REPOSITORY) private readonly users: UserRepository,
     @inject(ONE_TIME_TOKENS) private readonly oneTime: OneTimeTokens,
     @inject(MAILER) private readonly mailer: Mailer,
     @inject(ACCOUNT_SETTINGS) private readonly settings: AccountSettings,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(LOGGER) @optional() private readonly logger?: Logger,
   ) {}
 
   /**
-   * Mails a reset link when the e-mail has an account with a password, and answers the same either way,
-   * so the route does not tell who has an account. The mail is handed over without waiting: a slow SMTP
-   * server must not show in the answer's timing. The mailer reports its own failures.
+   * Answers at once, the same for every e-mail, and mails a reset link afterwards when the e-mail has an
+   * account with a password. Everything that differs between an e-mail with an account and one without
+   * (the look-up, the token write, the mail) happens after the answer, so neither its text nor its
+   * timing tells who has an account. Failures there are logged, never answered.
    *
    * An account without a password gets no link here: anyone may change its e-mail (SPEC's route needs no
    * credential for it), so a link to whatever address it has now would hand the account to whoever set
@@ -31,28 +38,54 @@ export class RequestPasswordReset {
    */
   async execute(input: { email: unknown }): Promise<string> {
     const email = requireEmail(input.email);
+    if (this.pending >= MAX_PENDING_RESETS) {
+      // A flood of requests must not pile up work behind the answers; the answer stays the same.
+      this.logger?.warn('password reset dropped', { reason: 'too many pending', pending: this.pending });
+      return RESET_REQUESTED;
+    }
+    this.pending += 1;
+    // setImmediate: after the answer has been handed to the transport, not merely after this await.
+    setImmediate(() => {
+      this.mailLink(email)
+        .catch((error: unknown) =>
+          this.logger?.error('password reset failed', {
+            error: error instanceof Error ? error.message : String(error),
+          }),
+        )
+        .finally(() => {
+          this.pending -= 1;
+        });
+    });
+    return RESET_REQUESTED;
+  }
+
+  /** Resolves when every reset asked so far has been handled (tests, tidy shutdowns). */
+  async settled(): Promise<void> {
+    while (this.pending > 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  private async mailLink(email: string): Promise<void> {
     const user = await this.users.findByEmail(email);
     const credentials = user === undefined ? undefined : await this.users.findCredentials(user.id);
-    if (user !== undefined && credentials?.passwordHash !== undefined) {
-      const link = await this.newLink(user);
-      this.mailer
-        .send({
-          to: user.email,
-          subject: RESET_MAIL_SUBJECT,
-          text: [
-            `Hello ${user.firstName},`,
-            '',
-            'someone (hopefully you) asked to reset the password of your Hortus account.',
-            `Open this link within ${Math.round(this.settings.resetTokenTtlMs / 60_000)} minutes to choose a new one:`,
-            '',
-            link,
-            '',
-            'If you did not ask for it, ignore this mail: your password stays as it is.',
-          ].join('\n'),
-        })
-        .catch(() => undefined);
-    }
-    return RESET_REQUESTED;
+    if (user === undefined || credentials?.passwordHash === undefined) return;
+    const link = await this.newLink(user);
+    // The mailer reports its own failures; a slow SMTP server holds nothing here.
+    this.mailer
+      .send({
+        to: user.email,
+        subject: RESET_MAIL_SUBJECT,
+        text: [
+          `Hello ${user.firstName},`,
+          '',
+          'someone (hopefully you) asked to reset the password of your Hortus account.',
+          `Open this link within ${Math.round(this.settings.resetTokenTtlMs / 60_000)} minutes to choose a new one:`,
+          '',
+          link,
+          '',
+          'If you did not ask for it, ignore this mail: your password stays as it is.',
+        ].join('\n'),
+      })
+      .catch(() => undefined);
   }
 
   /** A fresh link for an administrator without mail (`hortus user reset-link`); it replaces older ones. */

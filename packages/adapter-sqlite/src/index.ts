@@ -16,3 +16,4 @@ export { isUnavailableError, SQLITE_CONNECTION, SqliteConnection, toDomainError 
 export * from './firmware.repository.js';
 export { GroupCommit } from './group-commit.js';
 export * from './change-feed.js';
+export * from './file-modes.js';

@@ -285,7 +285,21 @@ export const migrations: readonly {
     `,
   },
   {
-    version: 10,
+    version: 11,
+    sql: `
+      -- How and when each account was made, for the review before access control is turned on. NULL for
+      -- accounts made before this version: listed as unknown.
+      ALTER TABLE users ADD COLUMN created_at INTEGER;
+      ALTER TABLE users ADD COLUMN origin TEXT;
+      -- Invitations a sign-up has used, by the digest of their code, kept until they expire: each works once.
+      CREATE TABLE used_invitations (
+        digest TEXT PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 12,
     sql: `
       -- The change feed: each bump takes the next number of the whole table, so "what changed since N" is
       -- one range of this index. Rows from before stay NULL until bumped (a reader starts from now).

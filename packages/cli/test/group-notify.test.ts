@@ -43,9 +43,16 @@ describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
     expect(shown.webhooks).to.deep.equal([{ url: 'https://hooks.example.org/…oken', secret: '…6789' }]);
     expect((await stored())?.webhooks).to.deep.equal([{ url: new URL(HOOK).toString(), secret: SECRET }]);
 
+    const second = await hortus(
+      container,
+      ['group', 'notify', 'gh', '--add-webhook', 'https://ntfy.example.org/gh', '--secret-stdin'],
+      { stdin: stdin('another-secret-of-16-chars') },
+    );
+    expect(second.code, second.stderr).to.equal(0);
     const listed = await hortus(container, ['group', 'notify', 'gh']);
-    expect(listed.stdout).to.contain('https://hooks.example.org/…oken (secret …6789)');
-    expect(listed.stdout).not.to.match(/T0KEN|querytoken|pa55word/u);
+    expect(listed.stdout).to.match(/^Webhook 1: +https:\/\/hooks\.example\.org\/…oken \(secret …6789\)$/mu);
+    expect(listed.stdout).to.match(/^Webhook 2: +https:\/\/ntfy\.example\.org\/… \(secret …hars\)$/mu);
+    expect(listed.stdout).not.to.match(/T0KEN|querytoken|pa55word|\\n/u);
   });
 
   it('when the secret is in a file, then --secret-file reads it (without the final line break)', async () => {

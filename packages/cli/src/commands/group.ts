@@ -264,12 +264,12 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
               ['Group', view.group],
               ['E-mail', view.email ?? '(off: set emailNotification and email in the group settings)'],
               ['Events', view.events.join(', ')],
-              [
-                'Webhooks',
-                view.webhooks.length === 0
-                  ? '(none)'
-                  : view.webhooks.map((h) => `${h.url} (secret ${h.secret})`).join('\n'),
-              ],
+              // One row per hook: a value's line breaks would be printed escaped.
+              ...(view.webhooks.length === 0
+                ? [['Webhooks', '(none)'] as const]
+                : view.webhooks.map(
+                    (h, i) => [`Webhook ${i + 1}`, `${h.url} (secret ${h.secret})`] as const,
+                  )),
               ...(view.cancelled === undefined
                 ? []
                 : [['Cancelled', `${view.cancelled} queued message(s) of the removed webhook`] as const]),

@@ -41,6 +41,7 @@ export * from './devices/find-device.js';
 export * from './devices/device-id.js';
 export * from './devices/box-settings.js';
 export * from './devices/box-keys.js';
+export * from './devices/box-sightings.js';
 export * from './devices/onboard-box.js';
 export * from './devices/authenticate-box.js';
 export * from './devices/box-readings.js';

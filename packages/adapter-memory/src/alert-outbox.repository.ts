@@ -51,7 +51,7 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
   }
 
   async markDelivered(id: string, at: Date): Promise<void> {
-    this.update(id, (message) => {
+    this.updatePending(id, (message) => {
       const delivered = { ...message, status: 'delivered' as const, deliveredAt: new Date(at.getTime()) };
       delete (delivered as { lastError?: string }).lastError;
       return delivered;
@@ -59,12 +59,29 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
   }
 
   async markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void> {
-    this.update(id, (message) => ({
+    this.updatePending(id, (message) => ({
       ...message,
       status: retryAt === undefined ? 'failed' : 'pending',
       lastError: error,
       ...(retryAt === undefined ? {} : { nextAttemptAt: new Date(retryAt.getTime()) }),
     }));
+  }
+
+  async cancelWebhook(group: string, url: string, reason: string): Promise<number> {
+    let cancelled = 0;
+    for (const [index, message] of this.messages.entries()) {
+      const { channel } = message;
+      if (message.group !== group || message.status !== 'pending') continue;
+      if (channel.type !== 'webhook' || channel.url !== url) continue;
+      this.messages[index] = {
+        ...message,
+        status: 'cancelled',
+        lastError: reason,
+        channel: { ...channel, secret: '' },
+      };
+      cancelled += 1;
+    }
+    return cancelled;
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {
@@ -76,9 +93,9 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
       .map((message) => structuredClone(message));
   }
 
-  private update(id: string, change: (message: OutboxMessage) => OutboxMessage): void {
+  private updatePending(id: string, change: (message: OutboxMessage) => OutboxMessage): void {
     const index = this.messages.findIndex((message) => message.id === id);
     const message = this.messages[index];
-    if (message !== undefined) this.messages[index] = change(message);
+    if (message?.status === 'pending') this.messages[index] = change(message);
   }
 }

@@ -174,7 +174,7 @@ export class MongoAlertOutboxRepository
     await this.run(() => this.claims.deleteMany({ message: new ObjectId(id) }));
     await this.run(() =>
       this.collection.updateOne(
-        { _id: new ObjectId(id) },
+        { _id: new ObjectId(id), status: 'pending' },
         { $set: { status: 'delivered', deliveredAt: new Date(at.getTime()) }, $unset: { lastError: '' } },
       ),
     );
@@ -184,7 +184,7 @@ export class MongoAlertOutboxRepository
     if (retryAt === undefined) await this.run(() => this.claims.deleteMany({ message: new ObjectId(id) }));
     await this.run(() =>
       this.collection.updateOne(
-        { _id: new ObjectId(id) },
+        { _id: new ObjectId(id), status: 'pending' },
         {
           $set:
             retryAt === undefined
@@ -193,6 +193,22 @@ export class MongoAlertOutboxRepository
         },
       ),
     );
+  }
+
+  async cancelWebhook(group: string, url: string, reason: string): Promise<number> {
+    const filter = { group, status: 'pending' as const, 'channel.type': 'webhook', 'channel.url': url };
+    const ids = (
+      await this.run(() => this.collection.find(filter, { projection: { _id: 1 } }).toArray())
+    ).map((document) => document._id);
+    if (ids.length === 0) return 0;
+    const { modifiedCount } = await this.run(() =>
+      this.collection.updateMany(
+        { _id: { $in: ids }, status: 'pending' },
+        { $set: { status: 'cancelled', lastError: reason, 'channel.secret': '' } },
+      ),
+    );
+    await this.run(() => this.claims.deleteMany({ message: { $in: ids } }));
+    return modifiedCount;
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {

@@ -1,58 +1,33 @@
 import { ContainerModule } from 'inversify';
 import { type Db, MongoClient, type MongoClientOptions } from 'mongodb';
 import {
-  ACCESS_KEY_REPOSITORY,
-  type AccessKeyRepository,
-  ACTION_REPOSITORY,
-  type ActionRepository,
-  AUTOMATION_LOG_REPOSITORY,
-  type AutomationLogRepository,
-  DEVICE_REPOSITORY,
-  type DeviceRepository,
-  ENGINE_STATE_REPOSITORY,
-  type EngineStateRepository,
-  GROUP_REPOSITORY,
-  type GroupRepository,
-  HISTORY_CHART_REPOSITORY,
-  type HistoryChartRepository,
-  NOTIFICATION_REPOSITORY,
-  type NotificationRepository,
-  READING_REPOSITORY,
-  type ReadingRepository,
-  SERVER_SECRET_REPOSITORY,
-  FIRMWARE_REPOSITORY,
-  type FirmwareRepository,
-  type ServerSecretRepository,
-  ALERT_OUTBOX_REPOSITORY,
-  type AlertOutboxRepository,
+  bindRepositoryClasses,
+  newRepositories,
+  type Repositories,
   STORE_LIFECYCLE,
   type StoreLifecycle,
   StoreUnavailableError,
-  USER_REPOSITORY,
-  type UserRepository,
-  type Repositories,
 } from '@hortus/core';
-import { accessKeyCollection, MongoAccessKeyRepository } from './access-key.repository.js';
-import { actionCollection, MongoActionRepository } from './action.repository.js';
-import { automationLogCollection, MongoAutomationLogRepository } from './automation-log.repository.js';
-import { deviceCollection, MongoDeviceRepository, pendingDeviceCollection } from './device.repository.js';
-import { engineStateCollection, MongoEngineStateRepository } from './engine-state.repository.js';
-import { groupCollection, groupEmployeeCollection, MongoGroupRepository } from './group.repository.js';
+import { accessKeyCollection } from './access-key.repository.js';
+import { actionCollection } from './action.repository.js';
+import { automationLogCollection } from './automation-log.repository.js';
+import { deviceCollection, pendingDeviceCollection } from './device.repository.js';
+import { engineStateCollection } from './engine-state.repository.js';
+import { groupCollection, groupEmployeeCollection } from './group.repository.js';
 import {
   historyChartCollection,
   historyChartRevisionCollection,
-  MongoHistoryChartRepository,
   moveEmbeddedCharts,
 } from './history-chart.repository.js';
-import { MongoNotificationRepository, notificationCollection } from './notification.repository.js';
+import { notificationCollection } from './notification.repository.js';
 import { latestReadingCollection } from './latest-readings.js';
-import { MongoReadingRepository, readingCollection } from './reading.repository.js';
+import { readingCollection } from './reading.repository.js';
+import { mongoRepositoryClasses } from './repositories.js';
 import { revisionCollection, setRevisionPollInterval, stopRevisionMirror } from './revisions.js';
 import { rollupCollections } from './rollups.js';
-import { MongoServerSecretRepository, serverSecretCollection } from './server-secret.repository.js';
-import { firmwareCollection, MongoFirmwareRepository } from './firmware.repository.js';
+import { serverSecretCollection } from './server-secret.repository.js';
+import { firmwareCollection } from './firmware.repository.js';
 import {
-  MongoAlertOutboxRepository,
   notifySettingsCollection,
   outboxClaimCollection,
   outboxCollection,
@@ -73,7 +48,7 @@ import {
   setOperationDeadline,
   withDeadline,
 } from './support.js';
-import { MongoUserRepository, usedResetCollection, userCollection } from './user.repository.js';
+import { usedResetCollection, userCollection } from './user.repository.js';
 
 /** How much later than the deadline the driver gives up on a silent socket. */
 const SOCKET_TIMEOUT_MARGIN_MS = 1000;
@@ -141,21 +116,7 @@ function bindRepositories(db: Db, lifecycle?: StoreLifecycle): ContainerModule {
   return new ContainerModule(({ bind }) => {
     bind<Db>(MONGO_DB).toConstantValue(db);
     if (lifecycle !== undefined) bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
-    bind<ReadingRepository>(READING_REPOSITORY).to(MongoReadingRepository).inSingletonScope();
-    bind<ActionRepository>(ACTION_REPOSITORY).to(MongoActionRepository).inSingletonScope();
-    bind<DeviceRepository>(DEVICE_REPOSITORY).to(MongoDeviceRepository).inSingletonScope();
-    bind<NotificationRepository>(NOTIFICATION_REPOSITORY).to(MongoNotificationRepository).inSingletonScope();
-    bind<HistoryChartRepository>(HISTORY_CHART_REPOSITORY).to(MongoHistoryChartRepository).inSingletonScope();
-    bind<GroupRepository>(GROUP_REPOSITORY).to(MongoGroupRepository).inSingletonScope();
-    bind<UserRepository>(USER_REPOSITORY).to(MongoUserRepository).inSingletonScope();
-    bind<EngineStateRepository>(ENGINE_STATE_REPOSITORY).to(MongoEngineStateRepository).inSingletonScope();
-    bind<AutomationLogRepository>(AUTOMATION_LOG_REPOSITORY)
-      .to(MongoAutomationLogRepository)
-      .inSingletonScope();
-    bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(MongoAccessKeyRepository).inSingletonScope();
-    bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY).to(MongoServerSecretRepository).inSingletonScope();
-    bind<FirmwareRepository>(FIRMWARE_REPOSITORY).to(MongoFirmwareRepository).inSingletonScope();
-    bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(MongoAlertOutboxRepository).inSingletonScope();
+    bindRepositoryClasses(bind, mongoRepositoryClasses);
   });
 }
 
@@ -250,21 +211,7 @@ export class MongoStore implements StoreLifecycle {
   }
 
   repositories(): MongoRepositories {
-    return {
-      readings: new MongoReadingRepository(this.db),
-      actions: new MongoActionRepository(this.db),
-      devices: new MongoDeviceRepository(this.db),
-      notifications: new MongoNotificationRepository(this.db),
-      historyCharts: new MongoHistoryChartRepository(this.db),
-      groups: new MongoGroupRepository(this.db),
-      users: new MongoUserRepository(this.db),
-      engineState: new MongoEngineStateRepository(this.db),
-      automationLog: new MongoAutomationLogRepository(this.db),
-      accessKeys: new MongoAccessKeyRepository(this.db),
-      serverSecrets: new MongoServerSecretRepository(this.db),
-      firmware: new MongoFirmwareRepository(this.db),
-      alertOutbox: new MongoAlertOutboxRepository(this.db),
-    };
+    return newRepositories(mongoRepositoryClasses, this.db);
   }
 
   /**

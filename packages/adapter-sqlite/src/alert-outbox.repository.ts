@@ -126,7 +126,9 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
   async markDelivered(id: string, at: Date): Promise<void> {
     this.run(() =>
       this.connection
-        .prepare("UPDATE outbox SET status = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ?")
+        .prepare(
+          "UPDATE outbox SET status = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ? AND status = 'pending'",
+        )
         .run(at.getTime(), id),
     );
   }
@@ -135,12 +137,29 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
     this.run(() =>
       retryAt === undefined
         ? this.connection
-            .prepare("UPDATE outbox SET status = 'failed', last_error = ? WHERE id = ?")
+            .prepare(
+              "UPDATE outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'pending'",
+            )
             .run(error, id)
         : this.connection
-            .prepare("UPDATE outbox SET status = 'pending', last_error = ?, next_attempt_at = ? WHERE id = ?")
+            .prepare(
+              "UPDATE outbox SET last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+            )
             .run(error, retryAt.getTime(), id),
     );
+  }
+
+  async cancelWebhook(group: string, url: string, reason: string): Promise<number> {
+    const { changes } = this.run(() =>
+      this.connection
+        .prepare(
+          `UPDATE outbox SET status = 'cancelled', last_error = ?, channel = json_set(channel, '$.secret', '')
+           WHERE grp = ? AND status = 'pending' AND json_extract(channel, '$.type') = 'webhook'
+             AND json_extract(channel, '$.url') = ?`,
+        )
+        .run(reason, group, url),
+    );
+    return changes;
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {

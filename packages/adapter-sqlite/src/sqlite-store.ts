@@ -1,56 +1,21 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ContainerModule } from 'inversify';
 import {
-  ACCESS_KEY_REPOSITORY,
-  type AccessKeyRepository,
-  ACTION_REPOSITORY,
-  type ActionRepository,
-  AUTOMATION_LOG_REPOSITORY,
-  type AutomationLogRepository,
-  DEVICE_REPOSITORY,
-  type DeviceRepository,
-  ENGINE_STATE_REPOSITORY,
-  type EngineStateRepository,
-  GROUP_REPOSITORY,
-  type GroupRepository,
-  HISTORY_CHART_REPOSITORY,
-  type HistoryChartRepository,
+  bindRepositoryClasses,
   InvalidInputError,
-  NOTIFICATION_REPOSITORY,
-  type NotificationRepository,
-  READING_REPOSITORY,
-  type ReadingRepository,
+  newRepositories,
   type Repositories,
-  SERVER_SECRET_REPOSITORY,
-  FIRMWARE_REPOSITORY,
-  type FirmwareRepository,
-  type ServerSecretRepository,
-  ALERT_OUTBOX_REPOSITORY,
-  type AlertOutboxRepository,
   STORE_LIFECYCLE,
   type StoreLifecycle,
   StoreUnavailableError,
-  USER_REPOSITORY,
-  type UserRepository,
 } from '@hortus/core';
-import { SqliteAccessKeyRepository } from './access-key.repository.js';
-import { SqliteActionRepository } from './action.repository.js';
-import { SqliteAutomationLogRepository } from './automation-log.repository.js';
-import { SqliteDeviceRepository } from './device.repository.js';
-import { SqliteEngineStateRepository } from './engine-state.repository.js';
-import { SqliteGroupRepository } from './group.repository.js';
-import { SqliteHistoryChartRepository } from './history-chart.repository.js';
-import { SqliteNotificationRepository } from './notification.repository.js';
-import { SqliteReadingRepository } from './reading.repository.js';
+import { createPrivateFile, DATA_DIR_MODE, widePermissions } from './file-modes.js';
 import { checkSchema, migrate, SchemaProblem } from './schema.js';
-import { SqliteServerSecretRepository } from './server-secret.repository.js';
-import { SqliteFirmwareRepository } from './firmware.repository.js';
-import { SqliteAlertOutboxRepository } from './alert-outbox.repository.js';
+import { sqliteRepositoryClasses } from './repositories.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, type SqliteStoreSettings } from './settings.js';
 import { isUnavailableError, SQLITE_CONNECTION, SqliteConnection } from './support.js';
-import { SqliteUserRepository } from './user.repository.js';
 
 function oneLine(text: string): string {
   return text.replace(/\s+/gu, ' ').trim();
@@ -73,25 +38,7 @@ function bindRepositories(connection: SqliteConnection, lifecycle: StoreLifecycl
   return new ContainerModule(({ bind }) => {
     bind<SqliteConnection>(SQLITE_CONNECTION).toConstantValue(connection);
     bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
-    bind<ReadingRepository>(READING_REPOSITORY).to(SqliteReadingRepository).inSingletonScope();
-    bind<ActionRepository>(ACTION_REPOSITORY).to(SqliteActionRepository).inSingletonScope();
-    bind<DeviceRepository>(DEVICE_REPOSITORY).to(SqliteDeviceRepository).inSingletonScope();
-    bind<NotificationRepository>(NOTIFICATION_REPOSITORY).to(SqliteNotificationRepository).inSingletonScope();
-    bind<HistoryChartRepository>(HISTORY_CHART_REPOSITORY)
-      .to(SqliteHistoryChartRepository)
-      .inSingletonScope();
-    bind<GroupRepository>(GROUP_REPOSITORY).to(SqliteGroupRepository).inSingletonScope();
-    bind<UserRepository>(USER_REPOSITORY).to(SqliteUserRepository).inSingletonScope();
-    bind<EngineStateRepository>(ENGINE_STATE_REPOSITORY).to(SqliteEngineStateRepository).inSingletonScope();
-    bind<AutomationLogRepository>(AUTOMATION_LOG_REPOSITORY)
-      .to(SqliteAutomationLogRepository)
-      .inSingletonScope();
-    bind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).to(SqliteAccessKeyRepository).inSingletonScope();
-    bind<FirmwareRepository>(FIRMWARE_REPOSITORY).to(SqliteFirmwareRepository).inSingletonScope();
-    bind<ServerSecretRepository>(SERVER_SECRET_REPOSITORY)
-      .to(SqliteServerSecretRepository)
-      .inSingletonScope();
-    bind<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).to(SqliteAlertOutboxRepository).inSingletonScope();
+    bindRepositoryClasses(bind, sqliteRepositoryClasses);
   });
 }
 
@@ -105,6 +52,7 @@ export type SqliteRepositories = Repositories;
  */
 export class SqliteStore implements StoreLifecycle {
   readonly connection = new SqliteConnection();
+  private warnings: readonly string[] = [];
 
   constructor(readonly settings: SqliteStoreSettings) {}
 
@@ -140,9 +88,14 @@ export class SqliteStore implements StoreLifecycle {
     const inMemory = file === ':memory:';
     if (!inMemory) {
       try {
-        mkdirSync(dirname(file), { recursive: true });
+        mkdirSync(dirname(file), { recursive: true, mode: DATA_DIR_MODE });
       } catch (error) {
         throw unusable(file, `its directory cannot be created: ${reason(error)}`);
+      }
+      try {
+        createPrivateFile(file);
+      } catch (error) {
+        throw unusable(file, `it cannot be created: ${reason(error)}`);
       }
     }
     let handle: Database.Database;
@@ -162,6 +115,12 @@ export class SqliteStore implements StoreLifecycle {
       throw this.startError(error);
     }
     this.connection.attach(handle);
+    this.warnings = inMemory ? [] : widePermissions(file);
+  }
+
+  /** What start found that the operator should hear about: data files other users may read. */
+  startWarnings(): readonly string[] {
+    return this.warnings;
   }
 
   private startError(error: unknown): Error {
@@ -202,7 +161,9 @@ export class SqliteStore implements StoreLifecycle {
    */
   async backup(targetFile: string): Promise<{ readonly totalPages: number }> {
     const target = resolve(targetFile);
-    if (existsSync(target)) {
+    // Created here, 0600, so the copy of the signing key and password hashes is never readable by others;
+    // the exclusive create also refuses an existing file without a check-then-write race.
+    if (!createPrivateFile(target)) {
       throw InvalidInputError.forField('file', `${target} exists already; choose a new file name`);
     }
     let metadata: Database.BackupMetadata;
@@ -230,21 +191,7 @@ export class SqliteStore implements StoreLifecycle {
   }
 
   repositories(): SqliteRepositories {
-    return {
-      readings: new SqliteReadingRepository(this.connection),
-      actions: new SqliteActionRepository(this.connection),
-      devices: new SqliteDeviceRepository(this.connection),
-      notifications: new SqliteNotificationRepository(this.connection),
-      historyCharts: new SqliteHistoryChartRepository(this.connection),
-      groups: new SqliteGroupRepository(this.connection),
-      users: new SqliteUserRepository(this.connection),
-      engineState: new SqliteEngineStateRepository(this.connection),
-      automationLog: new SqliteAutomationLogRepository(this.connection),
-      accessKeys: new SqliteAccessKeyRepository(this.connection),
-      serverSecrets: new SqliteServerSecretRepository(this.connection),
-      firmware: new SqliteFirmwareRepository(this.connection),
-      alertOutbox: new SqliteAlertOutboxRepository(this.connection),
-    };
+    return newRepositories(sqliteRepositoryClasses, this.connection);
   }
 
   /** Closes the file (the last process to close it folds the write-ahead log back in). Safe to repeat. */

@@ -85,6 +85,45 @@ export function alertOutboxRepositoryContract(name: string, createStore: StoreFa
       ]);
     });
 
+    it('when a webhook is cancelled, then its pending and leased messages of that group are never claimed again and lose the secret', async () => {
+      const hookY = {
+        type: 'webhook' as const,
+        url: 'https://hooks.example.org/y',
+        secret: 'another-secret-16-ch',
+      };
+      const [done, leased, queued, elsewhere, otherGroup] = await repository().enqueue([
+        message(0),
+        message(1),
+        message(2),
+        { ...message(3), channel: hookY },
+        message(4, 'other'),
+      ]);
+      expect((await repository().claimDue(at(MINUTE), MINUTE, 1)).map((m) => m.id)).to.deep.equal([done?.id]);
+      await repository().markDelivered(done?.id ?? '', at(MINUTE));
+      expect((await repository().claimDue(at(MINUTE), MINUTE, 1)).map((m) => m.id)).to.deep.equal([
+        leased?.id,
+      ]);
+
+      const reason = 'cancelled: the webhook was removed';
+      expect(await repository().cancelWebhook('gh', 'https://hooks.example.org/x', reason)).to.equal(2);
+      expect(await repository().cancelWebhook('gh', 'https://hooks.example.org/x', reason)).to.equal(0);
+      // The worker that still held the lease can neither put it back nor mark it delivered.
+      await repository().markFailed(leased?.id ?? '', 'HTTP 500', at(2 * MINUTE));
+      await repository().markDelivered(leased?.id ?? '', at(2 * MINUTE));
+
+      const byId = new Map((await repository().list('gh', 10)).map((m) => [m.id, m]));
+      for (const id of [leased?.id, queued?.id])
+        expect(byId.get(id ?? '')).to.deep.include({
+          status: 'cancelled',
+          lastError: reason,
+          channel: { type: 'webhook', url: 'https://hooks.example.org/x', secret: '' },
+        });
+      expect(byId.get(done?.id ?? '')?.status).to.equal('delivered');
+      expect(byId.get(elsewhere?.id ?? '')).to.deep.include({ status: 'pending', channel: hookY });
+      const later = await repository().claimDue(at(60 * MINUTE), MINUTE, 10);
+      expect(later.map((m) => m.id).sort()).to.deep.equal([elsewhere?.id, otherGroup?.id].sort());
+    });
+
     it('when two workers claim at once, then no message goes to both', async () => {
       await repository().enqueue([message(0), message(1), message(2), message(3)]);
       const [x, y] = await Promise.all([

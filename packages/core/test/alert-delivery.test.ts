@@ -170,6 +170,40 @@ describe('alert delivery', () => {
     });
   });
 
+  it('when a webhook is removed, then what was queued for it is cancelled, keeps no secret and is never sent', async () => {
+    const app = await greenhouse(new RecordingNotifier(1));
+    const other = { url: 'https://hooks.example.org/other', secret: 'another-secret-of-16' };
+    await app.get(ConfigureGroupNotify).execute({ group: 'gh', addWebhook: hook });
+    await app.get(ConfigureGroupNotify).execute({ group: 'gh', addWebhook: other });
+    await temperature(app, 31);
+    await app.get(AutomationEngine).tick();
+    const deliver = app.get(DeliverAlertMessages);
+    expect((await deliver.execute()).retrying).to.have.length(1); // the e-mail failed once; both hooks went
+    app.clock.advance(60_000);
+    await temperature(app, 25);
+    await app.get(AutomationEngine).tick(); // "resolved" queued for e-mail and both hooks
+
+    const view = await app.get(ConfigureGroupNotify).execute({ group: 'gh', removeWebhook: hook.url });
+    expect(view.cancelled).to.equal(1);
+    expect(view.webhooks.map((h) => h.url)).to.deep.equal([other.url]);
+    app.clock.advance(deliveryBackoffMs(10));
+    const round = await deliver.execute();
+    expect(round.delivered.map((m) => [m.event, m.channel.type])).to.have.deep.members([
+      ['opened', 'email'],
+      ['resolved', 'email'],
+      ['resolved', 'webhook'],
+    ]);
+    expect(app.notifier.delivered.filter((m) => m.channel.type === 'webhook' && m.event === 'resolved'))
+      .to.have.length(1)
+      .and.to.satisfy((sent: OutboxMessage[]) =>
+        sent.every((m) => m.channel.type === 'webhook' && m.channel.url === other.url),
+      );
+    const cancelled = (await app.outbox.list('gh', 10)).filter((m) => m.status === 'cancelled');
+    expect(cancelled.map((m) => [m.event, m.channel])).to.deep.equal([
+      ['resolved', { type: 'webhook', url: hook.url, secret: '' }],
+    ]);
+  });
+
   it('when notify settings are bad, then they are refused with the field named; a missing group is not found', async () => {
     const app = await greenhouse();
     const configure = app.get(ConfigureGroupNotify);

@@ -233,6 +233,9 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
                   ? '(none)'
                   : view.webhooks.map((h) => `${h.url} (secret ${h.secret})`).join('\n'),
               ],
+              ...(view.cancelled === undefined
+                ? []
+                : [['Cancelled', `${view.cancelled} queued message(s) of the removed webhook`] as const]),
             ]),
           );
         },

@@ -24,7 +24,8 @@ export type Channel =
   | { readonly type: 'email'; readonly to: string }
   | { readonly type: 'webhook'; readonly url: string; readonly secret: string };
 
-export type OutboxStatus = 'pending' | 'delivered' | 'failed';
+/** `cancelled`: its webhook was removed before it went out; it is never sent and no longer holds the secret. */
+export type OutboxStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
 
 /** One message to one channel. It stays in the store until delivered, so a restart loses none. */
 export interface OutboxMessage {

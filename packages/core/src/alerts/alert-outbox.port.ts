@@ -12,9 +12,15 @@ export interface AlertOutboxRepository {
    * mid-delivery leaves it to be tried again).
    */
   claimDue(now: Date, leaseMs: number, limit: number): Promise<OutboxMessage[]>;
+  /** Only a pending (or leased) message changes: a cancelled one stays cancelled. */
   markDelivered(id: string, at: Date): Promise<void>;
-  /** Pending again from `retryAt`, or given up (`failed`) without one. */
+  /** Pending again from `retryAt`, or given up (`failed`) without one; a cancelled message stays cancelled. */
   markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void>;
+  /**
+   * Cancels every pending message (leased ones too) of the group to the webhook with this URL, and blanks
+   * the secret they carry; `reason` becomes their last error. Answers how many were cancelled.
+   */
+  cancelWebhook(group: string, url: string, reason: string): Promise<number>;
   /** A group's messages, newest first. */
   list(group: string, limit: number): Promise<OutboxMessage[]>;
 }

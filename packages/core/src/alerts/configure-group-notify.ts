@@ -29,6 +29,12 @@ function requireWebhookUrl(value: string): string {
   return url.toString();
 }
 
+export type NotifyView = GroupNotifySettings & {
+  readonly email?: string;
+  /** Messages still queued for a webhook this change removed, now cancelled. */
+  readonly cancelled?: number;
+};
+
 /** Shows or changes where a group's alerts go (webhooks) and which events are sent. */
 @injectable()
 export class ConfigureGroupNotify {
@@ -37,7 +43,7 @@ export class ConfigureGroupNotify {
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
   ) {}
 
-  async execute(change: NotifyChange): Promise<GroupNotifySettings & { readonly email?: string }> {
+  async execute(change: NotifyChange): Promise<NotifyView> {
     const group = await this.groups.findByName(change.group);
     if (group === undefined) throw new NotFoundError('group', `Group ${change.group} not found`);
     const current = (await this.outbox.getSettings(group.name)) ?? {
@@ -46,11 +52,13 @@ export class ConfigureGroupNotify {
       events: defaultAlertEvents,
     };
     let { webhooks, events } = current;
+    let removed: string | undefined;
     if (change.removeWebhook !== undefined) {
       const url = requireWebhookUrl(change.removeWebhook);
       if (!webhooks.some((hook) => hook.url === url))
         throw new NotFoundError('group', `Group ${group.name} has no webhook ${url}`);
       webhooks = webhooks.filter((hook) => hook.url !== url);
+      removed = url;
     }
     if (change.addWebhook !== undefined) {
       const url = requireWebhookUrl(change.addWebhook.url);
@@ -70,7 +78,16 @@ export class ConfigureGroupNotify {
     const next = { group: group.name, webhooks, events };
     if (change.addWebhook !== undefined || change.removeWebhook !== undefined || change.events !== undefined)
       await this.outbox.saveSettings(next);
+    // What was queued for a removed hook is not sent later with its secret (saved first: no new ones come).
+    const cancelled =
+      removed === undefined || webhooks.some((hook) => hook.url === removed)
+        ? undefined
+        : await this.outbox.cancelWebhook(group.name, removed, 'cancelled: the webhook was removed');
     const email = wantsEmail(group.settings);
-    return { ...next, ...(email === undefined ? {} : { email }) };
+    return {
+      ...next,
+      ...(email === undefined ? {} : { email }),
+      ...(cancelled === undefined ? {} : { cancelled }),
+    };
   }
 }

@@ -1,0 +1,34 @@
+import { type RepositoryClasses } from '@hortus/core';
+import { InMemoryAccessKeyRepository } from './access-key.repository.js';
+import { InMemoryActionRepository } from './action.repository.js';
+import { InMemoryAlertOutboxRepository } from './alert-outbox.repository.js';
+import { InMemoryAutomationLogRepository } from './automation-log.repository.js';
+import { InMemoryDeviceRepository } from './device.repository.js';
+import { InMemoryEngineStateRepository } from './engine-state.repository.js';
+import { InMemoryFirmwareRepository } from './firmware.repository.js';
+import { InMemoryGroupRepository } from './group.repository.js';
+import { InMemoryHistoryChartRepository } from './history-chart.repository.js';
+import { InMemoryNotificationRepository } from './notification.repository.js';
+import { InMemoryReadingRepository } from './reading.repository.js';
+import { InMemoryServerSecretRepository } from './server-secret.repository.js';
+import { InMemoryUserRepository } from './user.repository.js';
+
+/**
+ * The class of each repository port on this store, each built from nothing: the store's container module
+ * and its plain repositories are both made from this list.
+ */
+export const inMemoryRepositoryClasses: RepositoryClasses<[]> = {
+  readings: InMemoryReadingRepository,
+  actions: InMemoryActionRepository,
+  devices: InMemoryDeviceRepository,
+  notifications: InMemoryNotificationRepository,
+  historyCharts: InMemoryHistoryChartRepository,
+  groups: InMemoryGroupRepository,
+  users: InMemoryUserRepository,
+  engineState: InMemoryEngineStateRepository,
+  automationLog: InMemoryAutomationLogRepository,
+  accessKeys: InMemoryAccessKeyRepository,
+  serverSecrets: InMemoryServerSecretRepository,
+  alertOutbox: InMemoryAlertOutboxRepository,
+  firmware: InMemoryFirmwareRepository,
+};

@@ -79,6 +79,7 @@ export * from './groups/list-groups.js';
 
 export * from './users/user.js';
 export * from './users/user.port.js';
+export * from './users/list-users.js';
 export * from './users/create-user.js';
 export * from './users/change-user-email.js';
 

@@ -102,6 +102,7 @@ import {
 import { assertTimeZone } from './shared/time-zone.js';
 import { ChangeUserEmail } from './users/change-user-email.js';
 import { CreateUser } from './users/create-user.js';
+import { ListUsers } from './users/list-users.js';
 
 export const useCases = [
   CreateAction,
@@ -159,6 +160,7 @@ export const useCases = [
   RecordReadings,
   ChangeUserEmail,
   CreateUser,
+  ListUsers,
   SeedDemo,
   ActionChanges,
   RunAutomations,

@@ -42,6 +42,7 @@ import { DeleteDevice } from './devices/delete-device.js';
 import { FindDevice } from './devices/find-device.js';
 import { ListDevices } from './devices/list-devices.js';
 import { AuthenticateBox } from './devices/authenticate-box.js';
+import { BoxSightings } from './devices/box-sightings.js';
 import { FindBoxActions } from './devices/box-actions.js';
 import { BoxKeys } from './devices/box-keys.js';
 import { RecordBoxReadings } from './devices/box-readings.js';
@@ -115,6 +116,7 @@ export const useCases = [
   ListDevices,
   FindDevice,
   BoxKeys,
+  BoxSightings,
   OnboardBox,
   AuthenticateBox,
   RecordBoxReadings,

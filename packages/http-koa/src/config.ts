@@ -54,6 +54,8 @@ export interface HttpSettings {
   readonly authCacheMs: number;
   /** POLL_LANE: polls answered in front of Koa (the default), or `off` to send every request through Koa. */
   readonly pollLane: boolean;
+  /** ANSWER_WAIT_MS and MAX_ANSWER_BUILDS: how cacheable answers slow to build are bounded (BuildBounds). */
+  readonly answerBuilds: { readonly waitMs: number; readonly maxBuilds: number };
   /** HTTPS_PORT: where HTTPS is served; onboarding sends boxes there unless BOX_PUBLIC_HOST says otherwise. */
   readonly httpsPort: number;
   /** BOX_PUBLIC_HOST: the host[:port] boxes are told to post to over HTTPS. */
@@ -86,6 +88,9 @@ export const httpDefaults = {
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
   POLL_LANE: 'on',
+  // The store's own deadline (MONGODB_OPERATION_TIMEOUT_MS): a request waits no longer for an answer.
+  ANSWER_WAIT_MS: '2000',
+  MAX_ANSWER_BUILDS: '8',
   HTTPS_PORT: '8443',
 } as const;
 
@@ -150,6 +155,9 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
   }
 
+  const answerWaitMs = integer('ANSWER_WAIT_MS', 10, 600_000);
+  const maxAnswerBuilds = integer('MAX_ANSWER_BUILDS', 1, 10_000);
+
   // Read here too (https.ts starts the listener): onboarding tells boxes where it is.
   const httpsPort = integer('HTTPS_PORT', 0, 65535);
   const boxPublicHost = optional('BOX_PUBLIC_HOST');
@@ -187,6 +195,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     auth,
     authCacheMs,
     pollLane: pollLaneText !== 'off',
+    answerBuilds: { waitMs: answerWaitMs, maxBuilds: maxAnswerBuilds },
     ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientPolicy } }),
   };
 }

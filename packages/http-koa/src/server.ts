@@ -48,6 +48,7 @@ export class HttpServer {
       rateLimitPerMinute: settings.rateLimitPerMinute,
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
+      answerBuilds: settings.answerBuilds,
       boxes: {
         httpsPort: settings.httpsPort,
         ...(settings.boxPublicHost === undefined ? {} : { publicHost: settings.boxPublicHost }),

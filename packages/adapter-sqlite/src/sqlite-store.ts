@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ContainerModule } from 'inversify';
@@ -11,6 +11,7 @@ import {
   type StoreLifecycle,
   StoreUnavailableError,
 } from '@hortus/core';
+import { createPrivateFile, DATA_DIR_MODE, widePermissions } from './file-modes.js';
 import { checkSchema, migrate, SchemaProblem } from './schema.js';
 import { sqliteRepositoryClasses } from './repositories.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, type SqliteStoreSettings } from './settings.js';
@@ -51,6 +52,7 @@ export type SqliteRepositories = Repositories;
  */
 export class SqliteStore implements StoreLifecycle {
   readonly connection = new SqliteConnection();
+  private warnings: readonly string[] = [];
 
   constructor(readonly settings: SqliteStoreSettings) {}
 
@@ -86,9 +88,14 @@ export class SqliteStore implements StoreLifecycle {
     const inMemory = file === ':memory:';
     if (!inMemory) {
       try {
-        mkdirSync(dirname(file), { recursive: true });
+        mkdirSync(dirname(file), { recursive: true, mode: DATA_DIR_MODE });
       } catch (error) {
         throw unusable(file, `its directory cannot be created: ${reason(error)}`);
+      }
+      try {
+        createPrivateFile(file);
+      } catch (error) {
+        throw unusable(file, `it cannot be created: ${reason(error)}`);
       }
     }
     let handle: Database.Database;
@@ -108,6 +115,12 @@ export class SqliteStore implements StoreLifecycle {
       throw this.startError(error);
     }
     this.connection.attach(handle);
+    this.warnings = inMemory ? [] : widePermissions(file);
+  }
+
+  /** What start found that the operator should hear about: data files other users may read. */
+  startWarnings(): readonly string[] {
+    return this.warnings;
   }
 
   private startError(error: unknown): Error {
@@ -148,7 +161,9 @@ export class SqliteStore implements StoreLifecycle {
    */
   async backup(targetFile: string): Promise<{ readonly totalPages: number }> {
     const target = resolve(targetFile);
-    if (existsSync(target)) {
+    // Created here, 0600, so the copy of the signing key and password hashes is never readable by others;
+    // the exclusive create also refuses an existing file without a check-then-write race.
+    if (!createPrivateFile(target)) {
       throw InvalidInputError.forField('file', `${target} exists already; choose a new file name`);
     }
     let metadata: Database.BackupMetadata;

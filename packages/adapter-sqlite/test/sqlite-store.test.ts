@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -199,6 +199,65 @@ describe('SQLite store specifics', () => {
         password_hash: hash,
       },
     );
+  });
+
+  describe('file modes: the file holds the signing key and password hashes', () => {
+    const modeOf = (path: string): string => (statSync(path).mode & 0o777).toString(8);
+    let umask: number;
+    // The usual umask of a shell or service: without care, files come out 0644 in a 0755 directory.
+    beforeEach(() => {
+      umask = process.umask(0o022);
+    });
+    afterEach(() => {
+      process.umask(umask);
+    });
+
+    it('when the store creates its directory and file, then the directory is 0700 and the file, -wal and -shm are 0600, with nothing to warn of', async function () {
+      if (process.platform === 'win32') this.skip();
+      const dir = newDir();
+      const file = join(dir, 'data', 'hortus.db');
+      const store = await SqliteStore.open({ file });
+      try {
+        await store.repositories().readings.add(readings(3));
+        expect(modeOf(join(dir, 'data'))).to.equal('700');
+        for (const path of [file, `${file}-wal`, `${file}-shm`]) expect(modeOf(path), path).to.equal('600');
+        expect(store.startWarnings()).to.deep.equal([]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('when a backup is made, then the copy is 0600', async function () {
+      if (process.platform === 'win32') this.skip();
+      const { store, dir } = await open();
+      const target = join(dir, 'copy.db');
+
+      await store.backup(target);
+
+      expect(modeOf(target)).to.equal('600');
+    });
+
+    it('when the directory and files exist with wider modes, then start leaves them and warns of each with its fix', async function () {
+      if (process.platform === 'win32') this.skip();
+      const dir = join(newDir(), 'data');
+      mkdirSync(dir, { mode: 0o755 });
+      chmodSync(dir, 0o755);
+      const file = join(dir, 'hortus.db');
+      const first = await SqliteStore.open({ file });
+      await first.close();
+      chmodSync(file, 0o644);
+
+      const store = await SqliteStore.open({ file });
+      try {
+        expect(modeOf(file)).to.equal('644');
+        expect(store.startWarnings()).to.include.members([
+          `${dir} is 0755, other users may read it: chmod 700 ${dir}`,
+          `${file} is 0644, other users may read it: chmod 600 ${file}`,
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
   });
 
   describe('files it must refuse, left as they were', () => {

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { Capture, hortus, scratchDataDir } from './harness.js';
@@ -126,6 +126,28 @@ describe('hortus serve (in-process)', () => {
     expect(listening).to.include({ accessControl: 'off' });
     expect(listening?.['addresses']).to.deep.equal([url]);
     expect(logLines(stdout).filter((l) => l.level === 'warn')).to.deep.equal([]);
+  });
+
+  it('when the data directory is readable by other users, then the start warns, naming it and the fix', async function () {
+    if (process.platform === 'win32') this.skip();
+    const dir = scratchDataDir();
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o755);
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const exited = hortus(undefined, ['serve', '--port', '0'], {
+      env: { HOST: '127.0.0.1', HORTUS_DATA_DIR: dir },
+      signals,
+      stdout,
+    });
+    await listeningUrl(stdout);
+    signals.emit('SIGTERM');
+    expect((await exited).code).to.equal(0);
+
+    const warnings = logLines(stdout).filter((l) => l.event === 'data files readable by others');
+    expect(warnings.map((l) => [l.level, l['message']])).to.deep.equal([
+      ['warn', `${dir} is 0755, other users may read it: chmod 700 ${dir}`],
+    ]);
   });
 
   it('when HOST opens it beyond loopback with no keys and AUTH off, then a warning says what anyone on the network can do', async () => {

@@ -42,6 +42,7 @@ import { DeleteDevice } from './devices/delete-device.js';
 import { FindDevice } from './devices/find-device.js';
 import { ListDevices } from './devices/list-devices.js';
 import { AuthenticateBox } from './devices/authenticate-box.js';
+import { BoxSightings } from './devices/box-sightings.js';
 import { FindBoxActions } from './devices/box-actions.js';
 import { BoxKeys } from './devices/box-keys.js';
 import { RecordBoxReadings } from './devices/box-readings.js';
@@ -101,6 +102,7 @@ import {
 import { assertTimeZone } from './shared/time-zone.js';
 import { ChangeUserEmail } from './users/change-user-email.js';
 import { CreateUser } from './users/create-user.js';
+import { ListUsers } from './users/list-users.js';
 
 export const useCases = [
   CreateAction,
@@ -114,6 +116,7 @@ export const useCases = [
   ListDevices,
   FindDevice,
   BoxKeys,
+  BoxSightings,
   OnboardBox,
   AuthenticateBox,
   RecordBoxReadings,
@@ -157,6 +160,7 @@ export const useCases = [
   RecordReadings,
   ChangeUserEmail,
   CreateUser,
+  ListUsers,
   SeedDemo,
   ActionChanges,
   RunAutomations,

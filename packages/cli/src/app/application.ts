@@ -87,6 +87,8 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
   const store = container.get<StoreLifecycle>(STORE_LIFECYCLE);
   try {
     await store.start();
+    for (const message of store.startWarnings?.() ?? [])
+      logger.warn('data files readable by others', { message });
     const demo = options.demo === true ? await container.get(SeedDemo).execute() : undefined;
     if (demo !== undefined) {
       const event = demo.created.length === 0 ? 'demo already there' : 'demo seeded';

@@ -9,6 +9,8 @@ export interface StoreLifecycle {
   close(): Promise<void>;
   /** Whether the store answers right now (readiness). */
   ping(): Promise<boolean>;
+  /** What start found that the operator should hear about (data files other users may read); one sentence each. */
+  startWarnings?(): readonly string[];
 }
 
 export const STORE_LIFECYCLE = Symbol.for('hortus.StoreLifecycle');

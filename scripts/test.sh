@@ -67,7 +67,7 @@ CLI_STORE_SUITES=(cli.test.js keys.test.js accounts.test.js hostile-cli.test.js)
 http_pass() {
   echo "HTTP and CLI suites again on the $1 store (HORTUS_TEST_STORE=$1)" >&2
   HORTUS_TEST_STORE="$1" npx --no-install mocha --no-config --reporter ./scripts/mocha-summary-reporter.cjs \
-    --timeout 10000 --exit 'packages/http-koa/dist/test/**/*.test.js' \
+    --timeout 10000 --exit 'packages/e2e/dist/test/**/*.test.js' \
     "${CLI_STORE_SUITES[@]/#/packages/cli/dist/test/}" | tee -a "$summaries" || status=$?
 }
 http_pass sqlite

@@ -8,6 +8,9 @@ import {
   type PasswordResetChange,
   type User,
   type UserCredentials,
+  type UserOrigin,
+  type UserProvenance,
+  type UserRecord,
   type UserRepository,
 } from '@hortus/core';
 import { newId } from './ids.js';
@@ -21,6 +24,8 @@ interface StoredUser {
   passwordHash?: string;
   sessionVersion: number;
   reset?: { readonly tokenDigest: string; readonly expiresAt: Date };
+  readonly createdAt?: Date;
+  readonly origin?: UserOrigin;
 }
 
 function toUser(stored: StoredUser): User {
@@ -60,25 +65,38 @@ export class InMemoryUserRepository implements UserRepository {
   private readonly idByExactEmail = new Map<string, string>();
   private readonly keyById = new Map<string, string>();
 
-  async create(user: NewUser, credentials?: { readonly passwordHash: string }): Promise<User> {
-    return this.store(user, newId(), credentials?.passwordHash);
+  async create(
+    user: NewUser,
+    options: { readonly passwordHash?: string; readonly provenance?: UserProvenance } = {},
+  ): Promise<User> {
+    return this.store(user, newId(), options.passwordHash, options.provenance);
   }
 
   async createImported(user: ImportedUser): Promise<User> {
-    const { id, passwordHash, caseSensitiveEmail, ...fields } = user;
+    const { id, passwordHash, caseSensitiveEmail, createdAt, ...fields } = user;
     const keep = id !== undefined && idPattern.test(id) && !this.byId.has(id);
     return this.store(
       fields,
       keep ? id : newId(),
       passwordHash,
+      { origin: 'migration', createdAt: createdAt ?? new Date() },
       storedEmailKey(fields.email, caseSensitiveEmail),
     );
+  }
+
+  async list(): Promise<UserRecord[]> {
+    return [...this.byId.values()].map((stored) => ({
+      ...toUser(stored),
+      ...(stored.createdAt === undefined ? {} : { createdAt: new Date(stored.createdAt) }),
+      origin: stored.origin ?? 'unknown',
+    }));
   }
 
   private store(
     user: NewUser,
     id: string,
     passwordHash: string | undefined,
+    provenance: UserProvenance | undefined,
     key = emailKey(user.email),
   ): User {
     if (this.idByEmail.has(key) || this.idByExactEmail.has(user.email)) throw emailTaken(user.email);
@@ -90,6 +108,9 @@ export class InMemoryUserRepository implements UserRepository {
       group: user.group,
       sessionVersion: 0,
       ...(passwordHash === undefined ? {} : { passwordHash }),
+      ...(provenance === undefined
+        ? {}
+        : { origin: provenance.origin, createdAt: new Date(provenance.createdAt) }),
     };
     this.byId.set(stored.id, stored);
     this.index(stored.id, stored.email, key);

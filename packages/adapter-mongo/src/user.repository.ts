@@ -8,6 +8,9 @@ import {
   type PasswordResetChange,
   type User,
   type UserCredentials,
+  userOrigins,
+  type UserProvenance,
+  type UserRecord,
   type UserRepository,
 } from '@hortus/core';
 import {
@@ -33,6 +36,9 @@ interface UserDocument {
   password?: string;
   sessionVersion?: number;
   resetToken?: { digest: string; expiresAt: Date };
+  /** How and when the account was made; absent on records written before (see list). */
+  createdAt?: Date;
+  origin?: string;
 }
 
 /** Records of the original service have no emailKey: it is filled in before the unique index is made. */
@@ -67,7 +73,7 @@ const publicFields = { firstName: 1, lastName: 1, email: 1, group: 1 } as const;
 const credentialFields = { password: 1, sessionVersion: 1, resetToken: 1 } as const;
 
 const userMapper = {
-  toDocument(user: NewUser, passwordHash?: string): UserDocument {
+  toDocument(user: NewUser, passwordHash?: string, provenance?: UserProvenance): UserDocument {
     return {
       _id: new ObjectId(),
       firstName: user.firstName,
@@ -77,6 +83,19 @@ const userMapper = {
       group: user.group,
       sessionVersion: 0,
       ...(passwordHash === undefined ? {} : { password: passwordHash }),
+      ...(provenance === undefined ? {} : { createdAt: provenance.createdAt, origin: provenance.origin }),
+    };
+  },
+  /**
+   * A record without a creation time (written before it was kept, or by the original service) is
+   * listed with the time in its ObjectId, which is when it was first stored; its origin stays unknown.
+   */
+  toRecord(document: UserDocument): UserRecord {
+    const origin = userOrigins.find((known) => known === document.origin);
+    return {
+      ...userMapper.toEntity(document),
+      createdAt: document.createdAt === undefined ? document._id.getTimestamp() : toDate(document.createdAt),
+      origin: origin ?? 'unknown',
     };
   },
   toEntity(document: UserDocument): User {
@@ -109,26 +128,42 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
     this.usedResets = db.collection<UsedResetDocument>(usedResetCollection.name);
   }
 
-  async create(user: NewUser, credentials?: { readonly passwordHash: string }): Promise<User> {
-    const document = userMapper.toDocument(user, credentials?.passwordHash);
+  async create(
+    user: NewUser,
+    options: { readonly passwordHash?: string; readonly provenance?: UserProvenance } = {},
+  ): Promise<User> {
+    const document = userMapper.toDocument(user, options.passwordHash, options.provenance);
     await this.run(() => this.collection.insertOne(document));
     return userMapper.toEntity(document);
   }
 
   /** Keeps the original's ObjectId when it is free, so ids clients and chart records hold stay valid. */
   async createImported(user: ImportedUser): Promise<User> {
-    const { id, passwordHash, caseSensitiveEmail, ...fields } = user;
+    const { id, passwordHash, caseSensitiveEmail, createdAt, ...fields } = user;
     const wanted = id === undefined ? undefined : toObjectId(id);
     const free =
       wanted !== undefined &&
       (await this.run(() => this.collection.findOne({ _id: wanted }, { projection: { _id: 1 } }))) === null;
     const document: UserDocument = {
-      ...userMapper.toDocument(fields, passwordHash),
+      ...userMapper.toDocument(fields, passwordHash, {
+        origin: 'migration',
+        createdAt: createdAt ?? new Date(),
+      }),
       ...(free ? { _id: wanted } : {}),
       emailKey: storedEmailKey(fields.email, caseSensitiveEmail),
     };
     await this.run(() => this.collection.insertOne(document));
     return userMapper.toEntity(document);
+  }
+
+  async list(): Promise<UserRecord[]> {
+    const documents = await this.run(() =>
+      this.collection
+        .find({}, { projection: { ...publicFields, createdAt: 1, origin: 1 } })
+        .sort({ _id: 1 })
+        .toArray(),
+    );
+    return documents.map((document) => userMapper.toRecord(document));
   }
 
   async findById(id: string): Promise<User | undefined> {

@@ -284,6 +284,20 @@ export const migrations: readonly {
       CREATE INDEX pending_devices_last_seen ON pending_devices (last_seen_at);
     `,
   },
+  {
+    version: 11,
+    sql: `
+      -- How and when each account was made, for the review before access control is turned on. NULL for
+      -- accounts made before this version: listed as unknown.
+      ALTER TABLE users ADD COLUMN created_at INTEGER;
+      ALTER TABLE users ADD COLUMN origin TEXT;
+      -- Invitations a sign-up has used, by the digest of their code, kept until they expire: each works once.
+      CREATE TABLE used_invitations (
+        digest TEXT PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

@@ -7,6 +7,10 @@ import {
   type PasswordResetChange,
   type User,
   type UserCredentials,
+  type UserOrigin,
+  userOrigins,
+  type UserProvenance,
+  type UserRecord,
   type UserRepository,
 } from '@hortus/core';
 import { newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
@@ -68,16 +72,20 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
     super(connection, 'user', 'Another user has that e-mail');
   }
 
-  async create(user: NewUser, credentials?: { readonly passwordHash: string }): Promise<User> {
+  async create(
+    user: NewUser,
+    options: { readonly passwordHash?: string; readonly provenance?: UserProvenance } = {},
+  ): Promise<User> {
     const row = userMapper.toRow(user);
-    this.run(() => this.insert(row, credentials?.passwordHash));
+    this.run(() => this.insert(row, options.passwordHash, options.provenance));
     return userMapper.toEntity(row);
   }
 
   /** The id check and the insert are one write transaction, so a kept id cannot be taken in between. */
   async createImported(user: ImportedUser): Promise<User> {
-    const { id, passwordHash, caseSensitiveEmail, ...fields } = user;
+    const { id, passwordHash, caseSensitiveEmail, createdAt, ...fields } = user;
     const row = userMapper.toRow(fields);
+    const provenance: UserProvenance = { origin: 'migration', createdAt: createdAt ?? new Date() };
     this.run(() =>
       this.connection.write(() => {
         const free =
@@ -85,23 +93,46 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
           idPattern.test(id) &&
           this.connection.prepare('SELECT 1 FROM users WHERE id = ?').get(id) === undefined;
         if (free) row.id = id;
-        this.insert(row, passwordHash, caseSensitiveEmail);
+        this.insert(row, passwordHash, provenance, caseSensitiveEmail);
       }),
     );
     return userMapper.toEntity(row);
   }
 
-  private insert(row: UserRow, passwordHash: string | undefined, caseSensitiveEmail = false): void {
+  private insert(
+    row: UserRow,
+    passwordHash: string | undefined,
+    provenance: UserProvenance | undefined,
+    caseSensitiveEmail = false,
+  ): void {
     this.connection
       .prepare(
-        `INSERT INTO users (${columns}, email_key, password_hash)
-         VALUES (@id, @first_name, @last_name, @email, @grp, @email_key, @password_hash)`,
+        `INSERT INTO users (${columns}, email_key, password_hash, created_at, origin)
+         VALUES (@id, @first_name, @last_name, @email, @grp, @email_key, @password_hash, @created_at, @origin)`,
       )
       .run({
         ...row,
         email_key: storedEmailKey(row.email, caseSensitiveEmail),
         password_hash: passwordHash ?? null,
+        created_at: provenance?.createdAt.getTime() ?? null,
+        origin: provenance?.origin ?? null,
       });
+  }
+
+  async list(): Promise<UserRecord[]> {
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(`SELECT ${columns}, created_at, origin FROM users ORDER BY seq`)
+          .all() as (UserRow & { created_at: number | null; origin: string | null })[],
+    );
+    return rows.map((row) => ({
+      ...userMapper.toEntity(row),
+      ...(row.created_at === null ? {} : { createdAt: new Date(row.created_at) }),
+      origin: (userOrigins as readonly string[]).includes(row.origin ?? '')
+        ? (row.origin as UserOrigin)
+        : 'unknown',
+    }));
   }
 
   /** Ids are compared as text, so a malformed one simply matches nothing. */

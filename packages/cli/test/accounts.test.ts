@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { CreateGroup, LogIn, ResetPassword, SignUp, VerifySession } from '@hortus/core';
+import { CreateGroup, InviteUser, LogIn, OPERATOR, ResetPassword, SignUp, VerifySession } from '@hortus/core';
 import { expect } from 'chai';
 import { type Container } from 'inversify';
 import { hortus, type StoreContainer, storeContainer } from './harness.js';
@@ -186,6 +186,45 @@ describe('hortus user: passwords, reset links, sessions and invitations', () => 
     expect(
       (await hortus(container, ['user', 'invite', 'x@example.org', '--group', 'nowhere'])).code,
     ).to.equal(3);
+  });
+
+  it('when users came by the CLI, open sign-up, an invitation and an admin, then user list shows each with its creation time and how', async () => {
+    await createWithPassword('cli@example.org');
+    const person = { firstName: 'Eve', lastName: 'Green', password: PASSWORD, group: 'greenhouse-1' };
+    const signUp = container.get(SignUp);
+    await signUp.execute(
+      { ...person, email: 'open@example.org' },
+      { caller: { kind: 'anonymous' }, accessRequired: false },
+    );
+    const { code } = await container
+      .get(InviteUser)
+      .execute({ email: 'invited@example.org', group: 'greenhouse-1' });
+    await signUp.execute(
+      { ...person, email: 'invited@example.org', invitation: code },
+      { caller: { kind: 'anonymous' }, accessRequired: true },
+    );
+    await signUp.execute(
+      { ...person, email: 'admin@example.org' },
+      { caller: OPERATOR, accessRequired: true },
+    );
+
+    const listed = await hortus(container, ['--json', 'user', 'list']);
+    const text = await hortus(container, ['user', 'list']);
+
+    expect(listed.code, listed.stderr).to.equal(0);
+    const users = JSON.parse(listed.stdout) as { email: string; origin: string; createdAt: string }[];
+    expect(users.map(({ email, origin }) => [email, origin])).to.deep.equal([
+      ['cli@example.org', 'cli'],
+      ['open@example.org', 'signup'],
+      ['invited@example.org', 'invitation'],
+      ['admin@example.org', 'admin'],
+    ]);
+    for (const user of users) expect(Number.isNaN(Date.parse(user.createdAt)), user.email).to.equal(false);
+    expect(listed.stdout).to.not.match(/\$2[aby]\$|password/u);
+    expect(text.code, text.stderr).to.equal(0);
+    expect(text.stdout).to.match(/^ID +EMAIL +GROUP +CREATED +HOW/mu);
+    expect(text.stdout).to.match(/open@example\.org +greenhouse-1 +\d{4}-\d\d-\d\dT[\d:.]+Z +sign-up$/mu);
+    expect(text.stdout).to.match(/admin@example\.org .* sign-up with an admin key$/mu);
   });
 
   it('when a user is deleted, then their token ends and their e-mail is free', async () => {

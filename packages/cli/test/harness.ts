@@ -16,9 +16,9 @@ import {
   STORE_LIFECYCLE,
   type StoreLifecycle,
 } from '@hortus/core';
-import { createJsonLogger, nodeCryptoModule, type RunIo, run } from '@hortus/cli';
+import { createJsonLogger, type RunIo, run } from '@hortus/cli';
 import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
-import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
+import { identityModule, identitySettingsFromEnv, nodeCryptoModule } from '@hortus/identity';
 import { mailModule } from '@hortus/mail';
 import { Container, type ContainerModule } from 'inversify';
 

@@ -251,6 +251,35 @@ export function userRepositoryContract(name: string, createStore: StoreFactory<'
       expect((await repository().findCredentials(ben.id))?.passwordHash).to.equal(HASH_A);
     });
 
+    it('when users are made by sign-up, the CLI, a migration and without a provenance, then list answers each in the order stored, with how and when', async () => {
+      const at = (minutes: number): Date => new Date(now.getTime() + minutes * 60_000);
+      const ana = await repository().create(user('ana@example.com'), {
+        passwordHash: HASH_A,
+        provenance: { origin: 'signup', createdAt: at(1) },
+      });
+      const ben = await repository().create(user('ben@example.com'), {
+        provenance: { origin: 'cli', createdAt: at(2) },
+      });
+      const cy = await repository().createImported({
+        ...user('cy@example.com'),
+        passwordHash: HASH_B,
+        createdAt: at(3),
+      });
+      const old = await repository().create(user('dee@example.com'));
+
+      const listed = await repository().list();
+
+      expect(listed.map((record) => record.id)).to.deep.equal([ana.id, ben.id, cy.id, old.id]);
+      expect(listed.slice(0, 3)).to.deep.equal([
+        { ...ana, origin: 'signup', createdAt: at(1) },
+        { ...ben, origin: 'cli', createdAt: at(2) },
+        { ...cy, origin: 'migration', createdAt: at(3) },
+      ]);
+      // A record from before origins were kept; Mongo may still know its time (from its ObjectId).
+      expect(listed[3]).to.deep.include({ ...old, origin: 'unknown' });
+      expect(JSON.stringify(listed)).to.not.include('$2b$');
+    });
+
     it('when a reset token has expired, then it resets nothing', async () => {
       const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
       await repository().setResetToken(ana.id, 'digest-1', new Date(now.getTime() + HOUR));

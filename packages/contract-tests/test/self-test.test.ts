@@ -11,6 +11,7 @@ import {
   type ReadingRepository,
   type ReadingSelection,
   type User,
+  type UserRecord,
   type UserCredentials,
   type UserRepository,
 } from '@hortus/core';
@@ -196,6 +197,10 @@ class CarelessUserRepository implements UserRepository {
 
   async findByEmail(email: string): Promise<User | undefined> {
     return [...this.byId.values()].find((user) => user.email === email);
+  }
+
+  async list(): Promise<UserRecord[]> {
+    return [...this.byId.values()].map((user) => ({ ...user, origin: 'unknown' }));
   }
 
   async createImported(user: ImportedUser): Promise<User> {

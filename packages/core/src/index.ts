@@ -42,6 +42,7 @@ export * from './shared/installation-values.js';
 export * from './devices/device-id.js';
 export * from './devices/box-settings.js';
 export * from './devices/box-keys.js';
+export * from './devices/box-sightings.js';
 export * from './devices/onboard-box.js';
 export * from './devices/authenticate-box.js';
 export * from './devices/box-readings.js';
@@ -79,6 +80,7 @@ export * from './groups/list-groups.js';
 
 export * from './users/user.js';
 export * from './users/user.port.js';
+export * from './users/list-users.js';
 export * from './users/create-user.js';
 export * from './users/change-user-email.js';
 

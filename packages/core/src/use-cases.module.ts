@@ -43,6 +43,7 @@ import { FindDevice } from './devices/find-device.js';
 import { InstallationValues } from './shared/installation-values.js';
 import { ListDevices } from './devices/list-devices.js';
 import { AuthenticateBox } from './devices/authenticate-box.js';
+import { BoxSightings } from './devices/box-sightings.js';
 import { FindBoxActions } from './devices/box-actions.js';
 import { BoxKeys } from './devices/box-keys.js';
 import { RecordBoxReadings } from './devices/box-readings.js';
@@ -102,6 +103,7 @@ import {
 import { assertTimeZone } from './shared/time-zone.js';
 import { ChangeUserEmail } from './users/change-user-email.js';
 import { CreateUser } from './users/create-user.js';
+import { ListUsers } from './users/list-users.js';
 
 export const useCases = [
   CreateAction,
@@ -116,6 +118,7 @@ export const useCases = [
   FindDevice,
   InstallationValues,
   BoxKeys,
+  BoxSightings,
   OnboardBox,
   AuthenticateBox,
   RecordBoxReadings,
@@ -159,6 +162,7 @@ export const useCases = [
   RecordReadings,
   ChangeUserEmail,
   CreateUser,
+  ListUsers,
   SeedDemo,
   ActionChanges,
   RunAutomations,

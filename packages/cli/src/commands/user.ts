@@ -3,16 +3,18 @@ import {
   CreateUser,
   DeleteUser,
   InviteUser,
+  ListUsers,
   RequestPasswordReset,
   RevokeSessions,
   SetPassword,
   OPERATOR,
   type User,
+  type UserRecord,
 } from '@hortus/core';
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
-import { fields } from '../output.js';
-import { groupOption, outputFor, readPassword, storeFor, withExamples } from './shared.js';
+import { fields, table } from '../output.js';
+import { groupOption, listOrNote, outputFor, readPassword, storeFor, withExamples } from './shared.js';
 
 function showUser(user: User): string {
   return fields([
@@ -21,6 +23,30 @@ function showUser(user: User): string {
     ['Email', user.email],
     ['Group', user.group],
   ]);
+}
+
+const originLabels: Record<UserRecord['origin'], string> = {
+  signup: 'sign-up',
+  invitation: 'invitation',
+  admin: 'sign-up with an admin key',
+  cli: 'CLI',
+  migration: 'migration',
+  unknown: 'unknown',
+};
+
+function showUsers(users: readonly UserRecord[]): string {
+  return listOrNote(users, 'No users.', (rows) =>
+    table(
+      ['ID', 'EMAIL', 'GROUP', 'CREATED', 'HOW'],
+      rows.map((user) => [
+        user.id,
+        user.email,
+        user.group,
+        user.createdAt?.toISOString() ?? 'unknown',
+        originLabels[user.origin],
+      ]),
+    ),
+  );
 }
 
 export function registerUserCommands(program: Command, io: RunIo): void {
@@ -61,6 +87,20 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       ),
     'hortus user create --first-name Ada --last-name Grower --email ada@example.org --group greenhouse-1',
     'printf \'%s\' "$PASSWORD" | hortus user create --first-name Ada --last-name Grower --email ada@example.org --group greenhouse-1 --password-stdin',
+  );
+  withExamples(
+    user
+      .command('list')
+      .description(
+        'list every user with creation time and how it was made (sign-up, invitation, CLI, migration): ' +
+          'review them before turning access control on',
+      )
+      .action(async (_options: object, command: Command) => {
+        const users = await store(command, (useCase) => useCase(ListUsers).execute());
+        outputFor(io, command).result(users, showUsers);
+      }),
+    'hortus user list',
+    'hortus --json user list',
   );
   withExamples(
     user

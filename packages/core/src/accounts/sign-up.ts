@@ -2,7 +2,8 @@ import { inject, injectable } from 'inversify';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { ConflictError, ForbiddenError, InvalidInputError, isDomainError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
-import { emailKey, requireEmail, type User } from '../users/user.js';
+import { CLOCK, type Clock } from '../shared/clock.port.js';
+import { emailKey, requireEmail, type User, type UserOrigin } from '../users/user.js';
 import { USER_REPOSITORY, type UserRepository } from '../users/user.port.js';
 import {
   ACCOUNT_SETTINGS,
@@ -42,6 +43,7 @@ export class SignUp {
     @inject(TOKEN_SERVICE) private readonly tokens: TokenService,
     @inject(ACCOUNT_SETTINGS) private readonly settings: AccountSettings,
     @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
+    @inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   /**
@@ -55,7 +57,7 @@ export class SignUp {
     const email = requireEmail(input.email);
     const password = requirePassword(input.password, 'password', 'new', this.commonPasswords);
     const group = requireText(input.group, 'group');
-    await this.checkAllowed(input.invitation, email, group, context);
+    const origin = await this.checkAllowed(input.invitation, email, group, context);
     if ((await this.groups.findByName(group)) === undefined) {
       throw new InvalidInputError(INVALID_GROUP, [{ field: 'group', problem: 'names no group' }]);
     }
@@ -63,7 +65,10 @@ export class SignUp {
     const passwordHash = await this.hasher.hash(password);
     let user: User;
     try {
-      user = await this.users.create({ firstName, lastName, email, group }, { passwordHash });
+      user = await this.users.create(
+        { firstName, lastName, email, group },
+        { passwordHash, provenance: { origin, createdAt: this.clock.now() } },
+      );
     } catch (error) {
       if (isDomainError(error) && error.code === 'CONFLICT') throw new ConflictError('user', EMAIL_TAKEN);
       throw error;
@@ -78,13 +83,15 @@ export class SignUp {
     return user;
   }
 
+  /** Throws when this sign-up is not allowed; else answers what allowed it (kept for `hortus user list`). */
   private async checkAllowed(
     invitation: unknown,
     email: string,
     group: string,
     { caller, accessRequired }: SignUpContext,
-  ): Promise<void> {
-    if (!accessRequired || this.settings.signup === 'open' || isAdmin(caller)) return;
+  ): Promise<UserOrigin> {
+    if (isAdmin(caller)) return 'admin';
+    if (!accessRequired || this.settings.signup === 'open') return 'signup';
     if (invitation === undefined) {
       throw new ForbiddenError('Sign-up needs an invitation (hortus user invite) or an admin key');
     }
@@ -95,5 +102,6 @@ export class SignUp {
     if (invited === undefined || invited.email !== emailKey(email) || invited.group !== group) {
       throw new ForbiddenError('The invitation is not valid for this e-mail and group');
     }
+    return 'invitation';
   }
 }

@@ -122,12 +122,10 @@ export class SeedDemo {
       await attempt(`device ${deviceId}`, () => this.devices.create({ deviceId, group, type }));
     }
     await attempt('user demo', () =>
-      this.users.create({
-        firstName: 'Demo',
-        lastName: 'Grower',
-        email: `demo@${group}.hortus.local`,
-        group,
-      }),
+      this.users.create(
+        { firstName: 'Demo', lastName: 'Grower', email: `demo@${group}.hortus.local`, group },
+        { provenance: { origin: 'cli', createdAt: now } },
+      ),
     );
 
     const batch: NewReading[] = [];

@@ -1,8 +1,9 @@
 import { inject, injectable } from 'inversify';
 import { COMMON_PASSWORDS, type CommonPasswords, requirePassword } from '../accounts/account.js';
 import { PASSWORD_HASHER, type PasswordHasher } from '../accounts/accounts.port.js';
+import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { requireText } from '../shared/validation.js';
-import { requireEmail, type User } from './user.js';
+import { requireEmail, type User, type UserProvenance } from './user.js';
 import { USER_REPOSITORY, type UserRepository } from './user.port.js';
 
 /** An administrator creates a user (`hortus user create`), with a password or without (set by a reset). */
@@ -12,6 +13,7 @@ export class CreateUser {
     @inject(USER_REPOSITORY) private readonly users: UserRepository,
     @inject(PASSWORD_HASHER) private readonly hasher: PasswordHasher,
     @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
+    @inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async execute(input: {
@@ -27,10 +29,14 @@ export class CreateUser {
       email: requireEmail(input.email),
       group: requireText(input.group, 'group'),
     };
-    if (input.password === undefined) return this.users.create(user);
+    if (input.password === undefined) return this.users.create(user, { provenance: this.provenance() });
     const passwordHash = await this.hasher.hash(
       requirePassword(input.password, 'password', 'new', this.commonPasswords),
     );
-    return this.users.create(user, { passwordHash });
+    return this.users.create(user, { passwordHash, provenance: this.provenance() });
+  }
+
+  private provenance(): UserProvenance {
+    return { origin: 'cli', createdAt: this.clock.now() };
   }
 }

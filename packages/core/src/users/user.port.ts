@@ -1,4 +1,11 @@
-import { type ImportedUser, type NewUser, type User, type UserCredentials } from './user.js';
+import {
+  type ImportedUser,
+  type NewUser,
+  type User,
+  type UserCredentials,
+  type UserProvenance,
+  type UserRecord,
+} from './user.js';
 
 /** A reset-token change that applies only while the stored token matches and has not expired. */
 export interface PasswordResetChange {
@@ -15,15 +22,24 @@ export interface PasswordResetChange {
  * PasswordHasher); every other method answers the public User.
  */
 export interface UserRepository {
-  /** Throws ConflictError when another user has that e-mail (compared case-insensitively). */
-  create(user: NewUser, credentials?: { readonly passwordHash: string }): Promise<User>;
+  /**
+   * Throws ConflictError when another user has that e-mail (compared case-insensitively). The provenance
+   * is kept for `list`; without it the user is listed with origin `unknown` and no creation time.
+   */
+  create(
+    user: NewUser,
+    options?: { readonly passwordHash?: string; readonly provenance?: UserProvenance },
+  ): Promise<User>;
   /**
    * Stores a user moved from another system. Keeps `id` when it has the form of the ids this store issues
    * and no user has it, and issues a new one otherwise. The hash is stored as `create` stores one (read
    * back only by findCredentials), at session version 0. Throws ConflictError when another user has that
-   * e-mail (ignoring case, unless `caseSensitiveEmail`: then only exactly that e-mail).
+   * e-mail (ignoring case, unless `caseSensitiveEmail`: then only exactly that e-mail). It is listed with
+   * origin `migration`.
    */
   createImported(user: ImportedUser): Promise<User>;
+  /** Every user with how and when it was made, in the order they were stored (`hortus user list`). */
+  list(): Promise<UserRecord[]>;
   /** Any id the store cannot have issued (malformed, unknown) is simply not found. */
   findById(id: string): Promise<User | undefined>;
   /**

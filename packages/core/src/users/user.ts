@@ -11,6 +11,29 @@ export interface User {
 
 export type NewUser = Omit<User, 'id'>;
 
+/**
+ * How an account came to be, kept so an operator turning access control on can review the accounts
+ * strangers may have made while the server was open: `signup` (anyone, while sign-up was open),
+ * `invitation` (`hortus user invite`), `admin` (sign-up with an admin key), `cli` (`hortus user create`,
+ * the demo), `migration` (`hortus migrate`).
+ */
+export const userOrigins = ['signup', 'invitation', 'admin', 'cli', 'migration'] as const;
+export type UserOrigin = (typeof userOrigins)[number];
+
+/** Where and when a new account comes from (see UserOrigin). */
+export interface UserProvenance {
+  readonly origin: UserOrigin;
+  readonly createdAt: Date;
+}
+
+/** A user as the operator reviews them (`hortus user list`); never shown on a route. */
+export interface UserRecord extends User {
+  /** Undefined for records written before creation times were kept. */
+  readonly createdAt?: Date;
+  /** `unknown` for records written before origins were kept. */
+  readonly origin: UserOrigin | 'unknown';
+}
+
 /** What the store keeps beside a user to let them log in; it never leaves the account use cases. */
 export interface UserCredentials {
   /** A bcrypt hash; absent for users created without a password (they set one through a reset). */
@@ -28,6 +51,8 @@ export interface UserCredentials {
  */
 export interface ImportedUser extends NewUser {
   readonly id?: string;
+  /** When it was copied (its origin is `migration`); the store's own time when absent. */
+  readonly createdAt?: Date;
   readonly passwordHash?: string;
   /**
    * The system it came from told e-mails apart by case, and another account has this e-mail in another

@@ -103,6 +103,7 @@ export * from './alerts/notifier.port.js';
 export * from './alerts/queue-alert-messages.js';
 export * from './alerts/deliver-alert-messages.js';
 export * from './alerts/configure-group-notify.js';
+export * from './alerts/webhook-url.js';
 export * from './automations/run-automations.js';
 export * from './automations/list-automation-events.js';
 export * from './automations/automation-engine.js';

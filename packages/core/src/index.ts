@@ -18,6 +18,7 @@ export * from './readings/aggregate-readings.js';
 export * from './readings/delete-readings.js';
 export * from './readings/export-readings.js';
 export * from './revisions/get-revision.js';
+export * from './revisions/change-feed.port.js';
 export * from './readings/get-today-hourly-readings.js';
 
 export * from './actions/action.js';
@@ -97,6 +98,7 @@ export * from './automations/automation-log.port.js';
 export * from './automations/automation-settings.js';
 export * from './automations/scheduler.port.js';
 export * from './automations/rules.js';
+export * from './automations/wake-ups.js';
 export * from './alerts/alert-message.js';
 export * from './alerts/alert-outbox.port.js';
 export * from './alerts/notifier.port.js';

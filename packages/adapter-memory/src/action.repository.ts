@@ -1,4 +1,4 @@
-import { injectable } from 'inversify';
+import { inject, injectable } from 'inversify';
 import {
   type Action,
   type ActionRepository,
@@ -7,7 +7,7 @@ import {
   type NewAction,
 } from '@hortus/core';
 import { newId } from './ids.js';
-import { GroupRevisions } from './revisions.js';
+import { GroupRevisions, MEMORY_CHANGES, MemoryChanges } from './revisions.js';
 import { compareText } from './sorted.js';
 
 interface StoredAction {
@@ -40,7 +40,12 @@ function toAction(stored: StoredAction): Action {
 @injectable()
 export class InMemoryActionRepository implements ActionRepository {
   private readonly byGroup = new Map<string, Map<string, StoredAction>>();
-  private readonly revisions = new GroupRevisions();
+  private readonly revisions: GroupRevisions;
+
+  /** `changes`: the store's journal the change feed reads; shared by the store's four counted repositories. */
+  constructor(@inject(MEMORY_CHANGES) changes: MemoryChanges = new MemoryChanges()) {
+    this.revisions = new GroupRevisions(changes);
+  }
 
   async create(action: NewAction): Promise<Action> {
     let objects = this.byGroup.get(action.group);

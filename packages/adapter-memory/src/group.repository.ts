@@ -1,7 +1,7 @@
-import { injectable } from 'inversify';
+import { inject, injectable } from 'inversify';
 import { ConflictError, type Group, type GroupRepository, type NewGroup } from '@hortus/core';
 import { newId } from './ids.js';
-import { GroupRevisions } from './revisions.js';
+import { GroupRevisions, MEMORY_CHANGES, MemoryChanges } from './revisions.js';
 import { compareText } from './sorted.js';
 
 interface StoredGroup {
@@ -28,7 +28,12 @@ function toGroup(stored: StoredGroup): Group {
 @injectable()
 export class InMemoryGroupRepository implements GroupRepository {
   private readonly byName = new Map<string, StoredGroup>();
-  private readonly revisions = new GroupRevisions();
+  private readonly revisions: GroupRevisions;
+
+  /** `changes`: the store's journal the change feed reads; shared by the store's four counted repositories. */
+  constructor(@inject(MEMORY_CHANGES) changes: MemoryChanges = new MemoryChanges()) {
+    this.revisions = new GroupRevisions(changes);
+  }
 
   async create(group: NewGroup): Promise<Group> {
     if (this.byName.has(group.name)) {

@@ -10,3 +10,4 @@ export * from './engine-state.repository.js';
 export * from './automation-log.repository.js';
 export * from './access-key.repository.js';
 export * from './firmware.repository.js';
+export * from './change-feed.js';

@@ -7,6 +7,7 @@ import {
   type StoreLifecycle,
 } from '@hortus/core';
 import { inMemoryRepositoryClasses } from './repositories.js';
+import { MEMORY_CHANGES, MemoryChanges } from './revisions.js';
 
 /** Every repository of one store, for callers that work without a container (tests, tools). */
 export interface MemoryStore extends Repositories {
@@ -16,7 +17,7 @@ export interface MemoryStore extends Repositories {
 
 /** A fresh, empty store. */
 export function createMemoryStore(): MemoryStore {
-  return { ...newRepositories(inMemoryRepositoryClasses), close: async () => {} };
+  return { ...newRepositories(inMemoryRepositoryClasses, new MemoryChanges()), close: async () => {} };
 }
 
 /** Nothing to connect, prepare or release: the store lives as long as its container. */
@@ -32,6 +33,7 @@ const inMemoryLifecycle: StoreLifecycle = {
  */
 export function memoryStoreModule(): ContainerModule {
   return new ContainerModule(({ bind }) => {
+    bind<MemoryChanges>(MEMORY_CHANGES).to(MemoryChanges).inSingletonScope();
     bindRepositoryClasses(bind, inMemoryRepositoryClasses);
     bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(inMemoryLifecycle);
   });

@@ -1,4 +1,4 @@
-import { injectable } from 'inversify';
+import { inject, injectable } from 'inversify';
 import {
   type ImportedNotification,
   type NewNotification,
@@ -8,7 +8,7 @@ import {
   type StoredIgnoreState,
 } from '@hortus/core';
 import { newId } from './ids.js';
-import { GroupRevisions } from './revisions.js';
+import { GroupRevisions, MEMORY_CHANGES, MemoryChanges } from './revisions.js';
 
 interface StoredNotification {
   readonly id: string;
@@ -42,7 +42,12 @@ function toNotification(stored: StoredNotification): Notification {
 @injectable()
 export class InMemoryNotificationRepository implements NotificationRepository {
   private readonly byGroup = new Map<string, GroupNotifications>();
-  private readonly revisions = new GroupRevisions();
+  private readonly revisions: GroupRevisions;
+
+  /** `changes`: the store's journal the change feed reads; shared by the store's four counted repositories. */
+  constructor(@inject(MEMORY_CHANGES) changes: MemoryChanges = new MemoryChanges()) {
+    this.revisions = new GroupRevisions(changes);
+  }
 
   async revision(group: string): Promise<string> {
     return this.revisions.current(group);

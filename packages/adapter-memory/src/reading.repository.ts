@@ -1,4 +1,4 @@
-import { injectable } from 'inversify';
+import { inject, injectable } from 'inversify';
 import {
   type NewReading,
   type Reading,
@@ -9,7 +9,7 @@ import {
   type ReadingExportSelection,
   type ReadingSelection,
 } from '@hortus/core';
-import { GroupRevisions } from './revisions.js';
+import { GroupRevisions, MEMORY_CHANGES, MemoryChanges } from './revisions.js';
 import { compareText } from './sorted.js';
 
 /** Offset that makes every valid Date's milliseconds non-negative, so ids stay fixed-width hex. */
@@ -106,7 +106,12 @@ class Series {
 @injectable()
 export class InMemoryReadingRepository implements ReadingRepository {
   private readonly seriesByGroup = new Map<string, Map<string, Series>>();
-  private readonly revisions = new GroupRevisions();
+  private readonly revisions: GroupRevisions;
+
+  /** `changes`: the store's journal the change feed reads; shared by the store's four counted repositories. */
+  constructor(@inject(MEMORY_CHANGES) changes: MemoryChanges = new MemoryChanges()) {
+    this.revisions = new GroupRevisions(changes);
+  }
 
   async add(readings: readonly NewReading[]): Promise<number> {
     let stored = 0;

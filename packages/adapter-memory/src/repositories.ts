@@ -1,8 +1,10 @@
 import { type RepositoryClasses } from '@hortus/core';
+import { type MemoryChanges } from './revisions.js';
 import { InMemoryAccessKeyRepository } from './access-key.repository.js';
 import { InMemoryActionRepository } from './action.repository.js';
 import { InMemoryAlertOutboxRepository } from './alert-outbox.repository.js';
 import { InMemoryAutomationLogRepository } from './automation-log.repository.js';
+import { InMemoryChangeFeed } from './change-feed.js';
 import { InMemoryDeviceRepository } from './device.repository.js';
 import { InMemoryEngineStateRepository } from './engine-state.repository.js';
 import { InMemoryFirmwareRepository } from './firmware.repository.js';
@@ -14,10 +16,11 @@ import { InMemoryServerSecretRepository } from './server-secret.repository.js';
 import { InMemoryUserRepository } from './user.repository.js';
 
 /**
- * The class of each repository port on this store, each built from nothing: the store's container module
- * and its plain repositories are both made from this list.
+ * The class of each repository port on this store, each built from the store's change journal (which only
+ * the counted repositories and the change feed use): the store's container module and its plain
+ * repositories are both made from this list.
  */
-export const inMemoryRepositoryClasses: RepositoryClasses<[]> = {
+export const inMemoryRepositoryClasses: RepositoryClasses<[MemoryChanges]> = {
   readings: InMemoryReadingRepository,
   actions: InMemoryActionRepository,
   devices: InMemoryDeviceRepository,
@@ -31,4 +34,5 @@ export const inMemoryRepositoryClasses: RepositoryClasses<[]> = {
   serverSecrets: InMemoryServerSecretRepository,
   alertOutbox: InMemoryAlertOutboxRepository,
   firmware: InMemoryFirmwareRepository,
+  changeFeed: InMemoryChangeFeed,
 };

@@ -14,3 +14,4 @@ export * from './mongo-store.js';
 export { MONGO_DB, isDuplicateKeyError, isUnavailableError, toDomainError, withDeadline } from './support.js';
 export { RevisionMirror, stopRevisionMirror } from './revisions.js';
 export * from './firmware.repository.js';
+export * from './change-feed.js';

@@ -13,6 +13,7 @@ import { MongoNotificationRepository } from './notification.repository.js';
 import { MongoReadingRepository } from './reading.repository.js';
 import { MongoServerSecretRepository } from './server-secret.repository.js';
 import { MongoUserRepository } from './user.repository.js';
+import { MongoChangeFeed } from './change-feed.js';
 
 /**
  * The class of each repository port on this store, each built from its database: the store's container module
@@ -32,4 +33,5 @@ export const mongoRepositoryClasses: RepositoryClasses<[Db]> = {
   serverSecrets: MongoServerSecretRepository,
   alertOutbox: MongoAlertOutboxRepository,
   firmware: MongoFirmwareRepository,
+  changeFeed: MongoChangeFeed,
 };

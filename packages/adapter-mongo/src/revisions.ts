@@ -12,7 +12,7 @@ import { type RevisionSubject } from '@hortus/core';
 import { DEFAULT_REVISION_POLL_MS } from './settings.js';
 import { type CollectionSpec, isDuplicateKeyCode, operationDeadlineOf, withDeadline } from './support.js';
 
-interface RevisionDocument {
+export interface RevisionDocument {
   /** `[subject, group]` as JSON. */
   _id: string;
   /** Counts the writes. */
@@ -33,7 +33,7 @@ interface RevisionDocument {
  * so. FerretDB v1 answers any other filter by reading the whole collection (140 ms for 3000 counters on the
  * test machine, against 2 ms by `_id`). Not a JSON array, so no group's key can be it.
  */
-const CLOCK_ID = 'clock';
+export const CLOCK_ID = 'clock';
 
 export const revisionCollection: CollectionSpec = {
   name: 'revisions',
@@ -45,7 +45,7 @@ export const revisionCollection: CollectionSpec = {
  * write commits, so writes can become visible out of their time order. A later write seen first must not
  * hide an earlier one that commits a little later.
  */
-const CHANGE_MARGIN_MS = 5000;
+export const CHANGE_MARGIN_MS = 5000;
 /** Every document is read again this often, so a removed document (none is, outside tests) reads '0' again. */
 const FULL_RESYNC_MS = 30_000;
 /** A mirror nobody asked for this long stops polling; the next question starts it again. */

@@ -15,4 +15,5 @@ export { migrations, SCHEMA_VERSION } from './schema.js';
 export { isUnavailableError, SQLITE_CONNECTION, SqliteConnection, toDomainError } from './support.js';
 export * from './firmware.repository.js';
 export { GroupCommit } from './group-commit.js';
+export * from './change-feed.js';
 export * from './file-modes.js';

@@ -13,6 +13,7 @@ import { SqliteReadingRepository } from './reading.repository.js';
 import { SqliteServerSecretRepository } from './server-secret.repository.js';
 import { SqliteUserRepository } from './user.repository.js';
 import { type SqliteConnection } from './support.js';
+import { SqliteChangeFeed } from './change-feed.js';
 
 /**
  * The class of each repository port on this store, each built from its one connection: the store's container module
@@ -32,4 +33,5 @@ export const sqliteRepositoryClasses: RepositoryClasses<[SqliteConnection]> = {
   serverSecrets: SqliteServerSecretRepository,
   alertOutbox: SqliteAlertOutboxRepository,
   firmware: SqliteFirmwareRepository,
+  changeFeed: SqliteChangeFeed,
 };

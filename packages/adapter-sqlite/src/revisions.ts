@@ -70,9 +70,12 @@ export class SqliteRevisions {
    * random epoch, set when a counter's row is created, keeps a new file from repeating an old file's texts.
    */
   bump(groups: Iterable<string>): void {
+    // seq: the next number of the table, taken inside the write, which SQLite serialises across processes:
+    // numbers are thus committed in order, and a reader that saw N has missed nothing below it.
     const statement = this.connection.prepare(
-      `INSERT INTO revisions (subject, grp, epoch, n) VALUES (?, ?, lower(hex(randomblob(6))), 1)
-       ON CONFLICT (subject, grp) DO UPDATE SET n = n + 1`,
+      `INSERT INTO revisions (subject, grp, epoch, n, seq)
+       VALUES (?, ?, lower(hex(randomblob(6))), 1, (SELECT coalesce(max(seq), 0) + 1 FROM revisions))
+       ON CONFLICT (subject, grp) DO UPDATE SET n = n + 1, seq = excluded.seq`,
     );
     const cached = caches.get(this.connection.database)?.texts;
     for (const group of new Set(groups)) {

@@ -298,6 +298,15 @@ export const migrations: readonly {
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 12,
+    sql: `
+      -- The change feed: each bump takes the next number of the whole table, so "what changed since N" is
+      -- one range of this index. Rows from before stay NULL until bumped (a reader starts from now).
+      ALTER TABLE revisions ADD COLUMN seq INTEGER;
+      CREATE INDEX revisions_seq ON revisions (seq);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
@@ -72,8 +73,8 @@ describe('alert delivery across a server crash', function () {
       expect((await hortus(undefined, ['group', 'set-settings', 'gh', settings], { env })).code).to.equal(0);
       const notify = await hortus(
         undefined,
-        ['group', 'notify', 'gh', '--add-webhook', hookUrl, '--secret', secret],
-        { env },
+        ['group', 'notify', 'gh', '--add-webhook', hookUrl, '--secret-stdin'],
+        { env, stdin: Readable.from([secret]) },
       );
       expect(notify.code, notify.stderr).to.equal(0);
 

@@ -1,5 +1,6 @@
 import { alertOutboxRepositoryContract } from './alert-outbox.contract.js';
 import { accessKeyRepositoryContract } from './access-key.contract.js';
+import { changeFeedContract } from './change-feed.contract.js';
 import { actionRepositoryContract } from './action.contract.js';
 import { automationLogRepositoryContract } from './automation-log.contract.js';
 import { deviceRepositoryContract } from './device.contract.js';
@@ -20,6 +21,7 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   readingRepositoryContract(name, createStore);
   readingAggregateContract(name, createStore);
   revisionContract(name, createStore);
+  changeFeedContract(name, createStore);
   actionRepositoryContract(name, createStore);
   deviceRepositoryContract(name, createStore);
   notificationRepositoryContract(name, createStore);

@@ -2,6 +2,7 @@ export * from './store.js';
 export * from './reading.contract.js';
 export * from './reading-aggregate.contract.js';
 export * from './revision.contract.js';
+export * from './change-feed.contract.js';
 export * from './action.contract.js';
 export * from './device.contract.js';
 export * from './notification.contract.js';

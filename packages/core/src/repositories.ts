@@ -17,6 +17,7 @@ import {
 } from './history-charts/history-chart.port.js';
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from './notifications/notification.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from './readings/reading.port.js';
+import { CHANGE_FEED, type ChangeFeed } from './revisions/change-feed.port.js';
 import { USER_REPOSITORY, type UserRepository } from './users/user.port.js';
 
 /** Every repository port of one store: what each adapter provides and each contract suite draws from. */
@@ -34,6 +35,8 @@ export interface Repositories {
   readonly serverSecrets: ServerSecretRepository;
   readonly alertOutbox: AlertOutboxRepository;
   readonly firmware: FirmwareRepository;
+  /** Which groups changed since a cursor, read from the revision counters of the four repositories above. */
+  readonly changeFeed: ChangeFeed;
 }
 
 /** The token of each repository port, by its name in Repositories: the one list every adapter maps. */
@@ -51,6 +54,7 @@ export const repositoryTokens = {
   serverSecrets: SERVER_SECRET_REPOSITORY,
   alertOutbox: ALERT_OUTBOX_REPOSITORY,
   firmware: FIRMWARE_REPOSITORY,
+  changeFeed: CHANGE_FEED,
 } as const satisfies { readonly [K in keyof Repositories]: symbol };
 
 /**

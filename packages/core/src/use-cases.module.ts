@@ -40,8 +40,10 @@ import { SeedDemo } from './demo/seed-demo.js';
 import { CreateDevice } from './devices/create-device.js';
 import { DeleteDevice } from './devices/delete-device.js';
 import { FindDevice } from './devices/find-device.js';
+import { InstallationValues } from './shared/installation-values.js';
 import { ListDevices } from './devices/list-devices.js';
 import { AuthenticateBox } from './devices/authenticate-box.js';
+import { BoxSightings } from './devices/box-sightings.js';
 import { FindBoxActions } from './devices/box-actions.js';
 import { BoxKeys } from './devices/box-keys.js';
 import { RecordBoxReadings } from './devices/box-readings.js';
@@ -114,7 +116,9 @@ export const useCases = [
   CreateDevice,
   ListDevices,
   FindDevice,
+  InstallationValues,
   BoxKeys,
+  BoxSightings,
   OnboardBox,
   AuthenticateBox,
   RecordBoxReadings,

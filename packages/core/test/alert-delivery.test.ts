@@ -17,6 +17,9 @@ import {
   SCHEDULER,
   type Scheduler,
   sensorTopics,
+  maskWebhookUrl,
+  webhookOrigin,
+  withOriginsOnly,
 } from '@hortus/core';
 import { createTestApp, expect, type TestApp } from './support.js';
 
@@ -227,5 +230,23 @@ describe('alert delivery', () => {
       events: ['opened', 'resolved', 'no-data'],
       email: 'grower@example.org',
     });
+  });
+});
+
+describe('webhook URLs out of sight', () => {
+  it('when a hook URL is logged or listed, then only its origin shows, with the last 4 characters of a long rest', () => {
+    expect(webhookOrigin('https://u:p@hooks.example.org:8443/x/T0KEN?k=v')).to.equal(
+      'https://hooks.example.org:8443',
+    );
+    expect(webhookOrigin('not a url')).to.equal('an unparsable URL');
+    expect(maskWebhookUrl('https://ntfy.example.org')).to.equal('https://ntfy.example.org');
+    expect(maskWebhookUrl('https://ntfy.example.org/gh')).to.equal('https://ntfy.example.org/…');
+    expect(maskWebhookUrl('https://u:p@ntfy.example.org/')).to.equal('https://ntfy.example.org/…');
+    expect(maskWebhookUrl('https://hooks.example.org/services/T0/B1/xyz123')).to.equal(
+      'https://hooks.example.org/…z123',
+    );
+    expect(withOriginsOnly('Request timed out: POST http://127.0.0.1:9/hook/T0KEN?k=v (after 1 s)')).to.equal(
+      'Request timed out: POST http://127.0.0.1:9 (after 1 s)',
+    );
   });
 });

@@ -9,6 +9,7 @@ import {
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
   AutomationEngine,
+  CHANGE_FEED,
   type Clock,
   createCoreModule,
   CreateAction,
@@ -71,6 +72,7 @@ function instance(
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
+      bind(CHANGE_FEED).toConstantValue(store.changeFeed);
       bind(SCHEDULER).toConstantValue(scheduler);
     }),
   );

@@ -7,6 +7,8 @@ import {
   NOTIFIER,
   type Notifier,
   type OutboxMessage,
+  webhookOrigin,
+  withOriginsOnly,
 } from '@hortus/core';
 import { ContainerModule, inject, injectable } from 'inversify';
 
@@ -58,12 +60,14 @@ export class ChannelNotifier implements Notifier {
     }
     const body = JSON.stringify({ id: message.id, ...message.payload });
     const { retryDelayMs } = this.webhooks;
+    const { url, authorization } = splitCredentials(channel.url);
     // ky is loaded with the first webhook: most processes never send one.
     const { default: ky, HTTPError } = await import('ky');
     try {
-      await ky.post(channel.url, {
+      await ky.post(url, {
         body,
         headers: {
+          ...(authorization === undefined ? {} : { authorization }),
           'content-type': 'application/json',
           'user-agent': 'Hortus',
           'x-hortus-event': message.event,
@@ -82,22 +86,36 @@ export class ChannelNotifier implements Notifier {
     } catch (error) {
       // The receiver's answer body is not kept: it may echo what it was sent.
       if (error instanceof HTTPError)
-        throw new Error(`Webhook ${redactUrl(channel.url)} answered ${error.response.status}`);
-      throw new Error(
-        `Webhook ${redactUrl(channel.url)} failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
+        throw new Error(`Webhook ${webhookOrigin(url)} answered ${error.response.status}`);
+      // The client's messages name the whole URL (a timeout's does): cut every URL in them to its origin.
+      throw new Error(withOriginsOnly(`Webhook ${webhookOrigin(url)} failed: ${failure(error)}`));
     }
   }
 }
 
-/** Hook URLs often carry their token in the path or query: only the origin goes to errors and logs. */
-export function redactUrl(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return 'an unparsable URL';
-  }
+function failure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause: unknown = error.cause;
+  return cause instanceof Error && cause.message !== error.message
+    ? `${error.message} (${cause.message})`
+    : error.message;
 }
+
+/**
+ * fetch refuses a URL with `user:password@`: they go as the Basic authorization they mean, and the
+ * request goes to the URL without them.
+ */
+function splitCredentials(stored: string): { url: string; authorization?: string } {
+  const url = new URL(stored);
+  if (url.username === '' && url.password === '') return { url: stored };
+  const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  return { url: url.toString(), authorization: `Basic ${Buffer.from(user, 'utf8').toString('base64')}` };
+}
+
+/** Hook URLs often carry their token in the path or query: only the origin goes to errors and logs. */
+export const redactUrl = webhookOrigin;
 
 /** Binds the core's Notifier over the Mailer the mail module binds. */
 export function notifierModule(webhooks: WebhookSettings = defaultWebhookSettings): ContainerModule {

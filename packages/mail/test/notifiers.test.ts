@@ -121,6 +121,41 @@ describe('ChannelNotifier', () => {
     }
   });
 
+  it('when a receiver with a token in its URL does not answer in time, then the error names only its origin', async () => {
+    const server = createServer(() => {});
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const notifier = new ChannelNotifier(new LogMailer(quiet), { ...fast, timeoutMs: 200 });
+      const rejection = await expect(
+        notifier.deliver(outboxMessage({ type: 'webhook', url: `${origin}/hook/token123?key=k3y`, secret })),
+      ).to.be.rejectedWith(Error, /timed out/u);
+      expect((rejection as Error).message).to.contain(origin);
+      expect((rejection as Error).message).not.to.match(/token123|k3y/u);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('when a hook URL has user:password@, then they go as Basic authorization, and no error names them', async () => {
+    const hook = await receiver([200, 500, 500, 500]);
+    try {
+      const notifier = new ChannelNotifier(new LogMailer(quiet), fast);
+      const withUser = hook.url.replace('http://', 'http://hook%20user:pa%3Ass@');
+      await notifier.deliver(outboxMessage({ type: 'webhook', url: withUser, secret }));
+      expect(hook.received[0]?.headers.authorization).to.equal(
+        `Basic ${Buffer.from('hook user:pa:ss').toString('base64')}`,
+      );
+      const rejection = await expect(
+        notifier.deliver(outboxMessage({ type: 'webhook', url: withUser, secret })),
+      ).to.be.rejectedWith(Error, /answered 500/u);
+      expect((rejection as Error).message).not.to.match(/hook%20user|pa%3Ass|token123/u);
+    } finally {
+      hook.server.close();
+    }
+  });
+
   it('when a message goes to e-mail, then a real SMTP server receives it for the group address', async () => {
     const smtp = await startSmtpTestServer();
     const mailer = new SmtpMailer({ smtpUrl: smtp.url, from: 'Hortus <hortus@example.org>' }, quiet);

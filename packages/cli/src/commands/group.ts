@@ -12,11 +12,13 @@ import {
   ListGroups,
   UpdateGroupSettings,
   groupPackages,
+  maskWebhookUrl,
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
+import { readSecret } from './secret-input.js';
 import { jsonArgument, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 
 function showGroup(group: Group): string {
@@ -185,10 +187,17 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
       .argument('<name>', 'group name')
       .option('--add-webhook <url>', 'POST each message as signed JSON to this http(s) URL')
       .option(
-        '--secret <text>',
-        'HMAC-SHA256 key for --add-webhook (16+ characters; generated when not given)',
+        '--secret-stdin',
+        'read the HMAC-SHA256 key for --add-webhook from stdin (16+ characters; generated when no key is given)',
       )
-      .option('--remove-webhook <url>', 'stop sending to this URL')
+      .option('--secret-file <path>', 'read the key for --add-webhook from this file')
+      .addOption(
+        new Option(
+          '--secret <text>',
+          'the key as an argument (deprecated: others see it in the process list)',
+        ).hideHelp(),
+      )
+      .option('--remove-webhook <url>', 'stop sending to this URL (whole, or masked as the listing shows it)')
       .option(
         '--events <events...>',
         `what to send, among ${alertEvents.join(', ')} (default: opened resolved no-data)`,
@@ -196,12 +205,36 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
       .action(
         async (
           name: string,
-          options: { addWebhook?: string; secret?: string; removeWebhook?: string; events?: string[] },
+          options: {
+            addWebhook?: string;
+            secret?: string;
+            secretStdin?: boolean;
+            secretFile?: string;
+            removeWebhook?: string;
+            events?: string[];
+          },
           command: Command,
         ) => {
-          if (options.secret !== undefined && options.addWebhook === undefined)
-            throw new UsageError('--secret goes with --add-webhook');
-          const secret = options.secret ?? randomBytes(24).toString('base64url');
+          const given = [
+            options.secret !== undefined,
+            options.secretStdin === true,
+            options.secretFile !== undefined,
+          ];
+          if (given.filter(Boolean).length > 1)
+            throw new UsageError('give one of --secret-stdin, --secret-file and --secret');
+          if (given.includes(true) && options.addWebhook === undefined)
+            throw new UsageError('--secret-stdin, --secret-file and --secret go with --add-webhook');
+          if (options.secret !== undefined)
+            io.stderr.write(
+              'hortus: warning: --secret shows the key to every user of this machine (process list); use --secret-stdin or --secret-file\n',
+            );
+          const secret =
+            options.secret ??
+            (await readSecret(io, {
+              ...(options.secretStdin === true ? { stdin: true } : {}),
+              ...(options.secretFile === undefined ? {} : { file: options.secretFile }),
+            })) ??
+            randomBytes(24).toString('base64url');
           const events = options.events?.flatMap((event) => event.split(',')).filter((event) => event !== '');
           const settings = await store(command, (useCase) =>
             useCase(ConfigureGroupNotify).execute({
@@ -213,12 +246,16 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
               ...(events === undefined ? {} : { events }),
             }),
           );
-          // A secret is printed once, when it is set; afterwards only its end, to tell hooks apart.
-          const added = options.addWebhook === undefined ? undefined : new URL(options.addWebhook).toString();
+          // A generated secret is printed once, when it is set; afterwards only its end, to tell hooks apart.
+          // URLs are masked: their path, query or user:password@ often is the hook's token.
+          const added =
+            options.addWebhook === undefined || given.includes(true)
+              ? undefined
+              : new URL(options.addWebhook).toString();
           const shown = {
             ...settings,
             webhooks: settings.webhooks.map((hook) => ({
-              url: hook.url,
+              url: maskWebhookUrl(hook.url),
               secret: hook.url === added ? hook.secret : `…${hook.secret.slice(-4)}`,
             })),
           };
@@ -227,12 +264,12 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
               ['Group', view.group],
               ['E-mail', view.email ?? '(off: set emailNotification and email in the group settings)'],
               ['Events', view.events.join(', ')],
-              [
-                'Webhooks',
-                view.webhooks.length === 0
-                  ? '(none)'
-                  : view.webhooks.map((h) => `${h.url} (secret ${h.secret})`).join('\n'),
-              ],
+              // One row per hook: a value's line breaks would be printed escaped.
+              ...(view.webhooks.length === 0
+                ? [['Webhooks', '(none)'] as const]
+                : view.webhooks.map(
+                    (h, i) => [`Webhook ${i + 1}`, `${h.url} (secret ${h.secret})`] as const,
+                  )),
               ...(view.cancelled === undefined
                 ? []
                 : [['Cancelled', `${view.cancelled} queued message(s) of the removed webhook`] as const]),
@@ -242,6 +279,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
       ),
     'hortus group notify greenhouse-1',
     'hortus group notify greenhouse-1 --add-webhook https://ntfy.example.org/greenhouse',
+    'hortus group notify greenhouse-1 --add-webhook https://hooks.example.org/x --secret-file /run/secrets/hook',
     'hortus group notify greenhouse-1 --events opened resolved no-data switched',
   );
 }

@@ -9,6 +9,7 @@ import {
   wantsEmail,
 } from './alert-message.js';
 import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from './alert-outbox.port.js';
+import { maskWebhookUrl } from './webhook-url.js';
 
 export interface NotifyChange {
   readonly group: string;
@@ -22,11 +23,23 @@ function requireWebhookUrl(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw InvalidInputError.forField('url', `"${value}" is not a URL`);
+    // Not echoed: a hook URL may hold its token.
+    throw InvalidInputError.forField('url', 'is not a URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw InvalidInputError.forField('url', 'must be an http:// or https:// URL');
   return url.toString();
+}
+
+/** A hook is named by its whole URL, or by the masked form listings show when that names only one. */
+function findWebhook(webhooks: readonly Webhook[], given: string, group: string): string {
+  const masked = webhooks.filter((hook) => maskWebhookUrl(hook.url) === given.trim());
+  if (masked.length > 1)
+    throw InvalidInputError.forField('url', `several webhooks show as ${given.trim()}: give the whole URL`);
+  const found = masked[0]?.url ?? webhooks.find((hook) => hook.url === requireWebhookUrl(given))?.url;
+  if (found === undefined)
+    throw new NotFoundError('group', `Group ${group} has no webhook ${maskWebhookUrl(given)}`);
+  return found;
 }
 
 export type NotifyView = GroupNotifySettings & {
@@ -54,9 +67,7 @@ export class ConfigureGroupNotify {
     let { webhooks, events } = current;
     let removed: string | undefined;
     if (change.removeWebhook !== undefined) {
-      const url = requireWebhookUrl(change.removeWebhook);
-      if (!webhooks.some((hook) => hook.url === url))
-        throw new NotFoundError('group', `Group ${group.name} has no webhook ${url}`);
+      const url = findWebhook(webhooks, change.removeWebhook, group.name);
       webhooks = webhooks.filter((hook) => hook.url !== url);
       removed = url;
     }

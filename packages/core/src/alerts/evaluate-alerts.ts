@@ -6,6 +6,7 @@ import {
   engineStateKey,
   type EngineStateRepository,
 } from '../automations/engine-state.port.js';
+import { type WakeUps } from '../automations/wake-ups.js';
 import { readNumberSetting } from '../groups/group-settings.js';
 import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
@@ -76,22 +77,30 @@ export class EvaluateAlerts {
 
   /**
    * One group's alerts. A change due while the group holds MAX_OPEN_NOTIFICATIONS_PER_GROUP open
-   * notifications is withheld, not written (its state stays, so it is tried again on the next tick).
+   * notifications is withheld, not written (its state stays, so it is tried again when the group's
+   * notifications change). `wake` learns when the group must be evaluated again though nothing in it
+   * changes: its no-data deadline, the end of an alert's reopen interval.
    */
-  async evaluateGroup(group: Group, now: Date): Promise<GroupAlerts> {
+  async evaluateGroup(group: Group, now: Date, wake?: WakeUps): Promise<GroupAlerts> {
     const outcome: GroupAlerts = { raised: [], changes: [], withheld: [] };
     const latest = await this.readings.latestOfEveryTopic(group.name);
     if (latest.length === 0) return outcome;
     // Appended one by one: a spread of a group's topics as arguments overflows the stack past ~100k.
-    await this.checkSilence(group, latest, now, outcome);
+    await this.checkSilence(group, latest, now, outcome, wake);
     for (const reading of latest) {
       if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) continue;
-      await this.checkRange(group, reading, now, outcome);
+      await this.checkRange(group, reading, now, outcome, wake);
     }
     return outcome;
   }
 
-  private async checkRange(group: Group, reading: Reading, now: Date, outcome: GroupAlerts): Promise<void> {
+  private async checkRange(
+    group: Group,
+    reading: Reading,
+    now: Date,
+    outcome: GroupAlerts,
+    wake: WakeUps | undefined,
+  ): Promise<void> {
     const range = watchedRanges.find((candidate) =>
       (candidate.topics as readonly string[]).includes(reading.topic),
     );
@@ -111,7 +120,7 @@ export class EvaluateAlerts {
       const message = outside
         ? `${range.label} (${reading.topic}) is ${words}: ${reading.value}`
         : `${range.label} (${reading.topic}) is back in range: ${reading.value}`;
-      await this.transition(group.name, reading.topic, kind, outside, backInside, now, outcome, {
+      await this.transition(group.name, reading.topic, kind, outside, backInside, now, outcome, wake, {
         message,
         topic: reading.topic,
         value: reading.value,
@@ -124,12 +133,15 @@ export class EvaluateAlerts {
     latest: readonly Reading[],
     now: Date,
     outcome: GroupAlerts,
+    wake: WakeUps | undefined,
   ): Promise<void> {
     const newest = latest.reduce((most, reading) => Math.max(most, reading.time.getTime()), -Infinity);
     const silentMs = now.getTime() - newest;
     const minutes = Math.round(this.settings.noDataAlertMs / 60_000);
     const silent = silentMs > this.settings.noDataAlertMs;
-    await this.transition(group.name, '*', 'no-data', silent, !silent, now, outcome, {
+    // The first instant the group counts as silent, unless a reading (a change) comes first.
+    if (!silent) wake?.at(newest + this.settings.noDataAlertMs + 1);
+    await this.transition(group.name, '*', 'no-data', silent, !silent, now, outcome, wake, {
       message: silent
         ? `No data received from group ${group.name} for ${minutes} minutes${await this.silentBoxes(group, now)}`
         : `Data from group ${group.name} is arriving again`,
@@ -162,6 +174,7 @@ export class EvaluateAlerts {
     close: boolean,
     now: Date,
     outcome: GroupAlerts,
+    wake: WakeUps | undefined,
     notification: { message: string; topic?: string; value?: number },
   ): Promise<void> {
     const alertKey = key(group, topic, kind);
@@ -169,7 +182,10 @@ export class EvaluateAlerts {
     const isOpen = stored?.value['open'] === true;
     if (open === isOpen || (!open && !close)) return;
     const openedAt = stored?.value['openedAt'];
-    if (open && typeof openedAt === 'number' && now.getTime() - openedAt < this.limits.alertReopenMs) return;
+    if (open && typeof openedAt === 'number' && now.getTime() - openedAt < this.limits.alertReopenMs) {
+      wake?.at(openedAt + this.limits.alertReopenMs);
+      return;
+    }
     if ((await this.notifications.countOpen(group)) >= this.limits.maxOpenNotificationsPerGroup) {
       outcome.withheld.push({ group, topic, kind });
       return;

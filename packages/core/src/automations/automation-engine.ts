@@ -1,15 +1,19 @@
-import { inject, injectable } from 'inversify';
+import { inject, injectable, optional } from 'inversify';
 import { type OutboxMessage } from '../alerts/alert-message.js';
 import { QueueAlertMessages } from '../alerts/queue-alert-messages.js';
 import { EvaluateAlerts, type WithheldAlert } from '../alerts/evaluate-alerts.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { type Group } from '../groups/group.js';
 import { type Notification } from '../notifications/notification.js';
+import { CHANGE_FEED, type ChangeFeed } from '../revisions/change-feed.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { type AutomationEvent } from './automation-event.js';
+import { DueSchedule } from './due-schedule.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
 import { RunAutomations } from './run-automations.js';
 import { SCHEDULER, type ScheduledTask, type Scheduler } from './scheduler.port.js';
+import { WakeUps } from './wake-ups.js';
 
 /** A group whose rules or alerts failed in one tick; the other groups were still evaluated. */
 export interface GroupFailure {
@@ -26,12 +30,29 @@ export interface TickResult {
   /** Messages put in the outbox for the delivery worker (e-mail, webhooks). */
   readonly queued: readonly OutboxMessage[];
   readonly failures: readonly GroupFailure[];
+  /** The groups this tick evaluated (changed, due, retried; every group on a full pass), by name. */
+  readonly evaluated: readonly string[];
 }
 
-/** Drives the rules and the alerts on the scheduler, and forgets old slot claims now and then. */
+/**
+ * Drives the rules and the alerts on the scheduler, and forgets old slot claims now and then.
+ *
+ * A tick evaluates only the groups that need it: those the store's change feed names (readings, actions,
+ * settings or notifications written, by any server or the CLI), those whose wake-up came (a time slot, a
+ * no-data deadline, the end of a wait; see WakeUps), and those that failed last time. An idle tick is one
+ * read of the feed, whatever the number of groups. Every group is evaluated on the first tick, when the
+ * feed cannot say what changed (reset), and every `fullPassMs` as a safety net. Without a change feed bound
+ * every tick evaluates every group. Several engines on one store may evaluate a group at the same time, as
+ * before: the claims in the engine state let one of them act.
+ */
 @injectable()
 export class AutomationEngine {
   private lastPurge = 0;
+  private cursor: string | undefined;
+  private lastFullPassAt = Number.NEGATIVE_INFINITY;
+  private readonly schedule = new DueSchedule();
+  /** Groups whose last evaluation failed: tried again at the next tick. */
+  private readonly retry = new Set<string>();
 
   constructor(
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
@@ -42,6 +63,7 @@ export class AutomationEngine {
     @inject(SCHEDULER) private readonly scheduler: Scheduler,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
+    @inject(CHANGE_FEED) @optional() private readonly feed: ChangeFeed | undefined,
   ) {}
 
   start(onTick?: (result: TickResult) => void): ScheduledTask {
@@ -53,7 +75,8 @@ export class AutomationEngine {
 
   /**
    * Rules, then alerts, group by group: a group that fails (a broken record, a store error on its data) is
-   * reported in `failures` and every other group is still evaluated; the purge runs regardless.
+   * reported in `failures` and tried again next tick, and every other group is still evaluated; the purge
+   * runs regardless.
    */
   async tick(): Promise<TickResult> {
     const switched: AutomationEvent[] = [];
@@ -61,13 +84,16 @@ export class AutomationEngine {
     const withheld: WithheldAlert[] = [];
     const failures: GroupFailure[] = [];
     const queued: OutboxMessage[] = [];
-    const groups = await this.groups.list();
     const startedAt = this.clock.now();
-    const missedSince = await this.lastRun();
+    const groups = await this.groupsToEvaluate(startedAt.getTime());
+    const missedSince = groups.length === 0 ? startedAt : await this.lastRun();
+    const wakeUps = new Map<string, WakeUps>();
     for (const group of groups) {
       await this.scheduler.pause?.();
+      const wake = new WakeUps();
+      wakeUps.set(group.name, wake);
       try {
-        for (const event of await this.automations.runGroup(group, startedAt, missedSince))
+        for (const event of await this.automations.runGroup(group, startedAt, missedSince, wake))
           switched.push(event);
       } catch (error) {
         failures.push({ group: group.name, stage: 'automations', error });
@@ -77,7 +103,7 @@ export class AutomationEngine {
     for (const group of groups) {
       await this.scheduler.pause?.();
       try {
-        const outcome = await this.alerts.evaluateGroup(group, alertsAt);
+        const outcome = await this.alerts.evaluateGroup(group, alertsAt, wakeUps.get(group.name));
         for (const notification of outcome.raised) alerts.push(notification);
         for (const alert of outcome.withheld) withheld.push(alert);
         const groupSwitches = switched.filter((event) => event.group === group.name);
@@ -87,13 +113,56 @@ export class AutomationEngine {
         failures.push({ group: group.name, stage: 'alerts', error });
       }
     }
+    const failed = new Set(failures.map((failure) => failure.group));
+    for (const group of groups) {
+      if (failed.has(group.name)) {
+        this.schedule.delete(group.name);
+        this.retry.add(group.name);
+      } else {
+        this.schedule.set(group.name, wakeUps.get(group.name)?.earliest);
+      }
+    }
     await this.markRun(startedAt);
     const now = this.clock.now().getTime();
     if (now - this.lastPurge > 3_600_000) {
       this.lastPurge = now;
       await this.state.purgeBefore(new Date(now - this.settings.stateRetentionMs));
     }
-    return { switched, alerts, withheld, queued, failures };
+    const evaluated = groups.map((group) => group.name);
+    return { switched, alerts, withheld, queued, failures, evaluated };
+  }
+
+  /**
+   * The groups this tick evaluates, in name order. The feed's cursor moves on only once they are read, so a
+   * store error here loses no change: the next tick asks the feed again.
+   */
+  private async groupsToEvaluate(now: number): Promise<Group[]> {
+    if (this.feed === undefined) return this.groups.list();
+    const changes = await this.feed.changesSince(this.cursor);
+    if (changes.reset || now - this.lastFullPassAt >= this.settings.fullPassMs) {
+      const all = await this.groups.list();
+      this.cursor = changes.cursor;
+      this.lastFullPassAt = now;
+      this.schedule.clear();
+      this.retry.clear();
+      return all;
+    }
+    const names = new Set([...this.retry, ...changes.groups, ...this.schedule.takeDue(now)]);
+    const found: Group[] = [];
+    try {
+      for (const name of names) {
+        const group = await this.groups.findByName(name);
+        if (group === undefined) this.schedule.delete(name);
+        else found.push(group);
+      }
+    } catch (error) {
+      // Taken off the schedule already: kept for the next tick instead.
+      for (const name of names) this.retry.add(name);
+      throw error;
+    }
+    this.cursor = changes.cursor;
+    this.retry.clear();
+    return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /**

@@ -12,6 +12,11 @@ export interface AutomationSettings {
   readonly maxReadingAgeMs: number;
   /** A group whose newest reading is older than this gets a "no data received" alert. */
   readonly noDataAlertMs: number;
+  /**
+   * Every group is evaluated at least this often, changed or not: a safety net under the change feed and
+   * the wake-ups, which alone decide what the ticks in between evaluate.
+   */
+  readonly fullPassMs: number;
   /** Slot claims older than this are purged; longer than the 7 days a missed slot is looked back for. */
   readonly stateRetentionMs: number;
 }
@@ -26,4 +31,5 @@ export const defaultAutomationSettings: AutomationSettings = {
   maxReadingAgeMs: 10 * 60_000,
   noDataAlertMs: 30 * 60_000,
   stateRetentionMs: 8 * 24 * 3_600_000,
+  fullPassMs: 3_600_000,
 };

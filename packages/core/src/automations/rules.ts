@@ -48,6 +48,24 @@ export function latestSlot(rule: TimeAutomation, now: Date, timeZone: string): S
   return undefined;
 }
 
+/**
+ * The earliest slot of a time rule after `now` (within the next `SLOT_LOOKBACK_DAYS` + 1 days), by the same
+ * local-time rules as latestSlot: at that instant latestSlot answers this slot.
+ */
+export function nextSlot(rule: TimeAutomation, now: Date, timeZone: string): Slot | undefined {
+  const [hour = 0, minute = 0] = rule.time.split(':').map(Number);
+  const today = toLocal(now, timeZone);
+  for (let daysAhead = 0; daysAhead <= SLOT_LOOKBACK_DAYS + 1; daysAhead += 1) {
+    const day = new Date(Date.UTC(today.year, today.month - 1, today.day + daysAhead));
+    if (!frequencyMatches(rule.frequency, day.getUTCDay())) continue;
+    const local = { year: day.getUTCFullYear(), month: day.getUTCMonth() + 1, day: day.getUTCDate() };
+    const at = fromLocal({ ...local, hour, minute }, timeZone);
+    if (at.getTime() > now.getTime())
+      return { localDate: `${local.year}-${pad(local.month)}-${pad(local.day)}`, at };
+  }
+  return undefined;
+}
+
 /** The latest slot of a rule if its minute came no longer than `graceMs` ago (23:59 survives midnight). */
 export function dueSlot(
   rule: TimeAutomation,

@@ -9,6 +9,7 @@ import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
 import { type AutomationEvent, type AutomationTrigger, type NewAutomationEvent } from './automation-event.js';
+import { type WakeUps } from './wake-ups.js';
 import { AUTOMATION_LOG_REPOSITORY, type AutomationLogRepository } from './automation-log.port.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import {
@@ -20,6 +21,7 @@ import {
   describeSensorRule,
   describeTimeRule,
   latestSlot,
+  nextSlot,
   ruleSide,
   type RuleSide,
   sensorTopic,
@@ -59,10 +61,15 @@ export class RunAutomations {
     return events;
   }
 
-  async runGroup(group: Group, now: Date, missedSince?: Date): Promise<AutomationEvent[]> {
+  /**
+   * One group's rules. `wake` learns when the group must be looked at again though nothing in it changes:
+   * the next slot of each time rule, the end of a switch interval that held a sensor rule back.
+   */
+  async runGroup(group: Group, now: Date, missedSince?: Date, wake?: WakeUps): Promise<AutomationEvent[]> {
     const events: AutomationEvent[] = [];
     const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
     for (const action of await this.actions.listByGroup(group.name)) {
+      if (wake !== undefined) this.wakeForSlots(action, now, timeZone, wake);
       let current = action;
       for (const { rule, slot } of this.slotsToFire(action, now, timeZone, missedSince)) {
         const switched = await this.runTimeRule(current, rule, slot, now);
@@ -73,7 +80,7 @@ export class RunAutomations {
       }
       for (const set of action.automations) {
         for (const rule of set.sensorAutomations) {
-          const switched = await this.runSensorRule(current, rule, now);
+          const switched = await this.runSensorRule(current, rule, now, wake);
           if (switched !== undefined) {
             current = switched.action;
             events.push(switched.event);
@@ -82,6 +89,15 @@ export class RunAutomations {
       }
     }
     return events;
+  }
+
+  private wakeForSlots(action: Action, now: Date, timeZone: string, wake: WakeUps): void {
+    for (const set of action.automations) {
+      for (const rule of set.timeAutomations) {
+        const next = nextSlot(rule, now, timeZone);
+        if (next !== undefined) wake.at(next.at.getTime());
+      }
+    }
   }
 
   /**
@@ -135,6 +151,7 @@ export class RunAutomations {
     action: Action,
     rule: SensorAutomation,
     now: Date,
+    wake: WakeUps | undefined,
   ): Promise<Switched | undefined> {
     const topic = sensorTopic(rule.sensor);
     if (topic === undefined) return undefined;
@@ -155,7 +172,7 @@ export class RunAutomations {
     const previous = stored?.value['side'] as RuleSide | undefined;
     const side = ruleSide(rule, reading.value, previous, this.settings.deadBand);
     if (side === previous) return undefined;
-    if (side === 'beyond' && !(await this.mayTakeSwitch(action, now))) return undefined;
+    if (side === 'beyond' && !(await this.mayTakeSwitch(action, now, wake))) return undefined;
     // Only the engine that records the crossing acts on it.
     if (!(await this.state.compareAndSet(ruleKey, stored?.version ?? 0, { side }, now))) return undefined;
     if (side === 'within') return undefined;
@@ -165,12 +182,15 @@ export class RunAutomations {
   }
 
   /** Claims the action's switch slot unless a sensor rule switched it less than the minimum interval ago. */
-  private async mayTakeSwitch(action: Action, now: Date): Promise<boolean> {
+  private async mayTakeSwitch(action: Action, now: Date, wake: WakeUps | undefined): Promise<boolean> {
     const switchKey = key('switch', action.group, action.object);
     const last = await this.state.get(switchKey);
     const lastAt = last?.value['at'];
-    if (typeof lastAt === 'number' && now.getTime() - lastAt < this.settings.minSwitchIntervalMs)
+    if (typeof lastAt === 'number' && now.getTime() - lastAt < this.settings.minSwitchIntervalMs) {
+      // The rule is still beyond once the interval is over: it switches then, without a new reading.
+      wake?.at(lastAt + this.settings.minSwitchIntervalMs);
       return false;
+    }
     return this.state.compareAndSet(switchKey, last?.version ?? 0, { at: now.getTime() }, now);
   }
 

@@ -3,6 +3,7 @@ import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { UnauthenticatedError } from '../shared/errors.js';
 import { BOX_KEY_MAX_LENGTH, BOX_KEY_PREFIX, BoxKeys } from './box-keys.js';
 import { BOX_SETTINGS, type BoxSettings } from './box-settings.js';
+import { BoxSightings } from './box-sightings.js';
 import { type Device } from './device.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from './device.port.js';
 
@@ -23,9 +24,11 @@ export class AuthenticateBox {
     @inject(BoxKeys) private readonly keys: BoxKeys,
     @inject(BOX_SETTINGS) private readonly settings: BoxSettings,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(BoxSightings) private readonly sightings: BoxSightings,
   ) {}
 
-  async execute(apiKey: unknown): Promise<Device> {
+  /** `address`: where the request came from, noted so the box's firmware manifest can find it. */
+  async execute(apiKey: unknown, address?: string): Promise<Device> {
     if (apiKey === undefined || apiKey === '')
       throw new UnauthenticatedError('The api-key header is missing');
     if (
@@ -37,6 +40,7 @@ export class AuthenticateBox {
     }
     const found = await this.devices.findByKeyHash(this.keys.hash(apiKey));
     if (found === undefined) throw new UnauthenticatedError('The api-key is not valid', true);
+    if (address !== undefined) this.sightings.note(address, found.device.deviceId, this.clock.now());
     await this.seen(found.device);
     return found.device;
   }

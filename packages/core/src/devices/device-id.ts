@@ -26,6 +26,16 @@ export function macOfRegisteredId(id: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The box id of what an esp32FOTA updater sends as `?id=` when its build turns that on: the same factory MAC
+ * number, printed in decimal (`1102366404388` is `100aa286f24`). Undefined when it is no such number.
+ */
+export function boxIdOfUpdaterId(id: string): string | undefined {
+  if (!/^[0-9]{1,15}$/u.test(id)) return undefined;
+  const value = Number(id);
+  return value > 0 && value < 2 ** 48 ? value.toString(16) : undefined;
+}
+
 /** What a box with this MAC sends as its deviceId. */
 export function boxIdOfMac(mac: string): string {
   const reversed = (mac.match(/../gu) ?? []).reverse().join('');

@@ -3,6 +3,7 @@ import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { ThrottledError } from '../shared/errors.js';
 import { BoxKeys } from './box-keys.js';
 import { BOX_SETTINGS, type BoxSettings } from './box-settings.js';
+import { BoxSightings } from './box-sightings.js';
 import { macOfBoxId } from './device-id.js';
 import { type Device } from './device.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from './device.port.js';
@@ -45,6 +46,7 @@ export class OnboardBox {
     @inject(BoxKeys) private readonly keys: BoxKeys,
     @inject(BOX_SETTINGS) private readonly settings: BoxSettings,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(BoxSightings) private readonly sightings: BoxSightings,
   ) {}
 
   async execute(request: OnboardingRequest): Promise<OnboardingOutcome> {
@@ -87,6 +89,7 @@ export class OnboardBox {
           : {}),
       },
     );
+    this.sightings.note(request.address, device.deviceId, now);
     return { registered: true, device, apiKey };
   }
 

@@ -206,7 +206,7 @@ type BoxAction = (input: RouteInput, useCases: HttpUseCases) => Promise<Reply>;
 /** What each action of the database API the firmware uses does here; any other action is refused. */
 const boxActions: Readonly<Record<string, BoxAction>> = {
   insertOne: async (input, { authenticateBox, recordBoxReadings }) => {
-    const device = await authenticateBox.execute(header(input, 'api-key'));
+    const device = await authenticateBox.execute(header(input, 'api-key'), input.clientAddress);
     requireCollection(input.body, 'datas', 'insertOne');
     const document = decodeExtendedJson(input.body['document'], 'document');
     if (document === undefined) throw InvalidInputError.forField('document', 'is required');
@@ -214,7 +214,7 @@ const boxActions: Readonly<Record<string, BoxAction>> = {
     return json({ insertedId: insertedIdOf(device.group, document) }, 201);
   },
   insertMany: async (input, { authenticateBox, recordBoxReadings }) => {
-    const device = await authenticateBox.execute(header(input, 'api-key'));
+    const device = await authenticateBox.execute(header(input, 'api-key'), input.clientAddress);
     requireCollection(input.body, 'datas', 'insertMany');
     const documents = decodeExtendedJson(input.body['documents'], 'documents');
     if (!Array.isArray(documents)) throw InvalidInputError.forField('documents', 'must be a list');
@@ -222,7 +222,7 @@ const boxActions: Readonly<Record<string, BoxAction>> = {
     return json({ insertedIds: documents.map((document) => insertedIdOf(device.group, document)) }, 201);
   },
   find: async (input, { authenticateBox, findBoxActions }) => {
-    const device = await authenticateBox.execute(header(input, 'api-key'));
+    const device = await authenticateBox.execute(header(input, 'api-key'), input.clientAddress);
     requireCollection(input.body, 'actions', 'find');
     const actions = await findBoxActions.execute(device, decodeExtendedJson(input.body['filter'], 'filter'));
     return json({ documents: actions.map(actionDocument) });

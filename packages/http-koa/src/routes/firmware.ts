@@ -37,7 +37,10 @@ export const firmwareRoutes: RouterSpec = {
       description:
         "Polled by HTTP boxes every 100 s. Answers the newest image published for the box's group or for " +
         "every box when it is newer than the version the box runs, else the box's own version (0.0.0 for a " +
-        'box that cannot be identified), so nothing is installed. Firmware 1.0.4 cannot install any image.',
+        'box that cannot be identified), so nothing is installed. The box is the one `?id=` names (updater ' +
+        'builds that send it: the MAC as a decimal number), else the registered box whose onboarding or data ' +
+        'requests came from the same address (boxes of several groups behind one address get only images ' +
+        'for every box). Firmware 1.0.4 cannot install any image.',
       unvalidatedQuery: object({ id: text('The box id, as updaters that identify themselves send it') }),
       responses: {
         200: {
@@ -51,7 +54,11 @@ export const firmwareRoutes: RouterSpec = {
         500: { description: "`{message: 'Internal Server Error'}`" },
       },
       handle: async (input, { offerFirmware }) => {
-        const offer = await offerFirmware.execute({});
+        const updaterId = input.query['id'];
+        const offer = await offerFirmware.execute({
+          address: input.clientAddress,
+          ...(typeof updaterId === 'string' ? { updaterId } : {}),
+        });
         const image = offer.sha256 === undefined ? '' : `/${offer.sha256}`;
         return json({
           type: offer.type,

@@ -1,0 +1,156 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import {
+  ALERT_OUTBOX_REPOSITORY,
+  type AlertOutboxRepository,
+  CreateGroup,
+  type GroupNotifySettings,
+} from '@hortus/core';
+import { expect } from 'chai';
+import { type Container } from 'inversify';
+import { hortus, type StoreContainer, storeContainer } from './harness.js';
+
+const stdin = (text: string): Readable => Readable.from([text]);
+const SECRET = 'stdin-secret-0123456789';
+const HOOK = 'https://hook%20user:pa55word@hooks.example.org/services/T0KEN-in-the-path?key=querytoken';
+
+describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
+  let container: Container;
+  let store: StoreContainer;
+  beforeEach(async () => {
+    store = await storeContainer();
+    container = store.container;
+    await container.get(CreateGroup).execute({ name: 'gh' });
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  const stored = async (): Promise<GroupNotifySettings | undefined> =>
+    container.get<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY).getSettings('gh');
+
+  it('when a hook with tokens is added with --secret-stdin, then it is stored whole and shown masked, and neither token nor secret is printed', async () => {
+    const added = await hortus(
+      container,
+      ['--json', 'group', 'notify', 'gh', '--add-webhook', HOOK, '--secret-stdin'],
+      { stdin: stdin(`${SECRET}\n`) },
+    );
+    expect(added.code, added.stderr).to.equal(0);
+    expect(added.stdout + added.stderr).not.to.match(/T0KEN|querytoken|pa55word|hook%20user|stdin-secret/u);
+    const shown = JSON.parse(added.stdout) as { webhooks: { url: string; secret: string }[] };
+    expect(shown.webhooks).to.deep.equal([{ url: 'https://hooks.example.org/…oken', secret: '…6789' }]);
+    expect((await stored())?.webhooks).to.deep.equal([{ url: new URL(HOOK).toString(), secret: SECRET }]);
+
+    const second = await hortus(
+      container,
+      ['group', 'notify', 'gh', '--add-webhook', 'https://ntfy.example.org/gh', '--secret-stdin'],
+      { stdin: stdin('another-secret-of-16-chars') },
+    );
+    expect(second.code, second.stderr).to.equal(0);
+    const listed = await hortus(container, ['group', 'notify', 'gh']);
+    expect(listed.stdout).to.match(/^Webhook 1: +https:\/\/hooks\.example\.org\/…oken \(secret …6789\)$/mu);
+    expect(listed.stdout).to.match(/^Webhook 2: +https:\/\/ntfy\.example\.org\/… \(secret …hars\)$/mu);
+    expect(listed.stdout).not.to.match(/T0KEN|querytoken|pa55word|\\n/u);
+  });
+
+  it('when the secret is in a file, then --secret-file reads it (without the final line break)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hortus-secret-'));
+    try {
+      const file = join(dir, 'hook.secret');
+      writeFileSync(file, `${SECRET}\n`, { mode: 0o600 });
+      const added = await hortus(container, [
+        'group',
+        'notify',
+        'gh',
+        '--add-webhook',
+        HOOK,
+        '--secret-file',
+        file,
+      ]);
+      expect(added.code, added.stderr).to.equal(0);
+      expect(added.stdout).not.to.contain(SECRET);
+      expect((await stored())?.webhooks[0]?.secret).to.equal(SECRET);
+
+      const missing = await hortus(container, [
+        'group',
+        'notify',
+        'gh',
+        '--add-webhook',
+        HOOK,
+        '--secret-file',
+        join(dir, 'nope'),
+      ]);
+      expect(missing.code).to.not.equal(0);
+      expect(missing.stderr).to.contain('ENOENT');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('when --secret is given as an argument, then it still works, with a warning about the process list', async () => {
+    const added = await hortus(container, [
+      'group',
+      'notify',
+      'gh',
+      '--add-webhook',
+      HOOK,
+      '--secret',
+      SECRET,
+    ]);
+    expect(added.code, added.stderr).to.equal(0);
+    expect(added.stderr).to.match(/warning: --secret .*process list.*--secret-stdin or --secret-file/u);
+    expect((await stored())?.webhooks[0]?.secret).to.equal(SECRET);
+  });
+
+  it('when secrets come from two places, or an empty one from stdin, then the command is refused and nothing is stored', async () => {
+    const both = await hortus(
+      container,
+      ['group', 'notify', 'gh', '--add-webhook', HOOK, '--secret-stdin', '--secret', SECRET],
+      { stdin: stdin(SECRET) },
+    );
+    expect(both.code).to.not.equal(0);
+    const empty = await hortus(
+      container,
+      ['group', 'notify', 'gh', '--add-webhook', HOOK, '--secret-stdin'],
+      {
+        stdin: stdin('\n'),
+      },
+    );
+    expect(empty.code).to.not.equal(0);
+    expect(empty.stderr).to.contain('empty secret');
+    expect(await stored()).to.equal(undefined);
+  });
+
+  it('when a hook is removed by its masked form as listed, then it goes; an unknown one is not found without echoing its token', async () => {
+    const added = await hortus(
+      container,
+      ['group', 'notify', 'gh', '--add-webhook', HOOK, '--secret-stdin'],
+      {
+        stdin: stdin(SECRET),
+      },
+    );
+    expect(added.code, added.stderr).to.equal(0);
+    const unknown = await hortus(container, [
+      'group',
+      'notify',
+      'gh',
+      '--remove-webhook',
+      'https://hooks.example.org/other/secret-path-token',
+    ]);
+    expect(unknown.code).to.not.equal(0);
+    expect(unknown.stderr).to.contain('has no webhook https://hooks.example.org/…');
+    expect(unknown.stderr).not.to.contain('secret-path-token');
+
+    const removed = await hortus(container, [
+      'group',
+      'notify',
+      'gh',
+      '--remove-webhook',
+      'https://hooks.example.org/…oken',
+    ]);
+    expect(removed.code, removed.stderr).to.equal(0);
+    expect((await stored())?.webhooks).to.deep.equal([]);
+  });
+});

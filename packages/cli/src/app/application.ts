@@ -169,7 +169,7 @@ async function startHttps(
     fingerprint: certificate.fingerprint,
   });
   const listener = new HttpsListener(http.handle, config, certificate, http.clientFaults);
-  const url = await listener.listen(tls.port, config.host);
+  const url = await listener.listen(config.httpsPort, config.host);
   return {
     listener,
     url,

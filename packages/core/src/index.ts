@@ -39,6 +39,7 @@ export * from './devices/create-device.js';
 export * from './devices/delete-device.js';
 export * from './devices/list-devices.js';
 export * from './devices/find-device.js';
+export * from './shared/installation-values.js';
 export * from './devices/device-id.js';
 export * from './devices/box-settings.js';
 export * from './devices/box-keys.js';

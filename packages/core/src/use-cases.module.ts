@@ -40,6 +40,7 @@ import { SeedDemo } from './demo/seed-demo.js';
 import { CreateDevice } from './devices/create-device.js';
 import { DeleteDevice } from './devices/delete-device.js';
 import { FindDevice } from './devices/find-device.js';
+import { InstallationValues } from './shared/installation-values.js';
 import { ListDevices } from './devices/list-devices.js';
 import { AuthenticateBox } from './devices/authenticate-box.js';
 import { BoxSightings } from './devices/box-sightings.js';
@@ -115,6 +116,7 @@ export const useCases = [
   CreateDevice,
   ListDevices,
   FindDevice,
+  InstallationValues,
   BoxKeys,
   BoxSightings,
   OnboardBox,

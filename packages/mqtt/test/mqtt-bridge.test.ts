@@ -20,6 +20,8 @@ import {
   SetActionValue,
   LOGGER,
   type Logger,
+  SERVER_SECRET_REPOSITORY,
+  type ServerSecretRepository,
 } from '@hortus/core';
 import { MqttBridge, type MqttConfig, mqttConfigFromEnv, mqttModule } from '@hortus/mqtt';
 import { freePort, isListening } from '@hortus/contract-tests';
@@ -179,6 +181,67 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
       await eventually(() => expect(received(plain)).to.deep.equal([10, 10]));
       await eventually(() => expect(received(shared).reduce((a, b) => a + b)).to.equal(10));
       expect(h.bridge.stats().received, 'the default bridge has its own filter').to.equal(0);
+    } finally {
+      for (const server of servers) await server.bridge.stop();
+    }
+  });
+
+  const started = (server: Harness): Record<string, unknown> | undefined =>
+    server.events.find((event) => event['event'] === 'mqtt.started');
+  const secrets = (server: Harness): ServerSecretRepository =>
+    server.container.get<ServerSecretRepository>(SERVER_SECRET_REPOSITORY);
+
+  it("when MQTT_SHARED_GROUP and MQTT_CLIENT_ID are unset, then it subscribes in the installation's random group and names itself by the installation and a random part, both kept in the store", async () => {
+    const group = await secrets(h).findOrCreate('installation.mqtt-shared-group', 'not-this-one');
+    const installation = await secrets(h).findOrCreate('installation.id', 'not-this-one');
+
+    expect(group).to.match(/^[0-9a-f]{32}$/u);
+    expect(installation).to.match(/^[0-9a-f]{8}$/u);
+    expect(started(h)).to.include({ sharedGroup: `hortus-${group}` });
+    expect(started(h)?.['clientId']).to.match(new RegExp(`^hortus-${installation}-[0-9a-f]{16}$`, 'u'));
+  });
+
+  it('when a broker user joins the shared subscription under the old default name `hortus`, then the server still receives every message', async () => {
+    const rogue = await connectAsync(BROKER_URL, { protocolVersion: 5 });
+    clients.push(rogue);
+    await rogue.subscribeAsync(`$share/hortus/${h.prefix}/esp/#`, { qos: 1 });
+    // It may read the topics (the access list allows what it allows); it must not take the server's share.
+    let copies = 0;
+    rogue.on('message', () => (copies += 1));
+    const topic = `${h.prefix}/esp/air/temperature`;
+    for (let i = 0; i < 10; i += 1) await box.publishAsync(topic, `${i},greenhouse`, { qos: 1 });
+
+    await eventually(() => expect([h.bridge.stats().received, copies]).to.deep.equal([10, 10]));
+  });
+
+  it('when two servers of one installation start (one store), then they share its group, each message reaching one, with client ids of their own that both stay connected', async () => {
+    const filter = { topicFilter: `${h.prefix}/pair/#` };
+    const servers = [harness(filter), harness(filter)];
+    for (const server of servers) {
+      // What one shared store answers to both.
+      await secrets(server).findOrCreate('installation.mqtt-shared-group', `g${h.prefix}`);
+      await secrets(server).findOrCreate('installation.id', 'cafe0001');
+    }
+    try {
+      for (const server of servers) await server.bridge.start();
+      for (let i = 0; i < 10; i += 1)
+        await box.publishAsync(`${h.prefix}/pair/t`, `${i},greenhouse`, { qos: 1 });
+
+      const received = (): number => servers.reduce((sum, server) => sum + server.bridge.stats().received, 0);
+      await eventually(() => expect(received()).to.equal(10));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(received(), 'each message once').to.equal(10);
+
+      const ids = servers.map((server) => started(server)?.['clientId']);
+      expect(new Set(ids).size).to.equal(2);
+      for (const id of ids) expect(id).to.match(/^hortus-cafe0001-[0-9a-f]{16}$/u);
+      expect(servers.map((server) => started(server)?.['sharedGroup'])).to.deep.equal([
+        `hortus-g${h.prefix}`,
+        `hortus-g${h.prefix}`,
+      ]);
+      expect(servers.flatMap((server) => server.events.map((event) => event['event']))).not.to.include(
+        'mqtt.offline',
+      );
     } finally {
       for (const server of servers) await server.bridge.stop();
     }

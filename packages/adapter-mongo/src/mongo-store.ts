@@ -48,7 +48,7 @@ import {
   setOperationDeadline,
   withDeadline,
 } from './support.js';
-import { usedResetCollection, userCollection } from './user.repository.js';
+import { usedInvitationCollection, usedResetCollection, userCollection } from './user.repository.js';
 
 /** How much later than the deadline the driver gives up on a silent socket. */
 const SOCKET_TIMEOUT_MARGIN_MS = 1000;
@@ -66,6 +66,7 @@ export const collections: readonly CollectionSpec[] = [
   groupEmployeeCollection,
   userCollection,
   usedResetCollection,
+  usedInvitationCollection,
   engineStateCollection,
   automationLogCollection,
   revisionCollection,

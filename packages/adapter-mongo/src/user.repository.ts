@@ -59,6 +59,9 @@ interface UsedResetDocument {
 
 export const usedResetCollection: CollectionSpec = { name: 'usedresettokens', indexes: [] };
 
+/** An invitation a sign-up has used, by its id (VerifiedInvitation.id), kept until it expires. */
+export const usedInvitationCollection: CollectionSpec = { name: 'usedinvitations', indexes: [] };
+
 export const userCollection: CollectionSpec = {
   name: 'users',
   prepare: addEmailKeys,
@@ -122,10 +125,12 @@ const userMapper = {
 @injectable()
 export class MongoUserRepository extends MongoRepository<UserDocument> implements UserRepository {
   private readonly usedResets: Collection<UsedResetDocument>;
+  private readonly usedInvitations: Collection<UsedResetDocument>;
 
   constructor(@inject(MONGO_DB) db: Db) {
     super(db, userCollection, 'user', 'Another user has that e-mail');
     this.usedResets = db.collection<UsedResetDocument>(usedResetCollection.name);
+    this.usedInvitations = db.collection<UsedResetDocument>(usedInvitationCollection.name);
   }
 
   async create(
@@ -270,6 +275,20 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
     // A marker is needed only while its token could still be pending: drop those past their expiry.
     await this.run(() => this.usedResets.deleteMany({ expiresAt: { $lte: change.now } }));
     return version;
+  }
+
+  /** The unique `_id` lets exactly one of concurrent uses insert its mark. */
+  async useInvitation(id: string, expiresAt: Date, now: Date): Promise<boolean> {
+    await this.run(() => this.usedInvitations.deleteMany({ expiresAt: { $lte: now } }));
+    return this.run(async () => {
+      try {
+        await this.usedInvitations.insertOne({ _id: id, expiresAt });
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    });
   }
 
   async delete(id: string): Promise<boolean> {

@@ -193,12 +193,27 @@ describe('JwtTokenService', () => {
     const invitation = await tokens.issueInvitation({ email: 'eve@example.org', group: 'greenhouse-a' });
     const token = await tokens.issueSession(session);
 
-    expect(await tokens.verifyInvitation(invitation)).to.deep.equal({
+    expect(await tokens.verifyInvitation(invitation)).to.deep.include({
       email: 'eve@example.org',
       group: 'greenhouse-a',
     });
     expect(await tokens.verifySession(invitation)).to.equal(undefined);
     expect(await tokens.verifyInvitation(token)).to.equal(undefined);
+  });
+
+  it('when an invitation verifies, then it names its id (the same for the same code, another for another invitation) and its expiry in 7 days', async () => {
+    const tokens = service();
+    const code = await tokens.issueInvitation({ email: 'eve@example.org', group: 'greenhouse-a' });
+    const other = await tokens.issueInvitation({ email: 'eve@example.org', group: 'greenhouse-b' });
+
+    const first = await tokens.verifyInvitation(code);
+    const again = await tokens.verifyInvitation(code);
+    const second = await tokens.verifyInvitation(other);
+
+    expect(first?.id).to.match(/^[0-9a-f]{64}$/u);
+    expect(again?.id).to.equal(first?.id);
+    expect(second?.id).to.not.equal(first?.id);
+    expect(first?.expiresAt).to.deep.equal(new Date(start + 7 * 24 * 3600_000));
   });
 
   it('without AUTH_SECRET, when the server restarts on the same store, then its tokens stay valid; on another store they do not', async () => {

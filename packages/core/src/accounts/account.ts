@@ -80,6 +80,13 @@ export interface Invitation {
   readonly group: string;
 }
 
+/** An invitation whose code verified: `id` names it (one id per issued invitation) for its single use. */
+export interface VerifiedInvitation extends Invitation {
+  /** Derived from the signed claims, never from the code's text, so no re-encoding of a code is new. */
+  readonly id: string;
+  readonly expiresAt: Date;
+}
+
 export const signupModes = ['open', 'invite'] as const;
 export type SignupMode = (typeof signupModes)[number];
 

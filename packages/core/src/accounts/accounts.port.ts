@@ -1,4 +1,4 @@
-import { type Invitation, type SessionClaims } from './account.js';
+import { type Invitation, type SessionClaims, type VerifiedInvitation } from './account.js';
 
 /** bcrypt in practice; the identity package binds it. */
 export interface PasswordHasher {
@@ -29,7 +29,7 @@ export interface TokenService {
   /** The claims of a valid, unexpired session token this server signed; undefined for anything else. */
   verifySession(token: string): Promise<SessionClaims | undefined>;
   issueInvitation(invitation: Invitation): Promise<string>;
-  verifyInvitation(token: string): Promise<Invitation | undefined>;
+  verifyInvitation(token: string): Promise<VerifiedInvitation | undefined>;
 }
 
 /** One-time secrets (reset tokens): random text and the digest the store keeps instead of it. */

@@ -9,7 +9,7 @@ import {
 } from '@hortus/core';
 import { Progress } from './progress.js';
 import { UsageError } from './exit-codes.js';
-import { type Output, say, type TextSink, table } from './output.js';
+import { type Output, say, table } from './output.js';
 import { type RunIo } from './io.js';
 import { type UseCaseResolver } from './store.js';
 

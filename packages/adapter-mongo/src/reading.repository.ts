@@ -1,7 +1,9 @@
 import { inject, injectable } from 'inversify';
-import { type Db, type Filter, MongoBulkWriteError, ObjectId } from 'mongodb';
+import { type Filter, MongoBulkWriteError, ObjectId } from 'mongodb';
 import {
+  BucketSums,
   type NewReading,
+  planRollupPieces,
   type Reading,
   type ReadingBucket,
   type ReadingRange,
@@ -9,18 +11,21 @@ import {
   type ReadingCursor,
   type ReadingExportSelection,
   type ReadingSelection,
+  rollupLevelsFor,
+  type RollupPiece,
 } from '@hortus/core';
 import { entryOf, type LatestDocument, LatestReadings, readingsOf } from './latest-readings.js';
 import { StoredRevisions } from './revisions.js';
-import { BucketSums, type Piece, planPieces, ReadingRollups, rollupLevels } from './rollups.js';
+import { ReadingRollups, type RollupLevel, rollupLevels } from './rollups.js';
 import {
   type CollectionSpec,
   isDuplicateKeyCode,
   isUnavailableError,
-  MONGO_DB,
+  MONGO_DATABASE,
   MongoRepository,
   toDate,
 } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface ReadingDocument {
   _id: ObjectId;
@@ -84,7 +89,7 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
   private readonly revisions: StoredRevisions;
   private readonly latestRecords: LatestReadings;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, readingCollection, 'reading', 'That reading is already stored');
     this.rollups = new ReadingRollups(db);
     this.latestRecords = new LatestReadings(db);
@@ -160,9 +165,9 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
     const from = range.startDate?.getTime() ?? Number.NEGATIVE_INFINITY;
     const to = range.endDate === undefined ? Number.POSITIVE_INFINITY : range.endDate.getTime() + 1;
     const filtered = range.minValue !== undefined || range.maxValue !== undefined;
-    const levels = filtered ? [] : rollupLevels.filter((level) => bucketMs % level.unitMs === 0);
+    const levels = rollupLevelsFor(rollupLevels, bucketMs, filtered);
     return this.run(async () => {
-      const pieces = planPieces(from, to, levels);
+      const pieces = planRollupPieces(from, to, levels);
       let sums = new BucketSums(bucketMs);
       const found = await Promise.all(
         pieces.map((piece) =>
@@ -180,7 +185,11 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
     });
   }
 
-  private async addReadings(range: ReadingRange, piece: Piece, sums: BucketSums): Promise<number> {
+  private async addReadings(
+    range: ReadingRange,
+    piece: RollupPiece<RollupLevel>,
+    sums: BucketSums,
+  ): Promise<number> {
     const filter = rangeFilter({
       ...range,
       ...(Number.isFinite(piece.from) ? { startDate: new Date(piece.from) } : {}),

@@ -15,6 +15,7 @@ export * from './readings/get-latest-reading.js';
 export * from './readings/get-latest-readings-of-group.js';
 export * from './readings/query-readings.js';
 export * from './readings/aggregate-readings.js';
+export * from './readings/rollups.js';
 export * from './readings/delete-readings.js';
 export * from './readings/export-readings.js';
 export * from './revisions/get-revision.js';

@@ -11,6 +11,7 @@ import {
 import { accessKeyCollection } from './access-key.repository.js';
 import { actionCollection } from './action.repository.js';
 import { automationLogCollection } from './automation-log.repository.js';
+import { MongoDatabase } from './database.js';
 import { deviceCollection, pendingDeviceCollection } from './device.repository.js';
 import { engineStateCollection } from './engine-state.repository.js';
 import { groupCollection, groupEmployeeCollection } from './group.repository.js';
@@ -23,7 +24,7 @@ import { notificationCollection } from './notification.repository.js';
 import { latestReadingCollection } from './latest-readings.js';
 import { readingCollection } from './reading.repository.js';
 import { mongoRepositoryClasses } from './repositories.js';
-import { revisionCollection, setRevisionPollInterval, stopRevisionMirror } from './revisions.js';
+import { revisionCollection } from './revisions.js';
 import { rollupCollections } from './rollups.js';
 import { serverSecretCollection } from './server-secret.repository.js';
 import { firmwareCollection } from './firmware.repository.js';
@@ -41,13 +42,7 @@ import {
   type MongoDatabaseOptions,
   type MongoStoreSettings,
 } from './settings.js';
-import {
-  type CollectionSpec,
-  isUnavailableError,
-  MONGO_DB,
-  setOperationDeadline,
-  withDeadline,
-} from './support.js';
+import { type CollectionSpec, isUnavailableError, MONGO_DATABASE, withDeadline } from './support.js';
 import { usedInvitationCollection, usedResetCollection, userCollection } from './user.repository.js';
 
 /** How much later than the deadline the driver gives up on a silent socket. */
@@ -105,17 +100,19 @@ export function createMongoClient(settings: MongoStoreSettings): MongoClient {
   return new MongoClient(settings.uri, options);
 }
 
-export function openDatabase(client: MongoClient, options: MongoDatabaseOptions): Db {
+/** The database of the options on the client, with its context: the deadline and the revision mirror. */
+export function openDatabase(client: MongoClient, options: MongoDatabaseOptions): MongoDatabase {
   const w = options.writeConcern ?? client.options.writeConcern?.w ?? DEFAULT_WRITE_CONCERN;
   const db = client.db(options.dbName, { writeConcern: { ...client.options.writeConcern, w } });
-  setOperationDeadline(db, options.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS);
-  setRevisionPollInterval(db, options.revisionPollMS ?? DEFAULT_REVISION_POLL_MS);
-  return db;
+  return new MongoDatabase(db, {
+    operationDeadlineMs: options.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS,
+    revisionPollMs: options.revisionPollMS ?? DEFAULT_REVISION_POLL_MS,
+  });
 }
 
-function bindRepositories(db: Db, lifecycle?: StoreLifecycle): ContainerModule {
+function bindRepositories(database: MongoDatabase, lifecycle?: StoreLifecycle): ContainerModule {
   return new ContainerModule(({ bind }) => {
-    bind<Db>(MONGO_DB).toConstantValue(db);
+    bind<MongoDatabase>(MONGO_DATABASE).toConstantValue(database);
     if (lifecycle !== undefined) bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
     bindRepositoryClasses(bind, mongoRepositoryClasses);
   });
@@ -148,6 +145,8 @@ export async function ensureIndexes(db: Db): Promise<void> {
  * request fails within the server selection timeout with StoreUnavailableError.
  */
 export class MongoStore implements StoreLifecycle {
+  /** The database with its context (deadline, revision mirror), which the repositories share. */
+  readonly database: MongoDatabase;
   readonly db: Db;
 
   private readonly deadlineMs: number;
@@ -156,7 +155,8 @@ export class MongoStore implements StoreLifecycle {
     readonly client: MongoClient,
     options: MongoDatabaseOptions,
   ) {
-    this.db = openDatabase(client, options);
+    this.database = openDatabase(client, options);
+    this.db = this.database.db;
     this.deadlineMs = options.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS;
   }
 
@@ -208,11 +208,11 @@ export class MongoStore implements StoreLifecycle {
 
   /** Every repository port and this store's lifecycle: what the composition root loads to choose MongoDB. */
   module(): ContainerModule {
-    return bindRepositories(this.db, this);
+    return bindRepositories(this.database, this);
   }
 
   repositories(): MongoRepositories {
-    return newRepositories(mongoRepositoryClasses, this.db);
+    return newRepositories(mongoRepositoryClasses, this.database);
   }
 
   /**
@@ -221,7 +221,7 @@ export class MongoStore implements StoreLifecycle {
    * so a shutdown during a freeze still ends within its grace period.
    */
   async close(): Promise<void> {
-    stopRevisionMirror(this.db);
+    this.database.stopRevisionMirror();
     const closing = this.client.close();
     try {
       await withDeadline(closing, this.deadlineMs);

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type Db, type Filter, MongoBulkWriteError, ObjectId } from 'mongodb';
+import { type Filter, MongoBulkWriteError, ObjectId } from 'mongodb';
 import {
   BucketSums,
   type NewReading,
@@ -21,10 +21,11 @@ import {
   type CollectionSpec,
   isDuplicateKeyCode,
   isUnavailableError,
-  MONGO_DB,
+  MONGO_DATABASE,
   MongoRepository,
   toDate,
 } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface ReadingDocument {
   _id: ObjectId;
@@ -88,7 +89,7 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
   private readonly revisions: StoredRevisions;
   private readonly latestRecords: LatestReadings;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, readingCollection, 'reading', 'That reading is already stored');
     this.rollups = new ReadingRollups(db);
     this.latestRecords = new LatestReadings(db);

@@ -1,6 +1,12 @@
-import { Binary, type Collection, type Db, ObjectId } from 'mongodb';
+import { Binary, type Collection, ObjectId } from 'mongodb';
 import { addToSum, type BucketSums, type NewReading, type ReadingSum, type RollupPiece } from '@hortus/core';
-import { type CollectionSpec, headOf, type RevisionFields, writeRevision } from './support.js';
+import {
+  type CollectionSpec,
+  type DatabaseHandle,
+  headOf,
+  type RevisionFields,
+  writeRevision,
+} from './support.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -110,7 +116,7 @@ interface ChunkChange {
 export class ReadingRollups {
   private readonly collections: ReadonlyMap<RollupLevel, Collection<RollupDocument>>;
 
-  constructor(db: Db) {
+  constructor(db: DatabaseHandle) {
     this.collections = new Map(
       rollupLevels.map((level) => [level, db.collection<RollupDocument>(level.collection)]),
     );

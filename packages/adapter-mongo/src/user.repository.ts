@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type Collection, type Db, type Document, ObjectId } from 'mongodb';
+import { type Collection, type Document, ObjectId } from 'mongodb';
 import {
   emailKey,
   storedEmailKey,
@@ -16,11 +16,12 @@ import {
 import {
   type CollectionSpec,
   isDuplicateKeyError,
-  MONGO_DB,
+  MONGO_DATABASE,
   MongoRepository,
   toDate,
   toObjectId,
 } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 /**
  * `password` is the bcrypt hash, under the name the original service gave it, so its users log in with
@@ -127,7 +128,7 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
   private readonly usedResets: Collection<UsedResetDocument>;
   private readonly usedInvitations: Collection<UsedResetDocument>;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, userCollection, 'user', 'Another user has that e-mail');
     this.usedResets = db.collection<UsedResetDocument>(usedResetCollection.name);
     this.usedInvitations = db.collection<UsedResetDocument>(usedInvitationCollection.name);

@@ -125,6 +125,7 @@ export * from './access-keys/authenticate.js';
 export * from './accounts/account.js';
 export * from './accounts/accounts.port.js';
 export * from './accounts/login-throttle.js';
+export * from './accounts/signup-throttle.js';
 export * from './accounts/sign-up.js';
 export * from './accounts/log-in.js';
 export * from './accounts/get-profile.js';

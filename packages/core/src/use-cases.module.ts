@@ -4,6 +4,7 @@ import { GetProfile } from './accounts/get-profile.js';
 import { InviteUser } from './accounts/invite-user.js';
 import { LogIn } from './accounts/log-in.js';
 import { LoginThrottle } from './accounts/login-throttle.js';
+import { SignUpThrottle } from './accounts/signup-throttle.js';
 import { RequestPasswordReset } from './accounts/request-password-reset.js';
 import { ResetPassword } from './accounts/reset-password.js';
 import { RevokeSessions } from './accounts/revoke-sessions.js';
@@ -180,6 +181,7 @@ export const useCases = [
   LogIn,
   LogOut,
   LoginThrottle,
+  SignUpThrottle,
   GetProfile,
   RequestPasswordReset,
   ResetPassword,

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { createMemoryStore } from '@hortus/adapter-memory';
-import { type Clock, ConfigError, type ServerSecretRepository } from '@hortus/core';
+import { type Clock, ConfigError, type ServerSecretRepository, ThrottledError } from '@hortus/core';
 import { SignJWT } from 'jose';
 import {
   BcryptPasswordHasher,
@@ -95,6 +95,20 @@ describe('BcryptPasswordHasher', () => {
       expect(await padded.verify('Secret#Garden2', cheap)).to.equal(false);
     } finally {
       await Promise.all([padded.close(), cheaper.close()]);
+    }
+  });
+
+  it('when the threads are busy and the sign-up line is full, then a sign-up hash is refused at once (429) while a log-in check still waits its turn', async () => {
+    const busy = new BcryptPasswordHasher({ cost: 4, threads: 1, maxWaiting: { urgent: 4, deferrable: 0 } });
+    try {
+      const hash = await busy.hash('Secret#Garden1');
+      const running = busy.verify('Secret#Garden1', hash);
+
+      await expect(busy.hash('Another#Garden2', { deferrable: true })).to.be.rejectedWith(ThrottledError);
+      expect(await busy.verify('Secret#Garden1', hash)).to.equal(true);
+      expect(await running).to.equal(true);
+    } finally {
+      await busy.close();
     }
   });
 

@@ -102,6 +102,14 @@ export interface AccountSettings {
   /** Failed log-ins allowed per e-mail and per client address within the window before 429. */
   readonly maxFailedLogins: number;
   readonly failedLoginWindowMs: number;
+  /**
+   * Sign-ups (each one a bcrypt hash) allowed per client address, and from all addresses together, within
+   * the window before 429: a burst of strangers cannot take the CPU log-ins need. Admins are not counted.
+   * 0: no limit.
+   */
+  readonly maxSignupsPerAddress: number;
+  readonly maxSignups: number;
+  readonly signupWindowMs: number;
 }
 
 export const defaultAccountSettings: AccountSettings = {
@@ -110,6 +118,9 @@ export const defaultAccountSettings: AccountSettings = {
   resetTokenTtlMs: 3_600_000,
   maxFailedLogins: 10,
   failedLoginWindowMs: 15 * 60_000,
+  maxSignupsPerAddress: 10,
+  maxSignups: 100,
+  signupWindowMs: 15 * 60_000,
 };
 
 export const ACCOUNT_SETTINGS = Symbol.for('hortus.AccountSettings');

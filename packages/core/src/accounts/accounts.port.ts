@@ -2,8 +2,11 @@ import { type Invitation, type SessionClaims, type VerifiedInvitation } from './
 
 /** bcrypt in practice; the identity package binds it. */
 export interface PasswordHasher {
-  /** A new hash at the current cost. */
-  hash(password: string): Promise<string>;
+  /**
+   * A new hash at the current cost. `deferrable` work (sign-up) waits behind every other password check
+   * (log-ins), and is refused with ThrottledError when too much of it waits already.
+   */
+  hash(password: string, options?: { readonly deferrable?: boolean }): Promise<string>;
   /** False for a wrong password and for text that is not a hash this hasher knows. */
   verify(password: string, hash: string): Promise<boolean>;
   /** Whether a stored hash is weaker than new ones (a lower cost) and should be replaced. */

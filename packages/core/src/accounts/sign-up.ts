@@ -18,6 +18,7 @@ import {
   type VerifiedInvitation,
 } from './account.js';
 import { PASSWORD_HASHER, type PasswordHasher, TOKEN_SERVICE, type TokenService } from './accounts.port.js';
+import { SignUpThrottle } from './signup-throttle.js';
 
 export interface SignUpInput {
   readonly firstName: unknown;
@@ -33,6 +34,8 @@ export interface SignUpInput {
 export interface SignUpContext {
   readonly caller: Caller;
   readonly accessRequired: boolean;
+  /** Where the request came from, for the sign-up throttle (none: counted only towards the total). */
+  readonly clientAddress?: string;
 }
 
 @injectable()
@@ -45,6 +48,7 @@ export class SignUp {
     @inject(ACCOUNT_SETTINGS) private readonly settings: AccountSettings,
     @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(SignUpThrottle) private readonly throttle: SignUpThrottle,
   ) {}
 
   /**
@@ -63,7 +67,9 @@ export class SignUp {
       throw new InvalidInputError(INVALID_GROUP, [{ field: 'group', problem: 'names no group' }]);
     }
     if ((await this.users.findByEmail(email)) !== undefined) throw new ConflictError('user', EMAIL_TAKEN);
-    const passwordHash = await this.hasher.hash(password);
+    // Counted before the slow hash; an admin (the operator, an admin key) is not limited.
+    if (!isAdmin(context.caller)) this.throttle.take(context.clientAddress ?? '');
+    const passwordHash = await this.hasher.hash(password, { deferrable: true });
     let user: User;
     try {
       user = await this.users.create(

@@ -11,6 +11,7 @@ export * from './user.repository.js';
 export * from './server-secret.repository.js';
 export * from './settings.js';
 export * from './mongo-store.js';
+export * from './migrations.js';
 export {
   MONGO_DATABASE,
   isDuplicateKeyError,

@@ -15,14 +15,11 @@ import { MongoDatabase } from './database.js';
 import { deviceCollection, pendingDeviceCollection } from './device.repository.js';
 import { engineStateCollection } from './engine-state.repository.js';
 import { groupCollection, groupEmployeeCollection } from './group.repository.js';
-import {
-  historyChartCollection,
-  historyChartRevisionCollection,
-  moveEmbeddedCharts,
-} from './history-chart.repository.js';
+import { historyChartCollection, historyChartRevisionCollection } from './history-chart.repository.js';
 import { notificationCollection } from './notification.repository.js';
 import { latestReadingCollection } from './latest-readings.js';
 import { readingCollection } from './reading.repository.js';
+import { applyMigrations, schemaVersionCollection } from './migrations.js';
 import { mongoRepositoryClasses } from './repositories.js';
 import { revisionCollection } from './revisions.js';
 import { rollupCollections } from './rollups.js';
@@ -72,6 +69,7 @@ export const collections: readonly CollectionSpec[] = [
   outboxCollection,
   notifySettingsCollection,
   outboxClaimCollection,
+  schemaVersionCollection,
 ];
 
 /** The database named in the URI path, if any (`mongodb://host/<db>?...`). */
@@ -127,16 +125,16 @@ export function mongoStoreModule(client: MongoClient, options: MongoDatabaseOpti
 export type MongoRepositories = Repositories;
 
 /**
- * Creates the indexes the repositories' queries rely on, and moves data of an older layout into the current
- * one (history charts kept as one array per user); a no-op when both are done.
+ * Creates the indexes the repositories' queries rely on, and applies the migrations (migrations.ts) the
+ * database has not had: data of an older layout moved into the current one. A no-op when both are done.
  */
 export async function ensureIndexes(db: Db): Promise<void> {
-  for (const { name, indexes, prepare } of collections) {
-    await prepare?.(db.collection(name));
+  await applyMigrations(db, 'beforeIndexes');
+  for (const { name, indexes } of collections) {
     // One index per command: FerretDB v1 fails a createIndexes naming several existing indexes.
     for (const index of indexes) await db.collection(name).createIndexes([index]);
   }
-  await moveEmbeddedCharts(db);
+  await applyMigrations(db, 'afterIndexes');
 }
 
 /**

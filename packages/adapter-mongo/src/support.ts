@@ -24,8 +24,6 @@ export const MONGO_DATABASE = Symbol.for('hortus.mongo.Database');
 export interface CollectionSpec {
   readonly name: string;
   readonly indexes: readonly IndexDescription[];
-  /** Brings older records into the shape the indexes need; runs at start, before they are created. */
-  readonly prepare?: (collection: Collection<Document>) => Promise<void>;
 }
 
 const DUPLICATE_KEY_CODES = new Set([11000, 11001]);

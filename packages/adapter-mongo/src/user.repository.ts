@@ -43,7 +43,7 @@ interface UserDocument {
 }
 
 /** Records of the original service have no emailKey: it is filled in before the unique index is made. */
-async function addEmailKeys(collection: Collection<Document>): Promise<void> {
+export async function addEmailKeys(collection: Collection<Document>): Promise<void> {
   const missing = collection.find({ emailKey: { $exists: false } }, { projection: { email: 1 } });
   for await (const document of missing) {
     const email: unknown = document['email'];
@@ -65,7 +65,6 @@ export const usedInvitationCollection: CollectionSpec = { name: 'usedinvitations
 
 export const userCollection: CollectionSpec = {
   name: 'users',
-  prepare: addEmailKeys,
   indexes: [
     { key: { email: 1 }, name: 'email_unique', unique: true },
     { key: { emailKey: 1 }, name: 'emailKey_unique', unique: true },

@@ -331,6 +331,7 @@ describe(serverSuite('Mongo store on a server'), () => {
       ],
       // Read and written by `_id` only; they come into being with their first write.
       ['revisions', {}],
+      ['schemaversions', {}],
       ['serversecrets', {}],
       ['usedinvitations', {}],
       ['usedresettokens', {}],

@@ -13,6 +13,7 @@ import {
   CreateAction,
   CreateDevice,
   createCoreModule,
+  FindDevice,
   defaultCoreSettings,
   GetLatestReading,
   QueryReadings,
@@ -326,6 +327,20 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
     const overridden = h.events.filter((event) => event['event'] === 'mqtt.group_overridden');
     expect(overridden, 'once per interval').to.have.length(1);
     expect(overridden[0]).to.include({ level: 'warn', topic: own, named: 'demo', group: 'greenhouse' });
+  });
+
+  it("when the device registry cannot be read, then a box topic's readings are not stored under the payload's group but counted as failed", async () => {
+    sinon.stub(h.container.get(FindDevice), 'execute').rejects(new Error('store away'));
+    const own = `${h.prefix}/esp/box-24:6F:28:AA:00:02/air/temperature`;
+    await box.publishAsync(own, '30,demo', { qos: 1 });
+
+    await eventually(() => expect(h.bridge.stats()).to.include({ received: 1, failed: 1, accepted: 0 }));
+    expect((await h.container.get(GetLatestReading).execute({ group: 'demo', topic: own }))[0]).to.equal(
+      undefined,
+    );
+    expect(h.events.find((event) => event['event'] === 'mqtt.ingest_failed')).to.include({
+      error: 'store away',
+    });
   });
 
   it('when a topic names no registered box, then the group the payload names is kept (the documented legacy behaviour)', async () => {

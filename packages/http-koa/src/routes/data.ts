@@ -263,7 +263,8 @@ export const dataRoutes: RouterSpec = {
         'Every reading of the group (of one `topic`, or of all) with times in [`from`, `to`] when given, by ' +
         'topic then time, written page by page while the store is read, so any size takes constant memory. ' +
         'CSV has the header `group,topic,value,time`; NDJSON one `{group, topic, value, time}` per line; both ' +
-        'are what `hortus readings import` reads. Saved as `<group>.<format>` by browsers.',
+        'are what `hortus readings import` reads. A CSV text cell that starts like a spreadsheet formula ' +
+        '(`=`, `+`, `-`, `@`, tab, CR) is quoted behind a single quote. Saved as `<group>.<format>` by browsers.',
       query: object(
         {
           groupId: groupName(),

@@ -48,6 +48,14 @@ export class InMemoryHistoryChartRepository implements HistoryChartRepository {
     return toHistoryChart(stored);
   }
 
+  async restore(record: HistoryChart): Promise<void> {
+    this.byUser.set(record.userId, {
+      id: record.id,
+      userId: record.userId,
+      charts: record.charts.map(copyChart),
+    });
+  }
+
   async updateChart(
     userId: string,
     chartName: string,

@@ -17,6 +17,11 @@ export interface HistoryChartRepository {
     change: ChartChange,
     now: Date,
   ): Promise<HistoryChart | undefined>;
+  /**
+   * Stores a user's record copied from another store as it is, its id and times too (`hortus store
+   * copy`), replacing the user's record: copying it again changes nothing.
+   */
+  restore(record: HistoryChart): Promise<void>;
   /** Removes every chart named `chartName`; undefined when the user has no record. */
   removeCharts(userId: string, chartName: string): Promise<HistoryChart | undefined>;
 }

@@ -56,6 +56,10 @@ export class InMemoryHistoryChartRepository implements HistoryChartRepository {
     });
   }
 
+  async userIds(): Promise<string[]> {
+    return [...this.byUser.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
   async updateChart(
     userId: string,
     chartName: string,

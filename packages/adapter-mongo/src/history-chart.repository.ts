@@ -237,6 +237,12 @@ export class MongoHistoryChartRepository
     if (documents.length > 0) await this.run(() => this.revisions.insertMany(documents));
   }
 
+  async userIds(): Promise<string[]> {
+    const records = await this.run(() => this.collection.find({}, { projection: { userId: 1 } }).toArray());
+    // Sorted here: the server's string order need not be code-unit order.
+    return records.map((record) => String(record.userId)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
   async updateChart(
     userId: string,
     chartName: string,

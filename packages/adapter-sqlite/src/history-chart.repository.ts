@@ -111,6 +111,16 @@ export class SqliteHistoryChartRepository extends SqliteRepository implements Hi
     );
   }
 
+  async userIds(): Promise<string[]> {
+    return this.run(() =>
+      (
+        this.connection.prepare('SELECT user_id FROM history_charts ORDER BY user_id').all() as {
+          user_id: string;
+        }[]
+      ).map((row) => row.user_id),
+    );
+  }
+
   async updateChart(
     userId: string,
     chartName: string,

@@ -112,5 +112,15 @@ export function storeCopyContract(
 
       expect(await store().historyCharts.findByUser(user.id)).to.deep.equal(charts);
     });
+
+    it('when records exist for several user ids, then userIds answers each once, in code-unit order', async () => {
+      const chart = charts.charts[0];
+      if (chart === undefined) throw new Error('the sample has a chart');
+      await store().historyCharts.appendChart('b-user', chart);
+      await store().historyCharts.appendChart('B-user', chart);
+      await store().historyCharts.restore(charts);
+
+      expect(await store().historyCharts.userIds()).to.deep.equal(['B-user', user.id, 'b-user'].sort());
+    });
   });
 }

@@ -65,6 +65,8 @@ export class InMemoryUserRepository implements UserRepository {
   /** By the e-mail as written: found first, so a case-sensitive account logs in. */
   private readonly idByExactEmail = new Map<string, string>();
   private readonly keyById = new Map<string, string>();
+  /** Used invitations by id, with their expiry. */
+  private readonly usedInvitations = new Map<string, number>();
 
   async create(
     user: NewUser,
@@ -223,6 +225,15 @@ export class InMemoryUserRepository implements UserRepository {
     stored.passwordHash = change.passwordHash;
     stored.sessionVersion += 1;
     return stored.sessionVersion;
+  }
+
+  async useInvitation(id: string, expiresAt: Date, now: Date): Promise<boolean> {
+    for (const [used, expiry] of this.usedInvitations) {
+      if (expiry <= now.getTime()) this.usedInvitations.delete(used);
+    }
+    if (this.usedInvitations.has(id)) return false;
+    this.usedInvitations.set(id, expiresAt.getTime());
+    return true;
   }
 
   async delete(id: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
+import { ObjectId } from 'mongodb';
 import {
   type Action,
   type ActionRepository,
@@ -8,7 +8,8 @@ import {
   storedAutomations,
 } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
-import { type CollectionSpec, copiedObjectId, MONGO_DB, MongoRepository } from './support.js';
+import { type CollectionSpec, copiedObjectId, MONGO_DATABASE, MongoRepository } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface ActionDocument {
   _id: ObjectId;
@@ -51,7 +52,7 @@ const actionMapper = {
 export class MongoActionRepository extends MongoRepository<ActionDocument> implements ActionRepository {
   private readonly revisions: StoredRevisions;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, actionCollection, 'action', 'The group already has an action of that object name');
     this.revisions = new StoredRevisions(db, 'actions');
   }

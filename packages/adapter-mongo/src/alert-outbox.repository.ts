@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
+import { ObjectId } from 'mongodb';
 import {
   ConflictError,
   type AlertEvent,
@@ -10,7 +10,8 @@ import {
   type OutboxMessage,
   type OutboxStatus,
 } from '@hortus/core';
-import { type CollectionSpec, MONGO_DB, MongoRepository, toDate } from './support.js';
+import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface OutboxDocument {
   _id: ObjectId;
@@ -86,7 +87,7 @@ export class MongoAlertOutboxRepository
   private readonly settings;
   private readonly claims;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, outboxCollection, 'group', 'That message is already queued');
     this.settings = db.collection<NotifySettingsDocument>(notifySettingsCollection.name);
     this.claims = db.collection<OutboxClaimDocument>(outboxClaimCollection.name);

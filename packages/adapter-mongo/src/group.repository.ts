@@ -1,15 +1,16 @@
 import { inject, injectable } from 'inversify';
-import { type Collection, type Db, ObjectId } from 'mongodb';
+import { type Collection, ObjectId } from 'mongodb';
 import { type Group, type GroupPackage, type GroupRepository, type NewGroup } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
 import {
   type CollectionSpec,
   copiedObjectId,
   fromStoredJson,
-  MONGO_DB,
+  MONGO_DATABASE,
   MongoRepository,
   toStoredJson,
 } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface GroupDocument {
   _id: ObjectId;
@@ -77,7 +78,7 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
   private readonly revisions: StoredRevisions;
   private readonly employees: Collection<GroupEmployeeDocument>;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, groupCollection, 'group', 'A group with that name exists');
     this.revisions = new StoredRevisions(db, 'group');
     this.employees = db.collection<GroupEmployeeDocument>(groupEmployeeCollection.name);

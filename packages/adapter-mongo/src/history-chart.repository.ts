@@ -17,13 +17,14 @@ import {
   headOf,
   isDuplicateKeyError,
   isLiteralObject,
-  MONGO_DB,
+  MONGO_DATABASE,
   MongoRepository,
   type RevisionFields,
   toDate,
   toStoredJson,
   writeRevision,
 } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 /** The per-user record: its id and the user. Older records also hold a `charts` array, moved out at start. */
 interface HistoryChartDocument {
@@ -180,7 +181,7 @@ export class MongoHistoryChartRepository
 {
   private readonly revisions: Collection<ChartRevisionDocument>;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, historyChartCollection, 'history-chart', 'The user already has a history chart record');
     this.revisions = db.collection<ChartRevisionDocument>(historyChartRevisionCollection.name);
   }

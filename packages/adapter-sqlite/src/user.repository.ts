@@ -265,6 +265,19 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
     );
   }
 
+  /** INSERT OR IGNORE on the primary key: of concurrent uses, one inserts its mark. */
+  async useInvitation(id: string, expiresAt: Date, now: Date): Promise<boolean> {
+    const result = this.run(() =>
+      this.connection.write(() => {
+        this.connection.prepare('DELETE FROM used_invitations WHERE expires_at <= ?').run(now.getTime());
+        return this.connection
+          .prepare('INSERT OR IGNORE INTO used_invitations (digest, expires_at) VALUES (?, ?)')
+          .run(id, expiresAt.getTime());
+      }),
+    );
+    return result.changes === 1;
+  }
+
   async delete(id: string): Promise<boolean> {
     if (typeof id !== 'string') return false;
     const result = this.run(() => this.connection.prepare('DELETE FROM users WHERE id = ?').run(id));

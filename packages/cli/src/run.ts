@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { parseEnv } from 'node:util';
 import { Command, CommanderError } from 'commander';
 import { registerBackupCommand } from './backup.js';
+import { registerConfigCommands } from './commands/config.js';
 import { registerDataCommands, withExamples } from './commands/index.js';
 import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
 import { registerKeyCommands } from './keys.js';
@@ -107,6 +108,7 @@ function createProgram(given: RunIo): Command {
   registerBackupCommand(program, io);
   registerMigrateCommand(program, io);
   registerStoreCommands(program, io);
+  registerConfigCommands(program, io);
   return program;
 }
 

@@ -4,6 +4,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { RunningServer } from './app/application.js';
 import { loadConfig } from './app/config.js';
 import { createJsonLogger } from './app/json-logger.js';
+import { describeUnknown, unknownVariables } from './app/known-variables.js';
 import { withExamples } from './commands/shared.js';
 import { type RunIo, type SignalSource } from './io.js';
 
@@ -97,6 +98,9 @@ export function registerServeCommand(program: Command, io: RunIo): void {
           ...(options.client === undefined ? {} : { CLIENT_DIR: options.client }),
         });
         const logger = createJsonLogger((line) => io.stdout.write(line), undefined, config.logLevel);
+        for (const unknown of unknownVariables(io.env)) {
+          logger.warn('unknown variable', { name: unknown.name, message: describeUnknown(unknown) });
+        }
         const shutdown = shutdownRequest(io.signals ?? process);
         let running: RunningServer;
         try {

@@ -1,5 +1,14 @@
 import { Readable } from 'node:stream';
-import { CreateGroup, InviteUser, LogIn, OPERATOR, ResetPassword, SignUp, VerifySession } from '@hortus/core';
+import {
+  ChangeUserEmail,
+  CreateGroup,
+  InviteUser,
+  LogIn,
+  OPERATOR,
+  ResetPassword,
+  SignUp,
+  VerifySession,
+} from '@hortus/core';
 import { expect } from 'chai';
 import { type Container } from 'inversify';
 import { hortus, type StoreContainer, storeContainer } from './harness.js';
@@ -183,6 +192,28 @@ describe('hortus user: passwords, reset links, sessions and invitations', () => 
     await expect(signUp('eve@example.org', 'greenhouse-2')).to.be.rejectedWith('not valid');
     await signUp('eve@example.org', 'greenhouse-1');
     await expect(signUp('eve@example.org', 'greenhouse-1')).to.be.rejectedWith('already exists');
+    // Single use: deleting the account it made, or moving that account to another e-mail, frees nothing.
+    expect((await hortus(container, ['user', 'delete', 'eve@example.org'])).code).to.equal(0);
+    await expect(signUp('eve@example.org', 'greenhouse-1')).to.be.rejectedWith('used already');
+    expect((await hortus(container, ['user', 'list'])).stdout).to.not.include('eve@example.org');
+    const fay = await container.get(InviteUser).execute({ email: 'fay@example.org', group: 'greenhouse-1' });
+    const signUpFay = () =>
+      container.get(SignUp).execute(
+        {
+          firstName: 'Fay',
+          lastName: 'Green',
+          email: 'fay@example.org',
+          password: PASSWORD,
+          group: 'greenhouse-1',
+          invitation: fay.code,
+        },
+        { caller: { kind: 'anonymous' }, accessRequired: true },
+      );
+    const made = await signUpFay();
+    await container
+      .get(ChangeUserEmail)
+      .execute({ userId: made.id, newEmail: 'fay@elsewhere.example' }, OPERATOR);
+    await expect(signUpFay()).to.be.rejectedWith('used already');
     expect(
       (await hortus(container, ['user', 'invite', 'x@example.org', '--group', 'nowhere'])).code,
     ).to.equal(3);

@@ -200,6 +200,10 @@ class CarelessUserRepository implements UserRepository {
     return [...this.byId.values()].find((user) => user.email === email);
   }
 
+  async useInvitation(): Promise<boolean> {
+    return true;
+  }
+
   async list(): Promise<UserRecord[]> {
     return [...this.byId.values()].map((user) => ({ ...user, origin: 'unknown' }));
   }

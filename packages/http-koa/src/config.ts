@@ -150,7 +150,8 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
   }
 
-  // Read here too (https.ts starts the listener): onboarding tells boxes where it is.
+  // Read only here: the HTTPS listener (TLS in Hortus) listens on it, and onboarding sends boxes to it, also
+  // when a proxy terminates TLS on that port.
   const httpsPort = integer('HTTPS_PORT', 0, 65535);
   const boxPublicHost = optional('BOX_PUBLIC_HOST');
   if (
@@ -272,16 +273,18 @@ export function defaultAllowedHosts(): readonly string[] {
  */
 export type TlsSettings =
   | { readonly mode: 'off' }
-  | { readonly mode: 'files'; readonly port: number; readonly certFile: string; readonly keyFile: string }
-  | { readonly mode: 'self-signed'; readonly port: number };
+  | { readonly mode: 'files'; readonly certFile: string; readonly keyFile: string }
+  | { readonly mode: 'self-signed' };
 
-export const tlsDefaults = { HTTPS_PORT: '8443', TLS: 'off' } as const;
+export const tlsDefaults = { TLS: 'off' } as const;
 
-/** Reads TLS, TLS_CERT_FILE, TLS_KEY_FILE and HTTPS_PORT; every bad combination is reported at once. */
+/**
+ * Reads TLS, TLS_CERT_FILE and TLS_KEY_FILE; every bad combination is reported at once. The port is
+ * HTTPS_PORT of the HTTP settings (httpsPort).
+ */
 export function tlsSettingsFromEnv(env: Env): TlsSettings {
   const problems: string[] = [];
-  const { read, optional, integer } = envReader(env, tlsDefaults, problems);
-  const port = integer('HTTPS_PORT', 0, 65535);
+  const { read, optional } = envReader(env, tlsDefaults, problems);
   const mode = read('TLS').toLowerCase();
   const certFile = optional('TLS_CERT_FILE');
   const keyFile = optional('TLS_KEY_FILE');
@@ -293,8 +296,8 @@ export function tlsSettingsFromEnv(env: Env): TlsSettings {
   if (files && mode === 'self-signed')
     problems.push('TLS=self-signed and TLS_CERT_FILE/TLS_KEY_FILE exclude each other: choose one');
   if (problems.length > 0) throw new ConfigError(problems);
-  if (certFile !== undefined && keyFile !== undefined) return { mode: 'files', port, certFile, keyFile };
-  return mode === 'self-signed' ? { mode: 'self-signed', port } : { mode: 'off' };
+  if (certFile !== undefined && keyFile !== undefined) return { mode: 'files', certFile, keyFile };
+  return mode === 'self-signed' ? { mode: 'self-signed' } : { mode: 'off' };
 }
 
 /** A certificate chain and its private key, PEM-encoded. */

@@ -23,6 +23,8 @@ export class HttpServer {
   readonly handle: RequestListener;
   /** Where warnings about what clients send go, rate-limited; shared with an HTTPS listener. */
   readonly clientFaults: ClientFaultLog;
+  /** Where onboarding sends boxes: read by the onboarding route at each request. */
+  private readonly boxes: { httpsPort: number; publicHost?: string };
 
   constructor(
     @inject(HTTP_USE_CASES) useCases: HttpUseCases,
@@ -34,6 +36,10 @@ export class HttpServer {
   ) {
     const clientFaults = new ClientFaultLog(logger);
     this.clientFaults = clientFaults;
+    this.boxes = {
+      httpsPort: settings.httpsPort,
+      ...(settings.boxPublicHost === undefined ? {} : { publicHost: settings.boxPublicHost }),
+    };
     const app = createApp(useCases, {
       logger,
       clientFaults,
@@ -48,15 +54,17 @@ export class HttpServer {
       rateLimitPerMinute: settings.rateLimitPerMinute,
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
-      boxes: {
-        httpsPort: settings.httpsPort,
-        ...(settings.boxPublicHost === undefined ? {} : { publicHost: settings.boxPublicHost }),
-      },
+      boxes: this.boxes,
       ...(settings.client === undefined ? {} : { client: settings.client }),
     });
     this.handle = app.handle;
     this.server = createServer(serverLimits(settings), app.handle);
     guardConnections(this.server, settings, clientFaults);
+  }
+
+  /** The port the HTTPS listener got (HTTPS_PORT=0 takes a free one): onboarding sends boxes there. */
+  useHttpsPort(port: number): void {
+    this.boxes.httpsPort = port;
   }
 
   /** Listens on the configured port and host; resolves with the URL, e.g. http://127.0.0.1:8080. */

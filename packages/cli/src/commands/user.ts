@@ -158,7 +158,7 @@ export function registerUserCommands(program: Command, io: RunIo): void {
         outputFor(io, command).result(
           { ...invitation, code },
           () =>
-            `${code}\n\nValid for 7 days, for ${invitation.email} in group ${invitation.group}: send it as ` +
+            `${code}\n\nValid once within 7 days, for ${invitation.email} in group ${invitation.group}: send it as ` +
             'the field "invitation" of POST /api/users.',
         );
       }),

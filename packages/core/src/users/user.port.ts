@@ -82,6 +82,12 @@ export interface UserRepository {
    * undefined when the token did not match (nothing changed).
    */
   resetPassword(id: string, change: PasswordResetChange): Promise<number | undefined>;
+  /**
+   * Marks an invitation (VerifiedInvitation.id) used, in one step: true for the one call that used it,
+   * false when it had been used already. The mark is kept until the invitation expires; marks expired by
+   * `now` may be removed.
+   */
+  useInvitation(id: string, expiresAt: Date, now: Date): Promise<boolean>;
   /** Removes the user and their credentials; false when no such user. */
   delete(id: string): Promise<boolean>;
 }

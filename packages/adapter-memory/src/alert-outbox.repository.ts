@@ -1,6 +1,7 @@
 import { injectable } from 'inversify';
 import {
   type AlertOutboxRepository,
+  type Channel,
   type GroupNotifySettings,
   type NewOutboxMessage,
   type OutboxMessage,
@@ -68,16 +69,24 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
   }
 
   async cancelWebhook(group: string, url: string, reason: string): Promise<number> {
+    return this.cancel(group, reason, (channel) => channel.type === 'webhook' && channel.url === url);
+  }
+
+  async forgetGroup(group: string, reason: string): Promise<number> {
+    this.settings.delete(group);
+    return this.cancel(group, reason, () => true);
+  }
+
+  private cancel(group: string, reason: string, matches: (channel: Channel) => boolean): number {
     let cancelled = 0;
     for (const [index, message] of this.messages.entries()) {
       const { channel } = message;
-      if (message.group !== group || message.status !== 'pending') continue;
-      if (channel.type !== 'webhook' || channel.url !== url) continue;
+      if (message.group !== group || message.status !== 'pending' || !matches(channel)) continue;
       this.messages[index] = {
         ...message,
         status: 'cancelled',
         lastError: reason,
-        channel: { ...channel, secret: '' },
+        channel: channel.type === 'webhook' ? { ...channel, secret: '' } : channel,
       };
       cancelled += 1;
     }

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { ObjectId } from 'mongodb';
+import { type Filter, ObjectId } from 'mongodb';
 import {
   ConflictError,
   type AlertEvent,
@@ -197,17 +197,35 @@ export class MongoAlertOutboxRepository
   }
 
   async cancelWebhook(group: string, url: string, reason: string): Promise<number> {
-    const filter = { group, status: 'pending' as const, 'channel.type': 'webhook', 'channel.url': url };
-    const ids = (
-      await this.run(() => this.collection.find(filter, { projection: { _id: 1 } }).toArray())
-    ).map((document) => document._id);
-    if (ids.length === 0) return 0;
+    return this.cancel({ group, 'channel.type': 'webhook', 'channel.url': url }, reason);
+  }
+
+  async forgetGroup(group: string, reason: string): Promise<number> {
+    await this.run(() => this.settings.deleteOne({ _id: group }));
+    return this.cancel({ group }, reason);
+  }
+
+  /** Cancels the pending messages the filter names, blanking the secret of webhook ones. */
+  private async cancel(filter: Record<string, string>, reason: string): Promise<number> {
+    const pending: Filter<OutboxDocument> = { ...filter, status: 'pending' };
+    const found = await this.run(() =>
+      this.collection.find(pending, { projection: { _id: 1, channel: 1 } }).toArray(),
+    );
+    if (found.length === 0) return 0;
+    const ids = found.map((document) => document._id);
+    const hooks = found
+      .filter((document) => document.channel.type === 'webhook')
+      .map((document) => document._id);
     const { modifiedCount } = await this.run(() =>
       this.collection.updateMany(
         { _id: { $in: ids }, status: 'pending' },
-        { $set: { status: 'cancelled', lastError: reason, 'channel.secret': '' } },
+        { $set: { status: 'cancelled', lastError: reason } },
       ),
     );
+    if (hooks.length > 0)
+      await this.run(() =>
+        this.collection.updateMany({ _id: { $in: hooks } }, { $set: { 'channel.secret': '' } }),
+      );
     await this.run(() => this.claims.deleteMany({ message: { $in: ids } }));
     return modifiedCount;
   }

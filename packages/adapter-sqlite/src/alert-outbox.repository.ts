@@ -162,6 +162,22 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
     return changes;
   }
 
+  async forgetGroup(group: string, reason: string): Promise<number> {
+    return this.run(() =>
+      this.connection.write(() => {
+        this.connection.prepare('DELETE FROM notify_settings WHERE grp = ?').run(group);
+        return this.connection
+          .prepare(
+            `UPDATE outbox SET status = 'cancelled', last_error = ?,
+               channel = CASE WHEN json_extract(channel, '$.type') = 'webhook'
+                 THEN json_set(channel, '$.secret', '') ELSE channel END
+             WHERE grp = ? AND status = 'pending'`,
+          )
+          .run(reason, group).changes;
+      }),
+    );
+  }
+
   async list(group: string, limit: number): Promise<OutboxMessage[]> {
     if (!(limit > 0)) return [];
     const rows = this.run(

@@ -21,6 +21,11 @@ export interface AlertOutboxRepository {
    * the secret they carry; `reason` becomes their last error. Answers how many were cancelled.
    */
   cancelWebhook(group: string, url: string, reason: string): Promise<number>;
+  /**
+   * For a deleted group: drops its notify settings (webhooks, secrets) and cancels every pending message of
+   * it, as `cancelWebhook` does. Answers how many messages were cancelled.
+   */
+  forgetGroup(group: string, reason: string): Promise<number>;
   /** A group's messages, newest first. */
   list(group: string, limit: number): Promise<OutboxMessage[]>;
 }

@@ -34,4 +34,12 @@ export class ChangeUserEmail {
     if (updated === undefined) throw new NotFoundError('user', 'User not found.');
     return updated;
   }
+
+  /** The same change for the user who has the e-mail `email` now (`hortus user change-email`). */
+  async byEmail(input: { email: unknown; newEmail: unknown }, caller: Caller): Promise<User> {
+    requireEmail(input.newEmail, 'newEmail');
+    const user = await this.users.findByEmail(requireEmail(input.email));
+    if (user === undefined) throw new NotFoundError('user', 'User not found.');
+    return this.execute({ userId: user.id, newEmail: input.newEmail }, caller);
+  }
 }

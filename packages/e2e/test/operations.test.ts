@@ -129,6 +129,26 @@ describe('operations: health, metrics, rate limit and security headers', () => {
       expect(sample(before, 'hortus_readings_ingested_total{source="mqtt"}')).to.equal(0);
     });
 
+    it("when /metrics is read, then it carries the process's own series under prom-client's usual names", async () => {
+      const text = (await api.get('/metrics')).text;
+      for (const series of [
+        'process_cpu_user_seconds_total',
+        'process_cpu_system_seconds_total',
+        'process_resident_memory_bytes',
+        'process_start_time_seconds',
+        'nodejs_heap_size_used_bytes',
+        'nodejs_eventloop_lag_seconds',
+        'nodejs_active_handles_total',
+      ]) {
+        expect(text, series).to.match(new RegExp(`^${series}(\\{[^}]*\\})? [0-9.e+-]+$`, 'mu'));
+      }
+      // GC durations have samples only once a collection happened, but the series is always declared.
+      expect(text).to.contain('# TYPE nodejs_gc_duration_seconds histogram');
+      // Each series is described once, whatever else the server counts.
+      const helps = text.split('\n').filter((line) => line.startsWith('# HELP '));
+      expect(new Set(helps).size).to.equal(helps.length);
+    });
+
     it('when keys are in use, then /metrics needs an admin key', async () => {
       const other = await startTestServer();
       try {

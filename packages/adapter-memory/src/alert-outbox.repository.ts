@@ -1,11 +1,17 @@
 import { injectable } from 'inversify';
 import {
   type AlertOutboxRepository,
+  type Channel,
   type GroupNotifySettings,
   type NewOutboxMessage,
   type OutboxMessage,
 } from '@hortus/core';
 import { newId } from './ids.js';
+
+/** A message that will not be sent (again) keeps no webhook secret. */
+function withoutSecret(channel: Channel): Channel {
+  return channel.type === 'webhook' ? { ...channel, secret: '' } : channel;
+}
 
 @injectable()
 export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
@@ -52,7 +58,12 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
 
   async markDelivered(id: string, at: Date): Promise<void> {
     this.updatePending(id, (message) => {
-      const delivered = { ...message, status: 'delivered' as const, deliveredAt: new Date(at.getTime()) };
+      const delivered = {
+        ...message,
+        channel: withoutSecret(message.channel),
+        status: 'delivered' as const,
+        deliveredAt: new Date(at.getTime()),
+      };
       delete (delivered as { lastError?: string }).lastError;
       return delivered;
     });
@@ -62,22 +73,31 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
     this.updatePending(id, (message) => ({
       ...message,
       status: retryAt === undefined ? 'failed' : 'pending',
+      channel: retryAt === undefined ? withoutSecret(message.channel) : message.channel,
       lastError: error,
       ...(retryAt === undefined ? {} : { nextAttemptAt: new Date(retryAt.getTime()) }),
     }));
   }
 
   async cancelWebhook(group: string, url: string, reason: string): Promise<number> {
+    return this.cancel(group, reason, (channel) => channel.type === 'webhook' && channel.url === url);
+  }
+
+  async forgetGroup(group: string, reason: string): Promise<number> {
+    this.settings.delete(group);
+    return this.cancel(group, reason, () => true);
+  }
+
+  private cancel(group: string, reason: string, matches: (channel: Channel) => boolean): number {
     let cancelled = 0;
     for (const [index, message] of this.messages.entries()) {
       const { channel } = message;
-      if (message.group !== group || message.status !== 'pending') continue;
-      if (channel.type !== 'webhook' || channel.url !== url) continue;
+      if (message.group !== group || message.status !== 'pending' || !matches(channel)) continue;
       this.messages[index] = {
         ...message,
         status: 'cancelled',
         lastError: reason,
-        channel: { ...channel, secret: '' },
+        channel: withoutSecret(channel),
       };
       cancelled += 1;
     }

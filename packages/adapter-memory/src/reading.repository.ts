@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
 import {
+  BucketSums,
   type NewReading,
   type Reading,
   type ReadingBucket,
@@ -170,39 +171,18 @@ export class InMemoryReadingRepository implements ReadingRepository {
     return undefined;
   }
 
-  /** One pass over the columns between the range's binary-searched bounds, newest first. */
+  /** One pass over the columns between the range's binary-searched bounds, summed by core's BucketSums. */
   async aggregate(range: ReadingRange, bucketMs: number): Promise<ReadingBucket[]> {
-    const buckets: ReadingBucket[] = [];
     const bounds = this.bounds(range);
-    if (bounds === undefined) return buckets;
+    if (bounds === undefined) return [];
     const { series, first, last } = bounds;
     const { times, values } = series;
-    const lowest = range.minValue ?? Number.NEGATIVE_INFINITY;
-    const highest = range.maxValue ?? Number.POSITIVE_INFINITY;
-    let start = Number.NaN;
-    let min = 0;
-    let max = 0;
-    let sum = 0;
-    let count = 0;
+    const sums = new BucketSums(bucketMs);
     for (let index = last; index >= first; index -= 1) {
       const value = values[index] as number;
-      if (value < lowest || value > highest) continue;
-      const bucketStart = Math.floor((times[index] as number) / bucketMs) * bucketMs;
-      if (bucketStart !== start) {
-        if (count > 0) buckets.push(toBucket(start, min, max, sum, count));
-        start = bucketStart;
-        min = value;
-        max = value;
-        sum = 0;
-        count = 0;
-      }
-      if (value < min) min = value;
-      if (value > max) max = value;
-      sum += value;
-      count += 1;
+      if (inValueRange(value, range)) sums.addValue(times[index] as number, value);
     }
-    if (count > 0) buckets.push(toBucket(start, min, max, sum, count));
-    return buckets;
+    return sums.newestFirst();
   }
 
   async groups(): Promise<string[]> {
@@ -297,8 +277,4 @@ function inValueRange(value: number, range: ReadingRange): boolean {
     (range.minValue === undefined || value >= range.minValue) &&
     (range.maxValue === undefined || value <= range.maxValue)
   );
-}
-
-function toBucket(start: number, min: number, max: number, sum: number, count: number): ReadingBucket {
-  return { time: new Date(start), min, max, avg: sum / count, count };
 }

@@ -11,6 +11,7 @@ import {
   type UserOrigin,
   type UserProvenance,
   type UserRecord,
+  type UserCopy,
   type UserRepository,
 } from '@hortus/core';
 import { newId } from './ids.js';
@@ -64,6 +65,8 @@ export class InMemoryUserRepository implements UserRepository {
   /** By the e-mail as written: found first, so a case-sensitive account logs in. */
   private readonly idByExactEmail = new Map<string, string>();
   private readonly keyById = new Map<string, string>();
+  /** Used invitations by id, with their expiry. */
+  private readonly usedInvitations = new Map<string, number>();
 
   async create(
     user: NewUser,
@@ -151,6 +154,29 @@ export class InMemoryUserRepository implements UserRepository {
     return toUser(stored);
   }
 
+  async restore(user: UserCopy): Promise<void> {
+    const owner = this.idByEmail.get(emailKey(user.email)) ?? this.idByExactEmail.get(user.email);
+    if (owner !== undefined && owner !== user.id) throw emailTaken(user.email);
+    const previous = this.byId.get(user.id);
+    if (previous !== undefined) this.unindex(user.id, previous.email);
+    const stored: StoredUser = {
+      id: user.id,
+      firstName: user.firstName,
+      lastName: user.lastName,
+      email: user.email,
+      group: user.group,
+      sessionVersion: user.sessionVersion,
+      ...(user.passwordHash === undefined ? {} : { passwordHash: user.passwordHash }),
+      ...(user.reset === undefined
+        ? {}
+        : { reset: { tokenDigest: user.reset.tokenDigest, expiresAt: new Date(user.reset.expiresAt) } }),
+      ...(user.createdAt === undefined ? {} : { createdAt: new Date(user.createdAt) }),
+      ...(user.origin === 'unknown' ? {} : { origin: user.origin }),
+    };
+    this.byId.set(stored.id, stored);
+    this.index(stored.id, stored.email, emailKey(stored.email));
+  }
+
   async findCredentials(id: string): Promise<UserCredentials | undefined> {
     const stored = this.byId.get(id);
     return stored === undefined ? undefined : toCredentials(stored);
@@ -199,6 +225,15 @@ export class InMemoryUserRepository implements UserRepository {
     stored.passwordHash = change.passwordHash;
     stored.sessionVersion += 1;
     return stored.sessionVersion;
+  }
+
+  async useInvitation(id: string, expiresAt: Date, now: Date): Promise<boolean> {
+    for (const [used, expiry] of this.usedInvitations) {
+      if (expiry <= now.getTime()) this.usedInvitations.delete(used);
+    }
+    if (this.usedInvitations.has(id)) return false;
+    this.usedInvitations.set(id, expiresAt.getTime());
+    return true;
   }
 
   async delete(id: string): Promise<boolean> {

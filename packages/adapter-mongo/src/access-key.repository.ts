@@ -1,12 +1,13 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
+import { ObjectId } from 'mongodb';
 import {
   type AccessKey,
   type AccessKeyKind,
   type AccessKeyRepository,
   type NewAccessKey,
 } from '@hortus/core';
-import { type CollectionSpec, MONGO_DB, MongoRepository, toDate, toObjectId } from './support.js';
+import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate, toObjectId } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface AccessKeyDocument {
   _id: ObjectId;
@@ -60,7 +61,7 @@ export class MongoAccessKeyRepository
   extends MongoRepository<AccessKeyDocument>
   implements AccessKeyRepository
 {
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, accessKeyCollection, 'access-key', 'An access key with that secret exists');
   }
 

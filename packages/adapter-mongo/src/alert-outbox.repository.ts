@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
+import { type Filter, ObjectId } from 'mongodb';
 import {
   ConflictError,
   type AlertEvent,
@@ -10,7 +10,8 @@ import {
   type OutboxMessage,
   type OutboxStatus,
 } from '@hortus/core';
-import { type CollectionSpec, MONGO_DB, MongoRepository, toDate } from './support.js';
+import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface OutboxDocument {
   _id: ObjectId;
@@ -86,7 +87,7 @@ export class MongoAlertOutboxRepository
   private readonly settings;
   private readonly claims;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, outboxCollection, 'group', 'That message is already queued');
     this.settings = db.collection<NotifySettingsDocument>(notifySettingsCollection.name);
     this.claims = db.collection<OutboxClaimDocument>(outboxClaimCollection.name);
@@ -178,6 +179,7 @@ export class MongoAlertOutboxRepository
         { $set: { status: 'delivered', deliveredAt: new Date(at.getTime()) }, $unset: { lastError: '' } },
       ),
     );
+    await this.dropSecret([new ObjectId(id)]);
   }
 
   async markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void> {
@@ -193,20 +195,41 @@ export class MongoAlertOutboxRepository
         },
       ),
     );
+    if (retryAt === undefined) await this.dropSecret([new ObjectId(id)]);
+  }
+
+  /** A webhook message that will not be sent (again) keeps no secret; a pending one is left alone. */
+  private async dropSecret(ids: readonly ObjectId[]): Promise<void> {
+    await this.run(() =>
+      this.collection.updateMany(
+        { _id: { $in: [...ids] }, status: { $ne: 'pending' }, 'channel.type': 'webhook' },
+        { $set: { 'channel.secret': '' } },
+      ),
+    );
   }
 
   async cancelWebhook(group: string, url: string, reason: string): Promise<number> {
-    const filter = { group, status: 'pending' as const, 'channel.type': 'webhook', 'channel.url': url };
-    const ids = (
-      await this.run(() => this.collection.find(filter, { projection: { _id: 1 } }).toArray())
-    ).map((document) => document._id);
-    if (ids.length === 0) return 0;
+    return this.cancel({ group, 'channel.type': 'webhook', 'channel.url': url }, reason);
+  }
+
+  async forgetGroup(group: string, reason: string): Promise<number> {
+    await this.run(() => this.settings.deleteOne({ _id: group }));
+    return this.cancel({ group }, reason);
+  }
+
+  /** Cancels the pending messages the filter names, blanking the secret of webhook ones. */
+  private async cancel(filter: Record<string, string>, reason: string): Promise<number> {
+    const pending: Filter<OutboxDocument> = { ...filter, status: 'pending' };
+    const found = await this.run(() => this.collection.find(pending, { projection: { _id: 1 } }).toArray());
+    if (found.length === 0) return 0;
+    const ids = found.map((document) => document._id);
     const { modifiedCount } = await this.run(() =>
       this.collection.updateMany(
         { _id: { $in: ids }, status: 'pending' },
-        { $set: { status: 'cancelled', lastError: reason, 'channel.secret': '' } },
+        { $set: { status: 'cancelled', lastError: reason } },
       ),
     );
+    await this.dropSecret(ids);
     await this.run(() => this.claims.deleteMany({ message: { $in: ids } }));
     return modifiedCount;
   }

@@ -1,12 +1,13 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
+import { ObjectId } from 'mongodb';
 import {
   type AutomationEvent,
   type AutomationLogRepository,
   type AutomationTrigger,
   type NewAutomationEvent,
 } from '@hortus/core';
-import { type CollectionSpec, isLiteralObject, MONGO_DB, MongoRepository, toDate } from './support.js';
+import { type CollectionSpec, isLiteralObject, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface AutomationEventDocument {
   _id: ObjectId;
@@ -77,7 +78,7 @@ export class MongoAutomationLogRepository
   extends MongoRepository<AutomationEventDocument>
   implements AutomationLogRepository
 {
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, automationLogCollection, 'action', 'That automation event is already stored');
   }
 

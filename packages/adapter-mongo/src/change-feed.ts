@@ -1,8 +1,8 @@
-import { type Db } from 'mongodb';
 import { inject, injectable } from 'inversify';
 import { type ChangeFeed, type GroupChanges } from '@hortus/core';
 import { CHANGE_MARGIN_MS, CLOCK_ID, revisionCollection, type RevisionDocument } from './revisions.js';
-import { MONGO_DB, MongoRepository } from './support.js';
+import { MONGO_DATABASE, MongoRepository } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 /** What a cursor holds; it is only ever read back by the process that made it. */
 interface FeedCursor {
@@ -30,7 +30,7 @@ export class MongoChangeFeed extends MongoRepository<RevisionDocument> implement
   private readonly reported = new Map<string, { text: string; changed: number }>();
   private lastCursor: string | undefined;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, revisionCollection, 'group', 'That change is already stored');
   }
 

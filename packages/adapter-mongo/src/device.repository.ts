@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
+import { ObjectId } from 'mongodb';
 import {
   type Device,
   type DeviceChanges,
@@ -12,7 +12,8 @@ import {
   type PendingDevice,
   type PendingSighting,
 } from '@hortus/core';
-import { type CollectionSpec, MONGO_DB, MongoRepository, toDate } from './support.js';
+import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface DeviceDocument {
   _id: ObjectId;
@@ -109,7 +110,7 @@ const pendingMapper = {
 export class MongoDeviceRepository extends MongoRepository<DeviceDocument> implements DeviceRepository {
   private readonly pending;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, deviceCollection, 'device', 'A device with that deviceId exists');
     this.pending = db.collection<PendingDocument>(pendingDeviceCollection.name);
   }

@@ -1,15 +1,16 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
+import { ObjectId } from 'mongodb';
 import { type EngineState, type EngineStateRepository, type EngineValue } from '@hortus/core';
 import {
   type CollectionSpec,
   fromStoredJson,
   isDuplicateKeyError,
-  MONGO_DB,
+  MONGO_DATABASE,
   MongoRepository,
   toDate,
   toStoredJson,
 } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 /**
  * One document per written version of a key. A compare-and-set inserts the next version and the unique
@@ -57,7 +58,7 @@ export class MongoEngineStateRepository
   extends MongoRepository<EngineStateDocument>
   implements EngineStateRepository
 {
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, engineStateCollection, 'action', 'Another writer stored that engine state version first');
   }
 

@@ -1,12 +1,13 @@
 import { inject, injectable } from 'inversify';
-import { Binary, type Db } from 'mongodb';
+import { Binary } from 'mongodb';
 import {
   compareVersions,
   type FirmwareImage,
   type FirmwareRepository,
   type StoredFirmwareImage,
 } from '@hortus/core';
-import { type CollectionSpec, MONGO_DB, MongoRepository } from './support.js';
+import { type CollectionSpec, MONGO_DATABASE, MongoRepository } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface FirmwareDocument {
   /** `<version>@<group>`, `<version>@` for every box: one image per version and group. */
@@ -38,7 +39,7 @@ function toImage(document: Omit<FirmwareDocument, 'data'>): FirmwareImage {
 
 @injectable()
 export class MongoFirmwareRepository extends MongoRepository<FirmwareDocument> implements FirmwareRepository {
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, firmwareCollection, 'firmware', 'That firmware version is published already');
   }
 

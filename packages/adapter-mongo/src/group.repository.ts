@@ -1,8 +1,16 @@
 import { inject, injectable } from 'inversify';
-import { type Collection, type Db, ObjectId } from 'mongodb';
+import { type Collection, ObjectId } from 'mongodb';
 import { type Group, type GroupPackage, type GroupRepository, type NewGroup } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
-import { type CollectionSpec, fromStoredJson, MONGO_DB, MongoRepository, toStoredJson } from './support.js';
+import {
+  type CollectionSpec,
+  copiedObjectId,
+  fromStoredJson,
+  MONGO_DATABASE,
+  MongoRepository,
+  toStoredJson,
+} from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface GroupDocument {
   _id: ObjectId;
@@ -70,7 +78,7 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
   private readonly revisions: StoredRevisions;
   private readonly employees: Collection<GroupEmployeeDocument>;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, groupCollection, 'group', 'A group with that name exists');
     this.revisions = new StoredRevisions(db, 'group');
     this.employees = db.collection<GroupEmployeeDocument>(groupEmployeeCollection.name);
@@ -103,6 +111,30 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
     await this.run(() => this.employees.deleteMany({ group: name }));
     await this.run(() => this.revisions.bump([name]));
     return true;
+  }
+
+  /**
+   * The whole employee list goes into the group's document (the additions kept apart are dropped), and a
+   * group of that name under another id (a forced copy) gives way.
+   */
+  async restore(group: Group): Promise<void> {
+    const _id = copiedObjectId(group.id);
+    await this.run(() => this.collection.deleteMany({ name: group.name, _id: { $ne: _id } }));
+    await this.run(() => this.employees.deleteMany({ group: group.name }));
+    await this.run(() =>
+      this.collection.replaceOne(
+        { _id },
+        {
+          name: group.name,
+          package: group.package,
+          employee: [...group.employee],
+          settings: toStoredJson(group.settings),
+          ...(group.retentionDays === undefined ? {} : { retentionDays: group.retentionDays }),
+        },
+        { upsert: true },
+      ),
+    );
+    await this.run(() => this.revisions.bump([group.name]));
   }
 
   async revision(name: string): Promise<string> {

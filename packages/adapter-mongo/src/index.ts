@@ -11,7 +11,15 @@ export * from './user.repository.js';
 export * from './server-secret.repository.js';
 export * from './settings.js';
 export * from './mongo-store.js';
-export { MONGO_DB, isDuplicateKeyError, isUnavailableError, toDomainError, withDeadline } from './support.js';
-export { RevisionMirror, stopRevisionMirror } from './revisions.js';
+export * from './migrations.js';
+export {
+  MONGO_DATABASE,
+  isDuplicateKeyError,
+  isUnavailableError,
+  toDomainError,
+  withDeadline,
+} from './support.js';
+export { RevisionMirror } from './revisions.js';
+export { MongoDatabase } from './database.js';
 export * from './firmware.repository.js';
 export * from './change-feed.js';

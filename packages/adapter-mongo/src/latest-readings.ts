@@ -1,6 +1,13 @@
-import { type Collection, type Db, ObjectId } from 'mongodb';
+import { type Collection, ObjectId } from 'mongodb';
 import { type Reading } from '@hortus/core';
-import { type CollectionSpec, headOf, type RevisionFields, toDate, writeRevision } from './support.js';
+import {
+  type CollectionSpec,
+  type DatabaseHandle,
+  headOf,
+  type RevisionFields,
+  toDate,
+  writeRevision,
+} from './support.js';
 
 /** The newest reading of one topic, as kept in its group's latest record. */
 interface LatestEntry {
@@ -84,7 +91,7 @@ export class LatestReadings {
 
   private completeFromStart: Promise<boolean> | undefined;
 
-  constructor(db: Db) {
+  constructor(db: DatabaseHandle) {
     this.collection = db.collection<LatestDocument>(latestReadingCollection.name);
   }
 

@@ -11,19 +11,17 @@ import {
 import { accessKeyCollection } from './access-key.repository.js';
 import { actionCollection } from './action.repository.js';
 import { automationLogCollection } from './automation-log.repository.js';
+import { MongoDatabase } from './database.js';
 import { deviceCollection, pendingDeviceCollection } from './device.repository.js';
 import { engineStateCollection } from './engine-state.repository.js';
 import { groupCollection, groupEmployeeCollection } from './group.repository.js';
-import {
-  historyChartCollection,
-  historyChartRevisionCollection,
-  moveEmbeddedCharts,
-} from './history-chart.repository.js';
+import { historyChartCollection, historyChartRevisionCollection } from './history-chart.repository.js';
 import { notificationCollection } from './notification.repository.js';
 import { latestReadingCollection } from './latest-readings.js';
 import { readingCollection } from './reading.repository.js';
+import { applyMigrations, schemaVersionCollection } from './migrations.js';
 import { mongoRepositoryClasses } from './repositories.js';
-import { revisionCollection, setRevisionPollInterval, stopRevisionMirror } from './revisions.js';
+import { revisionCollection } from './revisions.js';
 import { rollupCollections } from './rollups.js';
 import { serverSecretCollection } from './server-secret.repository.js';
 import { firmwareCollection } from './firmware.repository.js';
@@ -41,14 +39,8 @@ import {
   type MongoDatabaseOptions,
   type MongoStoreSettings,
 } from './settings.js';
-import {
-  type CollectionSpec,
-  isUnavailableError,
-  MONGO_DB,
-  setOperationDeadline,
-  withDeadline,
-} from './support.js';
-import { usedResetCollection, userCollection } from './user.repository.js';
+import { type CollectionSpec, isUnavailableError, MONGO_DATABASE, withDeadline } from './support.js';
+import { usedInvitationCollection, usedResetCollection, userCollection } from './user.repository.js';
 
 /** How much later than the deadline the driver gives up on a silent socket. */
 const SOCKET_TIMEOUT_MARGIN_MS = 1000;
@@ -66,6 +58,7 @@ export const collections: readonly CollectionSpec[] = [
   groupEmployeeCollection,
   userCollection,
   usedResetCollection,
+  usedInvitationCollection,
   engineStateCollection,
   automationLogCollection,
   revisionCollection,
@@ -76,6 +69,7 @@ export const collections: readonly CollectionSpec[] = [
   outboxCollection,
   notifySettingsCollection,
   outboxClaimCollection,
+  schemaVersionCollection,
 ];
 
 /** The database named in the URI path, if any (`mongodb://host/<db>?...`). */
@@ -104,17 +98,19 @@ export function createMongoClient(settings: MongoStoreSettings): MongoClient {
   return new MongoClient(settings.uri, options);
 }
 
-export function openDatabase(client: MongoClient, options: MongoDatabaseOptions): Db {
+/** The database of the options on the client, with its context: the deadline and the revision mirror. */
+export function openDatabase(client: MongoClient, options: MongoDatabaseOptions): MongoDatabase {
   const w = options.writeConcern ?? client.options.writeConcern?.w ?? DEFAULT_WRITE_CONCERN;
   const db = client.db(options.dbName, { writeConcern: { ...client.options.writeConcern, w } });
-  setOperationDeadline(db, options.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS);
-  setRevisionPollInterval(db, options.revisionPollMS ?? DEFAULT_REVISION_POLL_MS);
-  return db;
+  return new MongoDatabase(db, {
+    operationDeadlineMs: options.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS,
+    revisionPollMs: options.revisionPollMS ?? DEFAULT_REVISION_POLL_MS,
+  });
 }
 
-function bindRepositories(db: Db, lifecycle?: StoreLifecycle): ContainerModule {
+function bindRepositories(database: MongoDatabase, lifecycle?: StoreLifecycle): ContainerModule {
   return new ContainerModule(({ bind }) => {
-    bind<Db>(MONGO_DB).toConstantValue(db);
+    bind<MongoDatabase>(MONGO_DATABASE).toConstantValue(database);
     if (lifecycle !== undefined) bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
     bindRepositoryClasses(bind, mongoRepositoryClasses);
   });
@@ -129,16 +125,16 @@ export function mongoStoreModule(client: MongoClient, options: MongoDatabaseOpti
 export type MongoRepositories = Repositories;
 
 /**
- * Creates the indexes the repositories' queries rely on, and moves data of an older layout into the current
- * one (history charts kept as one array per user); a no-op when both are done.
+ * Creates the indexes the repositories' queries rely on, and applies the migrations (migrations.ts) the
+ * database has not had: data of an older layout moved into the current one. A no-op when both are done.
  */
 export async function ensureIndexes(db: Db): Promise<void> {
-  for (const { name, indexes, prepare } of collections) {
-    await prepare?.(db.collection(name));
+  await applyMigrations(db, 'beforeIndexes');
+  for (const { name, indexes } of collections) {
     // One index per command: FerretDB v1 fails a createIndexes naming several existing indexes.
     for (const index of indexes) await db.collection(name).createIndexes([index]);
   }
-  await moveEmbeddedCharts(db);
+  await applyMigrations(db, 'afterIndexes');
 }
 
 /**
@@ -147,6 +143,8 @@ export async function ensureIndexes(db: Db): Promise<void> {
  * request fails within the server selection timeout with StoreUnavailableError.
  */
 export class MongoStore implements StoreLifecycle {
+  /** The database with its context (deadline, revision mirror), which the repositories share. */
+  readonly database: MongoDatabase;
   readonly db: Db;
 
   private readonly deadlineMs: number;
@@ -155,7 +153,8 @@ export class MongoStore implements StoreLifecycle {
     readonly client: MongoClient,
     options: MongoDatabaseOptions,
   ) {
-    this.db = openDatabase(client, options);
+    this.database = openDatabase(client, options);
+    this.db = this.database.db;
     this.deadlineMs = options.operationTimeoutMS ?? DEFAULT_OPERATION_TIMEOUT_MS;
   }
 
@@ -207,11 +206,11 @@ export class MongoStore implements StoreLifecycle {
 
   /** Every repository port and this store's lifecycle: what the composition root loads to choose MongoDB. */
   module(): ContainerModule {
-    return bindRepositories(this.db, this);
+    return bindRepositories(this.database, this);
   }
 
   repositories(): MongoRepositories {
-    return newRepositories(mongoRepositoryClasses, this.db);
+    return newRepositories(mongoRepositoryClasses, this.database);
   }
 
   /**
@@ -220,7 +219,7 @@ export class MongoStore implements StoreLifecycle {
    * so a shutdown during a freeze still ends within its grace period.
    */
   async close(): Promise<void> {
-    stopRevisionMirror(this.db);
+    this.database.stopRevisionMirror();
     const closing = this.client.close();
     try {
       await withDeadline(closing, this.deadlineMs);

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type Db, ObjectId } from 'mongodb';
+import { ObjectId } from 'mongodb';
 import {
   type ImportedNotification,
   type NewNotification,
@@ -10,7 +10,8 @@ import {
   type StoredIgnoreState,
 } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
-import { type CollectionSpec, MONGO_DB, MongoRepository, toDate } from './support.js';
+import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface NotificationDocument {
   _id: ObjectId;
@@ -65,7 +66,7 @@ export class MongoNotificationRepository
 {
   private readonly revisions: StoredRevisions;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, notificationCollection, 'notification', 'That notification is already stored');
     this.revisions = new StoredRevisions(db, 'notifications');
   }

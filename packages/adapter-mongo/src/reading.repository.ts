@@ -1,7 +1,9 @@
 import { inject, injectable } from 'inversify';
-import { type Db, type Filter, MongoBulkWriteError, ObjectId } from 'mongodb';
+import { type Filter, MongoBulkWriteError, ObjectId } from 'mongodb';
 import {
+  BucketSums,
   type NewReading,
+  planRollupPieces,
   type Reading,
   type ReadingBucket,
   type ReadingRange,
@@ -9,18 +11,21 @@ import {
   type ReadingCursor,
   type ReadingExportSelection,
   type ReadingSelection,
+  rollupLevelsFor,
+  type RollupPiece,
 } from '@hortus/core';
 import { entryOf, type LatestDocument, LatestReadings, readingsOf } from './latest-readings.js';
 import { StoredRevisions } from './revisions.js';
-import { BucketSums, type Piece, planPieces, ReadingRollups, rollupLevels } from './rollups.js';
+import { ReadingRollups, type RollupLevel, rollupLevels } from './rollups.js';
 import {
   type CollectionSpec,
   isDuplicateKeyCode,
   isUnavailableError,
-  MONGO_DB,
+  MONGO_DATABASE,
   MongoRepository,
   toDate,
 } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface ReadingDocument {
   _id: ObjectId;
@@ -78,13 +83,28 @@ function rangeFilter(range: ReadingRange): Filter<ReadingDocument> {
   return filter;
 }
 
+/** Batches of at most this many readings are gathered with others that arrive at the same time. */
+const GATHER_AT_MOST = 16;
+
+interface GatheredAdd {
+  readonly readings: readonly NewReading[];
+  readonly resolve: (inserted: number) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface StoreOutcome {
+  readonly inserted: ReadonlySet<number>;
+  readonly failure?: { readonly indexes: ReadonlySet<number>; readonly error: unknown };
+}
+
 @injectable()
 export class MongoReadingRepository extends MongoRepository<ReadingDocument> implements ReadingRepository {
+  private readonly gathered: GatheredAdd[] = [];
   private readonly rollups: ReadingRollups;
   private readonly revisions: StoredRevisions;
   private readonly latestRecords: LatestReadings;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, readingCollection, 'reading', 'That reading is already stored');
     this.rollups = new ReadingRollups(db);
     this.latestRecords = new LatestReadings(db);
@@ -97,14 +117,67 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
    * failure between the insert and the rollup update leaves those readings out of the rollups: a retry finds
    * them stored and does not add them again; the same holds for the latest records (until a deleteRange of
    * that entry or a rebuild after dropping the collection).
+   *
+   * Small batches that arrive together (boxes posting one reading per request) are written as one: one
+   * insert, one rollup and one revision update for all of them instead of a round of each per request (a
+   * group commit; see GATHER_AT_MOST). Each caller is answered for its own readings only.
    */
-  async add(readings: readonly NewReading[]): Promise<number> {
-    if (readings.length === 0) return 0;
+  add(readings: readonly NewReading[]): Promise<number> {
+    if (readings.length === 0) return Promise.resolve(0);
+    if (readings.length > GATHER_AT_MOST) return this.addAlone(readings);
+    return new Promise<number>((resolve, reject) => {
+      this.gathered.push({ readings, resolve, reject });
+      if (this.gathered.length === 1) {
+        // After the I/O callbacks of this turn: every request that arrived with them joins this write.
+        setImmediate(() => this.writeGathered());
+      }
+    });
+  }
+
+  private async addAlone(readings: readonly NewReading[]): Promise<number> {
+    const { inserted, failure } = await this.store(readings);
+    if (failure !== undefined) throw failure.error;
+    return inserted.size;
+  }
+
+  private writeGathered(): void {
+    const callers = this.gathered.splice(0, this.gathered.length);
+    const [only] = callers;
+    if (callers.length === 1 && only !== undefined) {
+      this.addAlone(only.readings).then(only.resolve, only.reject);
+      return;
+    }
+    const all = callers.flatMap((caller) => caller.readings);
+    this.store(all).then(
+      ({ inserted, failure }) => {
+        let first = 0;
+        for (const caller of callers) {
+          const indexes = caller.readings.map((_, offset) => first + offset);
+          first += caller.readings.length;
+          if (failure !== undefined && indexes.some((index) => failure.indexes.has(index))) {
+            caller.reject(failure.error);
+          } else {
+            caller.resolve(indexes.filter((index) => inserted.has(index)).length);
+          }
+        }
+      },
+      (error: unknown) => {
+        for (const caller of callers) caller.reject(error);
+      },
+    );
+  }
+
+  /**
+   * The write of add: which readings (by index) were inserted, and which failed for another reason than
+   * being stored already, with the error. Throws when nothing tells which were stored.
+   */
+  private store(readings: readonly NewReading[]): Promise<StoreOutcome> {
     return this.run(
       async () => {
         const completeWhenNew = await this.latestRecords.startedComplete(async () => this.isEmpty());
-        let inserted: readonly NewReading[] = readings;
         const documents = readings.map(readingMapper.toDocument);
+        let inserted = new Set(readings.map((_, index) => index));
+        let failure: StoreOutcome['failure'];
         try {
           await this.collection.insertMany(documents, { ordered: false });
         } catch (error) {
@@ -114,28 +187,28 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
           // Without write errors nothing tells which readings were stored: none goes into the rollups then.
           const writeErrors = error.result.getWriteErrors();
           if (writeErrors.length === 0) throw error;
-          const failed = new Set(writeErrors.map((writeError) => writeError.index));
-          inserted = readings.filter((_, index) => !failed.has(index));
+          const notStored = new Set(writeErrors.map((writeError) => writeError.index));
+          inserted = new Set([...inserted].filter((index) => !notStored.has(index)));
           if (!onlyDuplicates(error)) {
-            await this.rollups.add(inserted);
-            await this.latestRecords.offer(
-              documents.filter((_, index) => !failed.has(index)),
-              completeWhenNew,
-            );
-            throw error;
+            const failed = writeErrors.filter((writeError) => !isDuplicateKeyCode(writeError.code));
+            // A write concern error concerns the whole write: every caller is told.
+            const indexes =
+              failed.length === 0 || error.result.getWriteConcernError() !== undefined
+                ? new Set(readings.map((_, index) => index))
+                : new Set(failed.map((writeError) => writeError.index));
+            failure = { indexes, error };
           }
         }
         // A duplicate's document holds the id of this attempt, not the stored one: only inserted ones count.
-        const stored = new Set(inserted);
         await Promise.all([
-          this.rollups.add(inserted),
+          this.rollups.add(readings.filter((_, index) => inserted.has(index))),
           this.latestRecords.offer(
-            documents.filter((_, index) => stored.has(readings[index] as NewReading)),
+            documents.filter((_, index) => inserted.has(index)),
             completeWhenNew,
           ),
         ]);
         await this.revisions.bump(readings.map((reading) => reading.group));
-        return inserted.length;
+        return { inserted, ...(failure === undefined ? {} : { failure }) };
         // Three writes (readings, rollups, revisions), under the write lock of concurrent batches, and a
         // batch of 5000 is more work than one reading: twice the deadline plus one more per 1000 readings.
       },
@@ -160,9 +233,9 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
     const from = range.startDate?.getTime() ?? Number.NEGATIVE_INFINITY;
     const to = range.endDate === undefined ? Number.POSITIVE_INFINITY : range.endDate.getTime() + 1;
     const filtered = range.minValue !== undefined || range.maxValue !== undefined;
-    const levels = filtered ? [] : rollupLevels.filter((level) => bucketMs % level.unitMs === 0);
+    const levels = rollupLevelsFor(rollupLevels, bucketMs, filtered);
     return this.run(async () => {
-      const pieces = planPieces(from, to, levels);
+      const pieces = planRollupPieces(from, to, levels);
       let sums = new BucketSums(bucketMs);
       const found = await Promise.all(
         pieces.map((piece) =>
@@ -180,7 +253,11 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
     });
   }
 
-  private async addReadings(range: ReadingRange, piece: Piece, sums: BucketSums): Promise<number> {
+  private async addReadings(
+    range: ReadingRange,
+    piece: RollupPiece<RollupLevel>,
+    sums: BucketSums,
+  ): Promise<number> {
     const filter = rangeFilter({
       ...range,
       ...(Number.isFinite(piece.from) ? { startDate: new Date(piece.from) } : {}),

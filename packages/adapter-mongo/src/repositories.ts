@@ -1,5 +1,5 @@
-import { type Db } from 'mongodb';
 import { type RepositoryClasses } from '@hortus/core';
+import { type MongoDatabase } from './database.js';
 import { MongoAccessKeyRepository } from './access-key.repository.js';
 import { MongoActionRepository } from './action.repository.js';
 import { MongoAlertOutboxRepository } from './alert-outbox.repository.js';
@@ -19,7 +19,7 @@ import { MongoChangeFeed } from './change-feed.js';
  * The class of each repository port on this store, each built from its database: the store's container module
  * and its plain repositories are both made from this list.
  */
-export const mongoRepositoryClasses: RepositoryClasses<[Db]> = {
+export const mongoRepositoryClasses: RepositoryClasses<[MongoDatabase]> = {
   readings: MongoReadingRepository,
   actions: MongoActionRepository,
   devices: MongoDeviceRepository,

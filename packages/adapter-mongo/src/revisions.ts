@@ -3,14 +3,13 @@ import { performance } from 'node:perf_hooks';
 import {
   type AnyBulkWriteOperation,
   type Collection,
-  type Db,
+  type Document,
   type Filter,
   MongoBulkWriteError,
   type WriteError,
 } from 'mongodb';
 import { type RevisionSubject } from '@hortus/core';
-import { DEFAULT_REVISION_POLL_MS } from './settings.js';
-import { type CollectionSpec, isDuplicateKeyCode, operationDeadlineOf, withDeadline } from './support.js';
+import { type CollectionSpec, isDuplicateKeyCode, withDeadline } from './support.js';
 
 export interface RevisionDocument {
   /** `[subject, group]` as JSON. */
@@ -51,35 +50,11 @@ const FULL_RESYNC_MS = 30_000;
 /** A mirror nobody asked for this long stops polling; the next question starts it again. */
 const IDLE_STOP_MS = 60_000;
 
-/** The refresh interval of each database handle (see openDatabase); DEFAULT_REVISION_POLL_MS when unset. */
-const pollIntervals = new WeakMap<Db, number>();
-/** One mirror per database handle, shared by the repositories' StoredRevisions of every subject. */
-const mirrors = new WeakMap<Db, RevisionMirror>();
-
-/** Sets how often the revisions of `db` are mirrored; 0 turns the mirror off (every question is a query). */
-export function setRevisionPollInterval(db: Db, intervalMs: number): void {
-  pollIntervals.set(db, intervalMs);
-  mirrors.get(db)?.stop();
-  mirrors.delete(db);
-}
-
-function mirrorOf(db: Db): RevisionMirror | undefined {
-  const existing = mirrors.get(db);
-  if (existing !== undefined) return existing;
-  const intervalMs = pollIntervals.get(db) ?? DEFAULT_REVISION_POLL_MS;
-  if (intervalMs <= 0) return undefined;
-  const mirror = new RevisionMirror(
-    db.collection<RevisionDocument>(revisionCollection.name),
-    intervalMs,
-    operationDeadlineOf(db),
-  );
-  mirrors.set(db, mirror);
-  return mirror;
-}
-
-/** Stops the mirror of `db`, if one runs (the store closes); a later question starts it again. */
-export function stopRevisionMirror(db: Db): void {
-  mirrors.get(db)?.stop();
+/** What StoredRevisions takes from its database context (MongoDatabase, database.ts). */
+export interface RevisionsHandle {
+  collection<TDocument extends Document>(name: string): Collection<TDocument>;
+  /** The one mirror of the revisions collection shared on this database; none when polling is off. */
+  revisionMirror(): RevisionMirror | undefined;
 }
 
 function textOf(document: RevisionDocument | null): string {
@@ -266,11 +241,11 @@ export class StoredRevisions {
   private readonly mirror: RevisionMirror | undefined;
 
   constructor(
-    db: Db,
+    db: RevisionsHandle,
     private readonly subject: RevisionSubject,
   ) {
     this.collection = db.collection<RevisionDocument>(revisionCollection.name);
-    this.mirror = mirrorOf(db);
+    this.mirror = db.revisionMirror();
   }
 
   /** From the process's mirror when it is fresh (see RevisionMirror), else one `findOne`. */

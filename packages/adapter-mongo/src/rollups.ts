@@ -1,6 +1,12 @@
-import { Binary, type Collection, type Db, ObjectId } from 'mongodb';
-import { type NewReading, type ReadingBucket } from '@hortus/core';
-import { type CollectionSpec, headOf, type RevisionFields, writeRevision } from './support.js';
+import { Binary, type Collection, ObjectId } from 'mongodb';
+import { addToSum, type BucketSums, type NewReading, type ReadingSum, type RollupPiece } from '@hortus/core';
+import {
+  type CollectionSpec,
+  type DatabaseHandle,
+  headOf,
+  type RevisionFields,
+  writeRevision,
+} from './support.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -14,14 +20,6 @@ const CELL_BYTES = CELL_NUMBERS * 8;
 /** A chunk written by one add() changes under another's feet at most this often before add() gives up. */
 const MAX_WRITE_ATTEMPTS = 50;
 const VERSION_DIGITS = 10;
-
-/** Count, sum, smallest and largest value of the readings of one series in one unit of time. */
-export interface Cell {
-  n: number;
-  s: number;
-  lo: number;
-  hi: number;
-}
 
 /**
  * One revision of the cells of one series over one chunk of time. The cells are packed into one binary value
@@ -86,7 +84,7 @@ function cellsPerChunk(level: RollupLevel): number {
   return level.chunkMs / level.unitMs;
 }
 
-function readCell(view: DataView, index: number): Cell {
+function readCell(view: DataView, index: number): ReadingSum {
   const offset = index * CELL_BYTES;
   return {
     n: view.getFloat64(offset, true),
@@ -101,79 +99,12 @@ function viewOf(cells: Binary): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** Adds `cell` into `into`. */
-function merge(into: Cell, cell: Cell): void {
-  if (into.n === 0) {
-    Object.assign(into, cell);
-    return;
-  }
-  into.n += cell.n;
-  into.s += cell.s;
-  if (cell.lo < into.lo) into.lo = cell.lo;
-  if (cell.hi > into.hi) into.hi = cell.hi;
-}
-
-/** Sums what falls into each bucket, from cells and single readings alike. */
-export class BucketSums {
-  private readonly sums = new Map<number, Cell>();
-
-  constructor(private readonly bucketMs: number) {}
-
-  addCell(timeMs: number, cell: Cell): void {
-    const start = Math.floor(timeMs / this.bucketMs) * this.bucketMs;
-    const sum = this.sums.get(start);
-    if (sum === undefined) this.sums.set(start, { ...cell });
-    else merge(sum, cell);
-  }
-
-  addValue(timeMs: number, value: number): void {
-    this.addCell(timeMs, { n: 1, s: value, lo: value, hi: value });
-  }
-
-  newestFirst(): ReadingBucket[] {
-    return [...this.sums.entries()]
-      .sort(([a], [b]) => b - a)
-      .map(([start, { n, s, lo, hi }]) => ({
-        time: new Date(start),
-        min: lo,
-        max: hi,
-        avg: s / n,
-        count: n,
-      }));
-  }
-}
-
-/** A stretch of time `[from, to)` answered from one rollup level, or from the readings when `level` is absent. */
-export interface Piece {
-  readonly from: number;
-  readonly to: number;
-  readonly level?: RollupLevel;
-}
-
-/**
- * Splits `[from, to)` into the whole units of the coarsest level, the whole units of the next level at either
- * edge, and so on; what no level covers whole is left to the readings. Infinite ends stay open.
- */
-export function planPieces(from: number, to: number, levels: readonly RollupLevel[]): Piece[] {
-  if (from >= to) return [];
-  const [level, ...finer] = levels;
-  if (level === undefined) return [{ from, to }];
-  const first = Number.isFinite(from) ? Math.ceil(from / level.unitMs) * level.unitMs : from;
-  const last = Number.isFinite(to) ? Math.floor(to / level.unitMs) * level.unitMs : to;
-  if (first >= last) return planPieces(from, to, finer);
-  return [
-    ...planPieces(from, first, finer),
-    { from: first, to: last, level },
-    ...planPieces(last, to, finer),
-  ];
-}
-
 /** New cells of one chunk, gathered from a batch of readings. */
 interface ChunkChange {
   readonly group: string;
   readonly topic: string;
   readonly start: number;
-  readonly cells: Map<number, Cell>;
+  readonly cells: Map<number, ReadingSum>;
 }
 
 /**
@@ -185,7 +116,7 @@ interface ChunkChange {
 export class ReadingRollups {
   private readonly collections: ReadonlyMap<RollupLevel, Collection<RollupDocument>>;
 
-  constructor(db: Db) {
+  constructor(db: DatabaseHandle) {
     this.collections = new Map(
       rollupLevels.map((level) => [level, db.collection<RollupDocument>(level.collection)]),
     );
@@ -267,7 +198,7 @@ export class ReadingRollups {
     level: RollupLevel,
     group: string,
     topic: string,
-    piece: Piece,
+    piece: RollupPiece<RollupLevel>,
     sums: BucketSums,
   ): Promise<number> {
     const collection = this.collections.get(level);
@@ -300,7 +231,7 @@ export class ReadingRollups {
         if (timeMs < piece.from || timeMs >= piece.to) continue;
         const cell = readCell(view, index);
         if (!(cell.n > 0)) continue;
-        sums.addCell(timeMs, cell);
+        sums.add(timeMs, cell);
         found += 1;
       }
     }
@@ -322,7 +253,7 @@ function changesOf(level: RollupLevel, readings: readonly NewReading[]): Map<str
     const index = Math.floor((timeMs - start) / level.unitMs);
     const cell = chunk.cells.get(index);
     if (cell === undefined) chunk.cells.set(index, { n: 1, s: value, lo: value, hi: value });
-    else merge(cell, { n: 1, s: value, lo: value, hi: value });
+    else addToSum(cell, { n: 1, s: value, lo: value, hi: value });
   }
   return chunks;
 }
@@ -334,7 +265,7 @@ function mergedCells(level: RollupLevel, stored: Binary | undefined, change: Chu
   const view = new DataView(bytes.buffer);
   for (const [index, cell] of change.cells) {
     const merged = readCell(view, index);
-    merge(merged, cell);
+    addToSum(merged, cell);
     const offset = index * CELL_BYTES;
     view.setFloat64(offset, merged.n, true);
     view.setFloat64(offset + 8, merged.s, true);

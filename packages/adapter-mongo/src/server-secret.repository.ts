@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
-import { type Db } from 'mongodb';
 import { type ServerSecretRepository } from '@hortus/core';
-import { type CollectionSpec, isDuplicateKeyError, MONGO_DB, MongoRepository } from './support.js';
+import { type CollectionSpec, isDuplicateKeyError, MONGO_DATABASE, MongoRepository } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 interface ServerSecretDocument {
   _id: string;
@@ -15,7 +15,7 @@ export class MongoServerSecretRepository
   extends MongoRepository<ServerSecretDocument>
   implements ServerSecretRepository
 {
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, serverSecretCollection, 'user', 'The secret exists already');
   }
 

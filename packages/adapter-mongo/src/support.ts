@@ -1,7 +1,6 @@
-import { ConflictError, type ResourceName, StoreUnavailableError } from '@hortus/core';
+import { ConflictError, InvalidInputError, type ResourceName, StoreUnavailableError } from '@hortus/core';
 import {
   type Collection,
-  type Db,
   type Document,
   type Filter,
   type IndexDescription,
@@ -18,15 +17,13 @@ import {
   type OptionalUnlessRequiredId,
 } from 'mongodb';
 
-/** Token of the `Db` handle (database name and write concern already applied) the repositories share. */
-export const MONGO_DB = Symbol.for('hortus.mongo.Db');
+/** Token of the database context (MongoDatabase: the `Db` handle, its deadline and revision mirror) the repositories share. */
+export const MONGO_DATABASE = Symbol.for('hortus.mongo.Database');
 
 /** A collection with the indexes its repository's queries need; `ensureIndexes` creates them at start. */
 export interface CollectionSpec {
   readonly name: string;
   readonly indexes: readonly IndexDescription[];
-  /** Brings older records into the shape the indexes need; runs at start, before they are created. */
-  readonly prepare?: (collection: Collection<Document>) => Promise<void>;
 }
 
 const DUPLICATE_KEY_CODES = new Set([11000, 11001]);
@@ -100,15 +97,11 @@ export function toDomainError(error: unknown, resource: ResourceName, conflictMe
   return error;
 }
 
-/** The deadline of every store operation on a database handle (see openDatabase); none when unset. */
-const operationDeadlines = new WeakMap<Db, number>();
-
-export function setOperationDeadline(db: Db, deadlineMs: number): void {
-  operationDeadlines.set(db, deadlineMs);
-}
-
-export function operationDeadlineOf(db: Db): number | undefined {
-  return operationDeadlines.get(db);
+/** What every repository takes from its database context (MongoDatabase, database.ts). */
+export interface DatabaseHandle {
+  collection<TDocument extends Document>(name: string): Collection<TDocument>;
+  /** The deadline of every store operation; none when unset. */
+  readonly operationDeadlineMs: number | undefined;
 }
 
 /**
@@ -145,13 +138,13 @@ export abstract class MongoRepository<TDocument extends Document> {
   private readonly deadlineMs: number | undefined;
 
   protected constructor(
-    db: Db,
+    db: DatabaseHandle,
     spec: CollectionSpec,
     private readonly resource: ResourceName,
     private readonly conflictMessage: string,
   ) {
     this.collection = db.collection<TDocument>(spec.name);
-    this.deadlineMs = operationDeadlineOf(db);
+    this.deadlineMs = db.operationDeadlineMs;
   }
 
   /**
@@ -180,6 +173,17 @@ export function toObjectId(id: string): ObjectId | undefined {
   return typeof id === 'string' && objectIdPattern.test(id) && ObjectId.isValid(id)
     ? ObjectId.createFromHexString(id)
     : undefined;
+}
+
+/** The ObjectId of a record copied from another store (`hortus store copy`): every store issues this form. */
+export function copiedObjectId(id: string): ObjectId {
+  const objectId = toObjectId(id);
+  if (objectId === undefined) {
+    throw new InvalidInputError(`the id ${JSON.stringify(id)} is not of the form this store keeps`, [
+      { field: 'id', problem: 'must be 24 hexadecimal digits' },
+    ]);
+  }
+  return objectId;
 }
 
 export function toDate(value: unknown): Date {

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { type Collection, type Db, type Document, ObjectId } from 'mongodb';
+import { type Collection, type Document, ObjectId } from 'mongodb';
 import {
   emailKey,
   storedEmailKey,
@@ -11,16 +11,19 @@ import {
   userOrigins,
   type UserProvenance,
   type UserRecord,
+  type UserCopy,
   type UserRepository,
 } from '@hortus/core';
 import {
   type CollectionSpec,
   isDuplicateKeyError,
-  MONGO_DB,
+  MONGO_DATABASE,
   MongoRepository,
   toDate,
   toObjectId,
+  copiedObjectId,
 } from './support.js';
+import { type MongoDatabase } from './database.js';
 
 /**
  * `password` is the bcrypt hash, under the name the original service gave it, so its users log in with
@@ -42,7 +45,7 @@ interface UserDocument {
 }
 
 /** Records of the original service have no emailKey: it is filled in before the unique index is made. */
-async function addEmailKeys(collection: Collection<Document>): Promise<void> {
+export async function addEmailKeys(collection: Collection<Document>): Promise<void> {
   const missing = collection.find({ emailKey: { $exists: false } }, { projection: { email: 1 } });
   for await (const document of missing) {
     const email: unknown = document['email'];
@@ -59,9 +62,11 @@ interface UsedResetDocument {
 
 export const usedResetCollection: CollectionSpec = { name: 'usedresettokens', indexes: [] };
 
+/** An invitation a sign-up has used, by its id (VerifiedInvitation.id), kept until it expires. */
+export const usedInvitationCollection: CollectionSpec = { name: 'usedinvitations', indexes: [] };
+
 export const userCollection: CollectionSpec = {
   name: 'users',
-  prepare: addEmailKeys,
   indexes: [
     { key: { email: 1 }, name: 'email_unique', unique: true },
     { key: { emailKey: 1 }, name: 'emailKey_unique', unique: true },
@@ -122,10 +127,12 @@ const userMapper = {
 @injectable()
 export class MongoUserRepository extends MongoRepository<UserDocument> implements UserRepository {
   private readonly usedResets: Collection<UsedResetDocument>;
+  private readonly usedInvitations: Collection<UsedResetDocument>;
 
-  constructor(@inject(MONGO_DB) db: Db) {
+  constructor(@inject(MONGO_DATABASE) db: MongoDatabase) {
     super(db, userCollection, 'user', 'Another user has that e-mail');
     this.usedResets = db.collection<UsedResetDocument>(usedResetCollection.name);
+    this.usedInvitations = db.collection<UsedResetDocument>(usedInvitationCollection.name);
   }
 
   async create(
@@ -199,6 +206,25 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
     return document === null ? undefined : userMapper.toEntity(document);
   }
 
+  async restore(user: UserCopy): Promise<void> {
+    const _id = copiedObjectId(user.id);
+    const document: Omit<UserDocument, '_id'> = {
+      firstName: user.firstName,
+      lastName: user.lastName,
+      email: user.email,
+      emailKey: emailKey(user.email),
+      group: user.group,
+      sessionVersion: user.sessionVersion,
+      ...(user.passwordHash === undefined ? {} : { password: user.passwordHash }),
+      ...(user.reset === undefined
+        ? {}
+        : { resetToken: { digest: user.reset.tokenDigest, expiresAt: user.reset.expiresAt } }),
+      ...(user.createdAt === undefined ? {} : { createdAt: user.createdAt }),
+      ...(user.origin === 'unknown' ? {} : { origin: user.origin }),
+    };
+    await this.run(() => this.collection.replaceOne({ _id }, document, { upsert: true }));
+  }
+
   async findCredentials(id: string): Promise<UserCredentials | undefined> {
     const _id = toObjectId(id);
     if (_id === undefined) return undefined;
@@ -270,6 +296,20 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
     // A marker is needed only while its token could still be pending: drop those past their expiry.
     await this.run(() => this.usedResets.deleteMany({ expiresAt: { $lte: change.now } }));
     return version;
+  }
+
+  /** The unique `_id` lets exactly one of concurrent uses insert its mark. */
+  async useInvitation(id: string, expiresAt: Date, now: Date): Promise<boolean> {
+    await this.run(() => this.usedInvitations.deleteMany({ expiresAt: { $lte: now } }));
+    return this.run(async () => {
+      try {
+        await this.usedInvitations.insertOne({ _id: id, expiresAt });
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    });
   }
 
   async delete(id: string): Promise<boolean> {

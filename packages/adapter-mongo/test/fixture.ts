@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { type Context } from 'mocha';
-import { collections, type MongoRepositories, MongoStore, stopRevisionMirror } from '@hortus/adapter-mongo';
+import { collections, type MongoRepositories, MongoStore } from '@hortus/adapter-mongo';
 
 /** The server the Mongo suites run against; scripts/test.sh sets it (FerretDB when nothing else is given). */
 export const mongoUri: string | undefined = process.env['MONGODB_URI']?.trim() || undefined;
@@ -41,7 +41,7 @@ export function useTestDatabase(): () => TestDatabase {
       clear: async () => {
         await Promise.all(collections.map(({ name }) => store.db.collection(name).deleteMany({})));
         // Nothing else removes revision counters: the mirror would notice only at its next full read.
-        stopRevisionMirror(store.db);
+        store.database.stopRevisionMirror();
       },
     };
   });

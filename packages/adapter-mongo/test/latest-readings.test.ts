@@ -24,7 +24,7 @@ describe(serverSuite('Mongo latest records'), () => {
       .insertMany([stored('air', 1, 0), stored('air', 2, 5), stored('soil', 30, 1)]);
 
     // A server starting on that database (each server asks once whether its records were complete from the start).
-    const readings = new MongoReadingRepository(db);
+    const readings = new MongoReadingRepository(database().store.database);
     const first = await readings.latestOfEveryTopic(GROUP);
 
     expect(first.map((reading) => [reading.topic, reading.value])).to.deep.equal([
@@ -41,7 +41,7 @@ describe(serverSuite('Mongo latest records'), () => {
   it('when Hortus adds readings to a group whose older readings it never saw, then the record holds both', async () => {
     const { db } = database().store;
     await db.collection('readings').insertOne(stored('soil', 30, 1));
-    const readings = new MongoReadingRepository(db);
+    const readings = new MongoReadingRepository(database().store.database);
 
     await readings.add([
       { group: GROUP, topic: 'air', value: 7, time: new Date(Date.UTC(2026, 0, 1, 0, 3)) },
@@ -55,19 +55,19 @@ describe(serverSuite('Mongo latest records'), () => {
   });
 
   it('when the records are dropped and the server restarts (after a restore), then each group is built again at its next read', async () => {
-    const readings = new MongoReadingRepository(database().store.db);
+    const readings = new MongoReadingRepository(database().store.database);
     await readings.add([{ group: GROUP, topic: 'air', value: 7, time: new Date(Date.UTC(2026, 0, 1)) }]);
     expect(await readings.latest(GROUP, 'air')).to.include({ value: 7 });
 
     await database().store.db.collection('latestreadings').deleteMany({});
-    const restarted = new MongoReadingRepository(database().store.db);
+    const restarted = new MongoReadingRepository(database().store.database);
 
     expect(await restarted.latest(GROUP, 'air')).to.include({ value: 7 });
     expect(await restarted.knownTopics(GROUP, ['air', 'soil'])).to.deep.equal(['air']);
   });
 
   it('when the database held no readings at first use, then groups without readings answer empty without a look at the readings', async () => {
-    const fresh = new MongoReadingRepository(database().store.db);
+    const fresh = new MongoReadingRepository(database().store.database);
     await fresh.add([{ group: GROUP, topic: 'air', value: 7, time: new Date(Date.UTC(2026, 0, 1)) }]);
     // Written around Hortus after the start: a fresh database's records are trusted, so it stays unseen.
     await database()

@@ -331,7 +331,9 @@ describe(serverSuite('Mongo store on a server'), () => {
       ],
       // Read and written by `_id` only; they come into being with their first write.
       ['revisions', {}],
+      ['schemaversions', {}],
       ['serversecrets', {}],
+      ['usedinvitations', {}],
       ['usedresettokens', {}],
       ['notifysettings', {}],
       [
@@ -566,7 +568,7 @@ describe(serverSuite('Mongo store on a server'), () => {
     });
 
     // A server starting on that older database (its latest records are checked against the readings once).
-    expect((await new MongoReadingRepository(store.db).latest('g', 't'))?.value).to.equal(23.45);
+    expect((await new MongoReadingRepository(store.database).latest('g', 't'))?.value).to.equal(23.45);
     const user = await repositories.users.findById(insertedId.toHexString());
     const changed = await repositories.users.changeEmail(insertedId.toHexString(), 'new@b.example');
     expect(Object.keys(user ?? {}).sort()).to.deep.equal(['email', 'firstName', 'group', 'id', 'lastName']);

@@ -44,6 +44,10 @@ function toMessage(row: OutboxRow): OutboxMessage {
   };
 }
 
+/** SQL for a channel that keeps no webhook secret: a message that will not be sent (again). */
+const channelWithoutSecret = `CASE WHEN json_extract(channel, '$.type') = 'webhook'
+  THEN json_set(channel, '$.secret', '') ELSE channel END`;
+
 const columns =
   'id, grp, event, channel, subject, text, payload, created_at, status, attempts, next_attempt_at, last_error, delivered_at';
 
@@ -127,7 +131,8 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
     this.run(() =>
       this.connection
         .prepare(
-          "UPDATE outbox SET status = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ? AND status = 'pending'",
+          `UPDATE outbox SET status = 'delivered', delivered_at = ?, last_error = NULL, channel = ${channelWithoutSecret}
+           WHERE id = ? AND status = 'pending'`,
         )
         .run(at.getTime(), id),
     );
@@ -138,7 +143,8 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
       retryAt === undefined
         ? this.connection
             .prepare(
-              "UPDATE outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'pending'",
+              `UPDATE outbox SET status = 'failed', last_error = ?, channel = ${channelWithoutSecret}
+               WHERE id = ? AND status = 'pending'`,
             )
             .run(error, id)
         : this.connection
@@ -153,13 +159,28 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
     const { changes } = this.run(() =>
       this.connection
         .prepare(
-          `UPDATE outbox SET status = 'cancelled', last_error = ?, channel = json_set(channel, '$.secret', '')
+          `UPDATE outbox SET status = 'cancelled', last_error = ?, channel = ${channelWithoutSecret}
            WHERE grp = ? AND status = 'pending' AND json_extract(channel, '$.type') = 'webhook'
              AND json_extract(channel, '$.url') = ?`,
         )
         .run(reason, group, url),
     );
     return changes;
+  }
+
+  async forgetGroup(group: string, reason: string): Promise<number> {
+    return this.run(() =>
+      this.connection.write(() => {
+        this.connection.prepare('DELETE FROM notify_settings WHERE grp = ?').run(group);
+        return this.connection
+          .prepare(
+            `UPDATE outbox SET status = 'cancelled', last_error = ?,
+               channel = ${channelWithoutSecret}
+             WHERE grp = ? AND status = 'pending'`,
+          )
+          .run(reason, group).changes;
+      }),
+    );
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {

@@ -11,14 +11,7 @@ export const rollupLevels = [
   { table: 'rollups_1h', unitMs: HOUR_MS },
   { table: 'rollups_1m', unitMs: MINUTE_MS },
 ] as const;
-export type RollupLevel = (typeof rollupLevels)[number];
 
-export interface Cell {
-  n: number;
-  s: number;
-  lo: number;
-  hi: number;
-}
 /** Makes every valid Date's milliseconds non-negative, so ids are fixed-width hex. */
 const TIME_OFFSET = 8.64e15;
 

@@ -1,15 +1,12 @@
-import { type ReadingBucket, type ReadingRange } from '@hortus/core';
 import {
-  boundsOf,
-  bucketStart,
-  type Cell,
-  rangeConditions,
-  type RollupLevel,
-  rollupLevels,
-} from './reading-sql.js';
+  BucketSums,
+  planRollupPieces,
+  type ReadingBucket,
+  type ReadingRange,
+  rollupLevelsFor,
+} from '@hortus/core';
+import { boundsOf, bucketStart, rangeConditions, rollupLevels } from './reading-sql.js';
 import { type SqliteConnection } from './support.js';
-
-type BucketSum = Cell & { start: number };
 
 /** Where sums come from: the readings, or one level of rollups. */
 interface SumSource {
@@ -45,91 +42,33 @@ export class SqliteReadingSums {
   constructor(private readonly connection: SqliteConnection) {}
 
   /**
-   * Whole hours come from the hour rollups and whole minutes from the minute rollups, when the bucket is a
-   * whole number of that unit and no value filter applies (a unit then lies inside one bucket); what no
-   * level covers whole (the edges of the range) is summarised from the readings. SQLite sums per bucket.
+   * Whole hours come from the hour rollups and whole minutes from the minute rollups, as core's
+   * planRollupPieces splits the range (a unit lies inside one bucket); what no level covers whole (the
+   * edges of the range), and any range under a value filter, is summarised from the readings. SQLite sums
+   * per bucket; BucketSums adds the pieces up.
    */
   aggregate(series: number, range: ReadingRange, bucketMs: number): ReadingBucket[] {
-    const bounds = boundsOf(range);
-    const sums = new Map<number, BucketSum>();
-    if (range.minValue !== undefined || range.maxValue !== undefined) {
-      this.sumReadings(series, bounds, bucketMs, sums);
-    } else {
-      const levels = rollupLevels.filter((level) => bucketMs % level.unitMs === 0);
-      this.sumPieces(
-        series,
-        bounds.from ?? Number.NEGATIVE_INFINITY,
-        bounds.to ?? Number.POSITIVE_INFINITY,
-        bucketMs,
-        levels,
-        sums,
-      );
-    }
-    return [...sums.values()]
-      .sort((a, b) => b.start - a.start)
-      .map(({ start, n, s, lo, hi }) => ({
-        time: new Date(start),
-        min: lo,
-        max: hi,
-        avg: s / n,
-        count: n,
-      }));
-  }
-
-  /** Sums `[from, to)`: the whole units of the first level, the edges by the finer levels, then readings. */
-  private sumPieces(
-    series: number,
-    from: number,
-    to: number,
-    bucketMs: number,
-    levels: readonly RollupLevel[],
-    sums: Map<number, BucketSum>,
-  ): void {
-    const [level, ...finer] = levels;
-    if (level === undefined) {
-      this.sumReadings(series, { from, to }, bucketMs, sums);
-      return;
-    }
-    const first = Math.ceil(from / level.unitMs) * level.unitMs;
-    const end = Math.floor(to / level.unitMs) * level.unitMs;
-    if (!(first < end)) {
-      this.sumPieces(series, from, to, bucketMs, finer, sums);
-      return;
-    }
-    this.sumRollups(level, series, first, end, bucketMs, sums);
-    if (from < first) this.sumPieces(series, from, first, bucketMs, finer, sums);
-    if (end < to) this.sumPieces(series, end, to, bucketMs, finer, sums);
-  }
-
-  private sumReadings(
-    series: number,
-    bounds: { from?: number; to?: number; minValue?: number; maxValue?: number },
-    bucketMs: number,
-    sums: Map<number, BucketSum>,
-  ): void {
-    this.sumTable(readingSource, series, bounds, bucketMs, sums);
-  }
-
-  private sumRollups(
-    level: RollupLevel,
-    series: number,
-    from: number,
-    to: number,
-    bucketMs: number,
-    sums: Map<number, BucketSum>,
-  ): void {
-    this.sumTable(
-      {
-        table: level.table,
-        column: 'start',
-        sums: 'sum(n) AS n, sum(s) AS s, min(lo) AS lo, max(hi) AS hi',
-        rowsPerBucket: bucketMs / level.unitMs,
-      },
-      series,
-      { from, to },
+    const { from, to, ...values } = boundsOf(range);
+    const levels = rollupLevelsFor(
+      rollupLevels,
       bucketMs,
-      sums,
+      range.minValue !== undefined || range.maxValue !== undefined,
     );
+    const sums = new BucketSums(bucketMs);
+    const pieces = planRollupPieces(from ?? Number.NEGATIVE_INFINITY, to ?? Number.POSITIVE_INFINITY, levels);
+    for (const piece of pieces) {
+      const source: SumSource =
+        piece.level === undefined
+          ? readingSource
+          : {
+              table: piece.level.table,
+              column: 'start',
+              sums: 'sum(n) AS n, sum(s) AS s, min(lo) AS lo, max(hi) AS hi',
+              rowsPerBucket: bucketMs / piece.level.unitMs,
+            };
+      this.sumTable(source, series, { ...values, from: piece.from, to: piece.to }, bucketMs, sums);
+    }
+    return sums.newestFirst();
   }
 
   /**
@@ -143,7 +82,7 @@ export class SqliteReadingSums {
     series: number,
     bounds: { from?: number; to?: number; minValue?: number; maxValue?: number },
     bucketMs: number,
-    sums: Map<number, BucketSum>,
+    sums: BucketSums,
   ): void {
     const { table, column } = source;
     const { sql, params } = rangeConditions(bounds, column);
@@ -165,14 +104,13 @@ export class SqliteReadingSums {
            WHERE series = @series${sql} GROUP BY bucket_start`,
         )
         .all({ ...params, series, bucket: bucketMs }) as SumRow[];
-      merge(sums, rows);
+      for (const { bucket_start: start, n, s, lo, hi } of rows) sums.add(start, { n, s, lo, hi });
       return;
     }
     const inBucket = rangeConditions({ ...bounds, from: 0, to: 0 }, column);
     const query = this.connection.prepare(
       `SELECT ${source.sums} FROM ${table} WHERE series = @series${inBucket.sql}`,
     );
-    const rows: SumRow[] = [];
     for (let start = firstBucket; start <= lastBucket; start += bucketMs) {
       const row = query.get({
         ...inBucket.params,
@@ -180,22 +118,7 @@ export class SqliteReadingSums {
         from: Math.max(start, bounds.from ?? start),
         to: Math.min(start + bucketMs, bounds.to ?? start + bucketMs),
       }) as Omit<SumRow, 'bucket_start'>;
-      if (row.n > 0) rows.push({ ...row, bucket_start: start });
+      if (row.n > 0) sums.add(start, { n: row.n, s: row.s, lo: row.lo, hi: row.hi });
     }
-    merge(sums, rows);
-  }
-}
-
-function merge(sums: Map<number, BucketSum>, rows: readonly SumRow[]): void {
-  for (const { bucket_start: start, n, s, lo, hi } of rows) {
-    const sum = sums.get(start);
-    if (sum === undefined) {
-      sums.set(start, { start, n, s, lo, hi });
-      continue;
-    }
-    sum.n += n;
-    sum.s += s;
-    if (lo < sum.lo) sum.lo = lo;
-    if (hi > sum.hi) sum.hi = hi;
   }
 }

@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
 import {
+  BucketSums,
   type NewReading,
   type Reading,
   type ReadingBucket,
@@ -13,11 +14,9 @@ import { GroupCommit } from './group-commit.js';
 import {
   boundsOf,
   bucketStart,
-  type Cell,
   rangeConditions,
   type ReadingRow,
   readingMapper,
-  type RollupLevel,
   rollupLevels,
 } from './reading-sql.js';
 import { SqliteReadingSums } from './reading-sums.js';
@@ -71,8 +70,9 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
     const insert = this.connection.prepare(
       'INSERT INTO readings (series, time, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
     );
-    // Per level, series and unit start: what this batch adds, merged in JS so each cell is one upsert.
-    const cells = rollupLevels.map(() => new Map<number, Map<number, Cell>>());
+    // Per level and series, the cells this batch adds (core's BucketSums by the level's unit), so each cell
+    // is one upsert.
+    const cells = rollupLevels.map((level) => ({ level, bySeries: new Map<number, BucketSums>() }));
     const groups = new Set<string>();
     let count = 0;
     for (const { group, topic, value, time } of readings) {
@@ -81,18 +81,22 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
       if (insert.run(series, timeMs, value).changes !== 1) continue;
       count += 1;
       groups.add(group);
-      rollupLevels.forEach((level, index) => addToCell(cells[index], series, level, timeMs, value));
+      for (const { level, bySeries } of cells) {
+        let ofSeries = bySeries.get(series);
+        if (ofSeries === undefined) bySeries.set(series, (ofSeries = new BucketSums(level.unitMs)));
+        ofSeries.addValue(timeMs, value);
+      }
     }
-    rollupLevels.forEach((level, index) => {
+    for (const { level, bySeries } of cells) {
       const upsert = this.connection.prepare(
         `INSERT INTO ${level.table} (series, start, n, s, lo, hi) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (series, start) DO UPDATE SET n = n + excluded.n, s = s + excluded.s,
            lo = min(lo, excluded.lo), hi = max(hi, excluded.hi)`,
       );
-      for (const [series, ofSeries] of cells[index] ?? []) {
-        for (const [start, { n, s, lo, hi }] of ofSeries) upsert.run(series, start, n, s, lo, hi);
+      for (const [series, ofSeries] of bySeries) {
+        for (const [start, { n, s, lo, hi }] of ofSeries.entries()) upsert.run(series, start, n, s, lo, hi);
       }
-    });
+    }
     this.revisions.bump(groups);
     return count;
   }
@@ -345,26 +349,4 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
     if (topics === undefined) this.seriesIds.set(group, (topics = new Map()));
     topics.set(topic, id);
   }
-}
-
-function addToCell(
-  cells: Map<number, Map<number, Cell>> | undefined,
-  series: number,
-  level: RollupLevel,
-  timeMs: number,
-  value: number,
-): void {
-  if (cells === undefined) return;
-  const start = Math.floor(timeMs / level.unitMs) * level.unitMs;
-  let ofSeries = cells.get(series);
-  if (ofSeries === undefined) cells.set(series, (ofSeries = new Map()));
-  const cell = ofSeries.get(start);
-  if (cell === undefined) {
-    ofSeries.set(start, { n: 1, s: value, lo: value, hi: value });
-    return;
-  }
-  cell.n += 1;
-  cell.s += value;
-  if (value < cell.lo) cell.lo = value;
-  if (value > cell.hi) cell.hi = value;
 }

@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { CSV_EXPORT_HEADER, type ExportFormat, ExportReadings, formatReadings } from '@hortus/core';
 import { UsageError } from './exit-codes.js';
 import { type TextSink } from './output.js';
+import { Progress, type ProgressReport } from './progress.js';
 import { type RunIo } from './io.js';
 import { type UseCaseResolver } from './store.js';
 
@@ -43,43 +44,6 @@ async function write(sink: Sink, text: string): Promise<void> {
 }
 
 /**
- * How far an export is. The total is not known before the end (counting would read everything twice), so a
- * terminal gets a line redrawn in place with the count, the rate and the topic; anything else gets a JSON
- * line every `everyMs`.
- */
-export class ExportProgress {
-  private last = 0;
-  private readonly started: number;
-
-  constructor(
-    private readonly sink: TextSink,
-    private readonly now: () => number = Date.now,
-    private readonly everyMs = 2000,
-  ) {
-    this.started = now();
-  }
-
-  update(readings: number, topic: string | undefined, final = false): void {
-    const now = this.now();
-    const tty = this.sink.isTTY === true;
-    if (!final && now - this.last < (tty ? 100 : this.everyMs)) return;
-    this.last = now;
-    const seconds = Math.max((now - this.started) / 1000, 0.001);
-    const rate = Math.round(readings / seconds);
-    if (tty) {
-      this.sink.write(
-        `\r\u001b[K${readings} readings exported, ${rate}/s${topic === undefined ? '' : `, at ${topic}`}` +
-          (final ? ', done\n' : ''),
-      );
-      return;
-    }
-    this.sink.write(
-      `${JSON.stringify({ event: 'readings.export.progress', readings, perSecond: rate, topic, done: final })}\n`,
-    );
-  }
-}
-
-/**
  * `hortus readings export`: pages through the store (a page of readings at a time, whatever the size of the
  * export) and writes each page before it reads the next, waiting whenever the output pushes back.
  */
@@ -108,16 +72,22 @@ export async function exportReadings(
       });
     }
     const sink: Sink = file ?? io.stdout;
-    const progress = new ExportProgress(io.stderr, now);
+    const progress = new Progress(io.stderr, { event: 'readings.export.progress', unit: 'readings', now });
+    // The total is not known before the end: counting would read everything twice.
+    const exported = (topic: string | undefined): ProgressReport => ({
+      done: count,
+      text: `${count} readings exported${topic === undefined ? '' : `, at ${topic}`}`,
+      fields: { readings: count, ...(topic === undefined ? {} : { topic }) },
+    });
     let count = 0;
     try {
       if (options.format === 'csv') await write(sink, CSV_EXPORT_HEADER);
       for await (const page of exporter.pages(selection)) {
         await write(sink, formatReadings(page, options.format));
         count += page.length;
-        progress.update(count, page.at(-1)?.topic);
+        progress.update(exported(page.at(-1)?.topic));
       }
-      progress.update(count, undefined, true);
+      progress.update(exported(undefined), true);
     } finally {
       if (file !== undefined) {
         file.end();

@@ -7,8 +7,9 @@ import {
   RecordReadings,
   type RecordReadingsResult,
 } from '@hortus/core';
+import { Progress } from './progress.js';
 import { UsageError } from './exit-codes.js';
-import { type Output, say, type TextSink, table } from './output.js';
+import { type Output, say, table } from './output.js';
 import { type RunIo } from './io.js';
 import { type UseCaseResolver } from './store.js';
 
@@ -37,56 +38,6 @@ import {
 
 export * from './import-readings/lines.js';
 
-interface Progress {
-  readonly bytes: number;
-  readonly lines: number;
-  readonly accepted: number;
-  readonly rejected: number;
-}
-
-/**
- * A bar redrawn in place when stderr is a terminal; otherwise a JSON line at each tenth of the file,
- * so logs of scripted imports show progress without a flood.
- */
-export class ImportProgress {
-  private lastDrawn = 0;
-  private lastTenth = 0;
-
-  constructor(
-    private readonly sink: TextSink,
-    private readonly file: string,
-    private readonly totalBytes: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  update(progress: Progress, final = false): void {
-    const percent =
-      this.totalBytes === 0 ? 100 : Math.min(100, Math.floor((progress.bytes / this.totalBytes) * 100));
-    if (this.sink.isTTY === true) {
-      if (!final && this.now() - this.lastDrawn < 100) return;
-      this.lastDrawn = this.now();
-      const width = 30;
-      const filled = Math.round((percent / 100) * width);
-      this.sink.write(
-        `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percent).padStart(3)}%  ` +
-          `${progress.lines} lines, ${progress.rejected} rejected${final ? '\n' : ''}`,
-      );
-      return;
-    }
-    const tenth = Math.floor(percent / 10);
-    if (tenth <= this.lastTenth && !(final && this.lastTenth < 10)) return;
-    this.lastTenth = final ? 10 : tenth;
-    this.sink.write(
-      `${JSON.stringify({
-        event: 'readings.import.progress',
-        file: this.file,
-        percent: final ? 100 : percent,
-        ...progress,
-      })}\n`,
-    );
-  }
-}
-
 export interface ImportOptions {
   readonly format?: ImportFormat;
   readonly batchSize: number;
@@ -108,7 +59,7 @@ export async function readFileInBatches(
   file: string,
   options: ImportOptions,
   record: (items: readonly unknown[]) => Promise<RecordReadingsResult>,
-  progress: ImportProgress,
+  progress: Progress,
 ): Promise<ImportSummary> {
   const stream = createReadStream(file);
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -122,9 +73,20 @@ export async function readFileInBatches(
   let batch: unknown[] = [];
   let origins: { line: number; label: string }[] = [];
   let anyBatchStored = false;
+  // The file's bytes tell how far (the total is its size); lines are what people and the rate count.
   const report = (final = false): void =>
     progress.update(
-      { bytes: stream.bytesRead, lines: counts.lines, accepted: counts.accepted, rejected: counts.rejected },
+      {
+        done: stream.bytesRead,
+        count: counts.lines,
+        text: `${counts.lines} lines, ${counts.rejected} rejected`,
+        fields: {
+          bytes: stream.bytesRead,
+          lines: counts.lines,
+          accepted: counts.accepted,
+          rejected: counts.rejected,
+        },
+      },
       final,
     );
   const flush = async (): Promise<void> => {
@@ -279,7 +241,8 @@ export async function importReadings(
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
   }
-  const progress = new ImportProgress(io.stderr, basename(file), size);
+  const progress = new Progress(io.stderr, { event: 'readings.import.progress', unit: 'lines' });
+  progress.start({ total: size, fields: { file: basename(file) } });
   const summary = await openStore((useCase) => {
     const recordReadings = useCase(RecordReadings);
     return readFileInBatches(file, options, (items) => recordReadings.execute(items), progress);

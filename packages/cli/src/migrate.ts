@@ -15,7 +15,7 @@ import { loadConfig } from './app/config.js';
 import { Interrupted, UsageError } from './exit-codes.js';
 import { MIGRATE_MAX_BATCH } from './migrate/batch.js';
 import { CollectionCopier, type MigrateOptions, type Target } from './migrate/copier.js';
-import { MigrationProgress } from './migrate/progress.js';
+import { Progress } from './progress.js';
 import { type MigrationReport, newCollectionReport, showReport } from './migrate/report.js';
 import { databaseName, dbNameInUri, openSource, redactMongoUri } from './migrate/source.js';
 import { type Output, type TextSink } from './output.js';
@@ -23,7 +23,6 @@ import { type RunIo, type SignalSource } from './io.js';
 import { withUseCases } from './store.js';
 
 export { DUPLICATE_WINDOW, type MigrateOptions } from './migrate/copier.js';
-export { MigrationProgress } from './migrate/progress.js';
 export {
   type CollectionReport,
   type Listed,
@@ -114,7 +113,7 @@ export async function migrate(
     target,
     options,
     times,
-    new MigrationProgress(io.stderr),
+    new Progress(io.stderr, { event: 'migrate.progress', unit: 'documents' }),
     stop.requested,
     latest,
   );

@@ -3,10 +3,12 @@ import { createRequire } from 'node:module';
 import { parseEnv } from 'node:util';
 import { Command, CommanderError } from 'commander';
 import { registerBackupCommand } from './backup.js';
+import { registerConfigCommands } from './commands/config.js';
 import { registerDataCommands, withExamples } from './commands/index.js';
 import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
 import { registerKeyCommands } from './keys.js';
 import { registerMigrateCommand } from './commands/migrate.js';
+import { registerStoreCommands } from './commands/store.js';
 import { type RunIo } from './io.js';
 import { printable } from './output.js';
 import { registerServeCommand } from './serve.js';
@@ -105,6 +107,8 @@ function createProgram(given: RunIo): Command {
   registerKeyCommands(program, io);
   registerBackupCommand(program, io);
   registerMigrateCommand(program, io);
+  registerStoreCommands(program, io);
+  registerConfigCommands(program, io);
   return program;
 }
 

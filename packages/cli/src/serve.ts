@@ -4,6 +4,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { RunningServer } from './app/application.js';
 import { loadConfig } from './app/config.js';
 import { createJsonLogger } from './app/json-logger.js';
+import { describeUnknown, unknownVariables } from './app/known-variables.js';
 import { withExamples } from './commands/shared.js';
 import { type RunIo, type SignalSource } from './io.js';
 
@@ -96,7 +97,13 @@ export function registerServeCommand(program: Command, io: RunIo): void {
           ...(options.memory === true ? { STORE: 'memory' } : {}),
           ...(options.client === undefined ? {} : { CLIENT_DIR: options.client }),
         });
-        const logger = createJsonLogger((line) => io.stdout.write(line), undefined, config.logLevel);
+        // People read a terminal; logs (a file, journald, a container's) are read by programs.
+        const format =
+          config.logFormat === 'auto' ? (io.stdout.isTTY === true ? 'text' : 'json') : config.logFormat;
+        const logger = createJsonLogger((line) => io.stdout.write(line), undefined, config.logLevel, format);
+        for (const unknown of unknownVariables(io.env)) {
+          logger.warn('unknown variable', { name: unknown.name, message: describeUnknown(unknown) });
+        }
         const shutdown = shutdownRequest(io.signals ?? process);
         let running: RunningServer;
         try {

@@ -5,6 +5,7 @@ import { request, type RequestOptions } from 'node:https';
 import { join } from 'node:path';
 import { type TLSSocket } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError } from '@hortus/core';
 import { expect } from 'chai';
 import { fingerprintOf, SELF_SIGNED_CERT, SELF_SIGNED_DIR, SELF_SIGNED_KEY } from '../src/app/tls.js';
 import { loadConfig } from '../src/app/config.js';
@@ -227,7 +228,19 @@ describe('HTTPS in Hortus itself', () => {
     expect(() => loadConfig({ TLS: 'maybe' })).to.throw('TLS must be off or self-signed');
     expect(() => loadConfig({ HTTPS_PORT: 'x' })).to.throw('HTTPS_PORT must be a whole number');
     expect(loadConfig({}).tls).to.deep.equal({ mode: 'off' });
-    expect(loadConfig({ TLS: 'self-signed' }).tls).to.deep.equal({ mode: 'self-signed', port: 8443 });
+    expect(loadConfig({ TLS: 'self-signed' }).tls).to.deep.equal({ mode: 'self-signed' });
+    expect(loadConfig({ TLS: 'self-signed' }).httpsPort).to.equal(8443);
+    // One setting, read once: the listener and onboarding cannot disagree, and a bad value is one problem.
+    let refused: unknown;
+    try {
+      loadConfig({ HTTPS_PORT: '70000' });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).to.be.instanceOf(ConfigError);
+    expect(
+      (refused as ConfigError).problems.filter((problem) => problem.includes('HTTPS_PORT')),
+    ).to.have.length(1);
 
     const invalid = await hortus(undefined, ['serve', '--memory'], { env: { TLS: 'maybe' } });
     expect(invalid.code).to.equal(2);

@@ -150,6 +150,25 @@ describe('hortus serve (in-process)', () => {
     ]);
   });
 
+  it('when a variable looks meant for Hortus but is not read (HORTUS_DATADIR), then the start warns, naming the one meant', async () => {
+    const signals = new EventEmitter();
+    const stdout = new Capture();
+    const exited = hortus(undefined, ['serve', '--memory', '--port', '0'], {
+      env: { HORTUS_DATADIR: '/srv/hortus', PORTT: '9000' },
+      signals,
+      stdout,
+    });
+    await listeningUrl(stdout);
+    signals.emit('SIGTERM');
+    expect((await exited).code).to.equal(0);
+
+    const warnings = logLines(stdout).filter((l) => l.event === 'unknown variable');
+    expect(warnings.map((l) => [l.level, l['name'], l['message']])).to.deep.equal([
+      ['warn', 'HORTUS_DATADIR', 'HORTUS_DATADIR is not a Hortus setting (did you mean HORTUS_DATA_DIR?)'],
+      ['warn', 'PORTT', 'PORTT is not a Hortus setting (did you mean PORT?)'],
+    ]);
+  });
+
   it('when HOST opens it beyond loopback with no keys and AUTH off, then a warning says what anyone on the network can do', async () => {
     const signals = new EventEmitter();
     const stdout = new Capture();

@@ -79,6 +79,11 @@ export function alertOutboxRepositoryContract(name: string, createStore: StoreFa
       });
       expect(byId.get(b?.id ?? '')?.nextAttemptAt.getTime()).to.equal(at(10 * MINUTE).getTime());
       expect(byId.get(c?.id ?? '')).to.deep.include({ status: 'failed', lastError: 'HTTP 410' });
+      // Only what may still be sent keeps the webhook's secret.
+      const hook = { type: 'webhook', url: 'https://hooks.example.org/x' };
+      expect(byId.get(a?.id ?? '')?.channel).to.deep.equal({ ...hook, secret: '' });
+      expect(byId.get(b?.id ?? '')?.channel).to.deep.equal({ ...hook, secret: 'a-secret-of-16-chars' });
+      expect(byId.get(c?.id ?? '')?.channel).to.deep.equal({ ...hook, secret: '' });
       expect((await repository().claimDue(at(9 * MINUTE), MINUTE, 10)).map((m) => m.id)).to.deep.equal([]);
       expect((await repository().claimDue(at(10 * MINUTE), MINUTE, 10)).map((m) => m.id)).to.deep.equal([
         b?.id,
@@ -122,6 +127,37 @@ export function alertOutboxRepositoryContract(name: string, createStore: StoreFa
       expect(byId.get(elsewhere?.id ?? '')).to.deep.include({ status: 'pending', channel: hookY });
       const later = await repository().claimDue(at(60 * MINUTE), MINUTE, 10);
       expect(later.map((m) => m.id).sort()).to.deep.equal([elsewhere?.id, otherGroup?.id].sort());
+    });
+
+    it('when a group is forgotten, then its settings go and every pending message of it is cancelled; other groups keep theirs', async () => {
+      const settings = {
+        group: 'gh',
+        webhooks: [{ url: 'https://hooks.example.org/x', secret: 'a-secret-of-16-chars' }],
+        events: ['opened'] as const,
+      };
+      await repository().saveSettings(settings);
+      await repository().saveSettings({ ...settings, group: 'other' });
+      const email = { type: 'email' as const, to: 'grower@example.org' };
+      const [hook, mail, elsewhere] = await repository().enqueue([
+        message(0),
+        { ...message(1), channel: email },
+        message(2, 'other'),
+      ]);
+      await repository().claimDue(at(MINUTE), MINUTE, 1); // the hook's message is leased
+
+      expect(await repository().forgetGroup('gh', 'cancelled: the group was deleted')).to.equal(2);
+      expect(await repository().getSettings('gh')).to.equal(undefined);
+      expect(await repository().getSettings('other')).to.deep.equal({ ...settings, group: 'other' });
+      await repository().markDelivered(hook?.id ?? '', at(2 * MINUTE));
+      const byId = new Map((await repository().list('gh', 10)).map((m) => [m.id, m]));
+      expect(byId.get(hook?.id ?? '')).to.deep.include({
+        status: 'cancelled',
+        lastError: 'cancelled: the group was deleted',
+        channel: { type: 'webhook', url: 'https://hooks.example.org/x', secret: '' },
+      });
+      expect(byId.get(mail?.id ?? '')).to.deep.include({ status: 'cancelled', channel: email });
+      const later = await repository().claimDue(at(60 * MINUTE), MINUTE, 10);
+      expect(later.map((m) => m.id)).to.deep.equal([elsewhere?.id]);
     });
 
     it('when two workers claim at once, then no message goes to both', async () => {

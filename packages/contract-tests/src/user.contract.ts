@@ -280,6 +280,24 @@ export function userRepositoryContract(name: string, createStore: StoreFactory<'
       expect(JSON.stringify(listed)).to.not.include('$2b$');
     });
 
+    it('when an invitation is used, then only the first use counts, of concurrent ones too, until it expires', async () => {
+      const expiresAt = new Date(now.getTime() + HOUR);
+
+      expect(await repository().useInvitation('invitation-1', expiresAt, now)).to.equal(true);
+      expect(await repository().useInvitation('invitation-1', expiresAt, now)).to.equal(false);
+      const together = await Promise.all([
+        repository().useInvitation('invitation-2', expiresAt, now),
+        repository().useInvitation('invitation-2', expiresAt, now),
+        repository().useInvitation('invitation-2', expiresAt, now),
+      ]);
+      expect(together.filter(Boolean)).to.deep.equal([true]);
+      // Past its expiry the code no longer verifies anyway: its mark may go.
+      const later = new Date(expiresAt.getTime() + 1);
+      expect(
+        await repository().useInvitation('invitation-1', new Date(later.getTime() + HOUR), later),
+      ).to.equal(true);
+    });
+
     it('when a reset token has expired, then it resets nothing', async () => {
       const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
       await repository().setResetToken(ana.id, 'digest-1', new Date(now.getTime() + HOUR));

@@ -13,6 +13,7 @@ import {
   type User,
   type UserRecord,
   type UserCredentials,
+  type UserCopy,
   type UserRepository,
 } from '@hortus/core';
 import {
@@ -199,12 +200,20 @@ class CarelessUserRepository implements UserRepository {
     return [...this.byId.values()].find((user) => user.email === email);
   }
 
+  async useInvitation(): Promise<boolean> {
+    return true;
+  }
+
   async list(): Promise<UserRecord[]> {
     return [...this.byId.values()].map((user) => ({ ...user, origin: 'unknown' }));
   }
 
   async createImported(user: ImportedUser): Promise<User> {
     return this.create(user);
+  }
+
+  async restore(user: UserCopy): Promise<void> {
+    this.byId.set(user.id, user);
   }
 
   async findCredentials(id: string): Promise<UserCredentials | undefined> {

@@ -4,6 +4,7 @@ import { GetProfile } from './accounts/get-profile.js';
 import { InviteUser } from './accounts/invite-user.js';
 import { LogIn } from './accounts/log-in.js';
 import { LoginThrottle } from './accounts/login-throttle.js';
+import { SignUpThrottle } from './accounts/signup-throttle.js';
 import { RequestPasswordReset } from './accounts/request-password-reset.js';
 import { ResetPassword } from './accounts/reset-password.js';
 import { RevokeSessions } from './accounts/revoke-sessions.js';
@@ -40,6 +41,7 @@ import { SeedDemo } from './demo/seed-demo.js';
 import { CreateDevice } from './devices/create-device.js';
 import { DeleteDevice } from './devices/delete-device.js';
 import { FindDevice } from './devices/find-device.js';
+import { InstallationValues } from './shared/installation-values.js';
 import { ListDevices } from './devices/list-devices.js';
 import { AuthenticateBox } from './devices/authenticate-box.js';
 import { BoxSightings } from './devices/box-sightings.js';
@@ -115,6 +117,7 @@ export const useCases = [
   CreateDevice,
   ListDevices,
   FindDevice,
+  InstallationValues,
   BoxKeys,
   BoxSightings,
   OnboardBox,
@@ -178,6 +181,7 @@ export const useCases = [
   LogIn,
   LogOut,
   LoginThrottle,
+  SignUpThrottle,
   GetProfile,
   RequestPasswordReset,
   ResetPassword,

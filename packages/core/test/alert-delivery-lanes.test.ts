@@ -102,9 +102,13 @@ describe('alert delivery by destination', () => {
     expect(second.delivered.map((m) => m.payload['message'])).to.deep.equal(['b 2']);
     expect((await app.outbox.list('a', 10)).map((m) => m.status)).to.deep.equal(['pending', 'pending']);
 
+    let idle = false;
+    const stopped = deliver.idle().then(() => (idle = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(idle, 'idle while a lane still hangs').to.equal(false);
     app.receivers.release();
     const round: DeliveryRound = await first;
-    await deliver.idle();
+    await stopped;
     expect(round.delivered.map((m) => m.payload['message'])).to.deep.equal(['b 1', 'a 1', 'a 2']);
     // One destination's messages went in order, never two at once.
     expect(app.receivers.attempted.filter((m) => m.startsWith('a'))).to.deep.equal(['a 1', 'a 2']);

@@ -5,6 +5,7 @@ import {
   ConfigureGroupNotify,
   CreateAction,
   CreateGroup,
+  DeleteGroup,
   DeliverAlertMessages,
   deliveryBackoffMs,
   InvalidInputError,
@@ -205,6 +206,23 @@ describe('alert delivery', () => {
     expect(cancelled.map((m) => [m.event, m.channel])).to.deep.equal([
       ['resolved', { type: 'webhook', url: hook.url, secret: '' }],
     ]);
+  });
+
+  it('when a group is deleted, then its queued messages are cancelled and a new group of that name does not feed its webhooks', async () => {
+    const app = await greenhouse();
+    await app.get(ConfigureGroupNotify).execute({ group: 'gh', addWebhook: hook });
+    await temperature(app, 31);
+    expect((await app.get(AutomationEngine).tick()).queued).to.have.length(2);
+    await app.get(DeleteGroup).execute({ group: 'gh', confirm: true });
+    expect((await app.outbox.list('gh', 10)).map((m) => m.status)).to.deep.equal(['cancelled', 'cancelled']);
+
+    await app.get(CreateGroup).execute({ name: 'gh', settings: [{ tempMax: 30 }] });
+    expect((await app.get(ConfigureGroupNotify).execute({ group: 'gh' })).webhooks).to.deep.equal([]);
+    app.clock.advance(60_000);
+    await temperature(app, 32);
+    expect((await app.get(AutomationEngine).tick()).queued).to.deep.equal([]);
+    expect((await app.get(DeliverAlertMessages).execute()).delivered).to.deep.equal([]);
+    expect(app.notifier.delivered).to.deep.equal([]);
   });
 
   it('when notify settings are bad, then they are refused with the field named; a missing group is not found', async () => {

@@ -1,98 +1,28 @@
 import {
   AutomationEngine,
   ClaimDevice,
-  CreateAccessKey,
-  ListDeviceViews,
   ListPendingDevices,
   RotateDeviceKey,
   SetDeviceLock,
 } from '@hortus/core';
-import { expect, startTestServer, type Reply, type TestServer } from './harness.js';
+import { expect, type Reply, type TestServer, testStore } from './harness.js';
+import {
+  find,
+  insertOne,
+  latestOf,
+  type Onboarded,
+  onboard,
+  onboarded,
+  REFUSED,
+  startHttpsTestServer,
+  toBoxEndpoint,
+  TOPICS,
+} from './box-requests.js';
 
-/**
- * Replays what firmware 1.0.4 sends (COMPAT "Boxes"), byte for byte where it matters: the onboarding
- * headers, the insertOne and find bodies with their Content-Types, and stamps in Berlin wall-clock time
- * labelled UTC. The test server's clock stands at 2025-06-15T12:30:00Z (summer: Berlin is UTC+2).
- */
-const REFUSED = '{"message":"Invalid device ID or device not found"}';
-const TOPICS = [
-  'esp/air/temperature',
-  'esp/air/humidity',
-  'esp/air/pressure',
-  'esp/air/gasResistance',
-  'esp/ground/moisture/1',
-  'esp/ground/moisture/2',
-  'esp/ground/light/colorTemp',
-  'esp/ground/light/lux',
-  'esp/ground/light/red',
-  'esp/ground/light/green',
-  'esp/ground/light/blue',
-  'esp/ground/light/clear',
-];
-
-function onboard(api: TestServer, deviceId: string, lastactive = '5230'): Promise<Reply> {
-  return api.call('GET', '/api/hardware', {
-    headers: { deviceId, updateVersion: '1.0.4', lastactive, 'Content-Type': 'application/json' },
-  });
-}
-
-interface Onboarded {
-  readonly group: string;
-  readonly host: string;
-  readonly url: string;
-  readonly apiKey: string;
-}
-
-async function onboarded(api: TestServer, deviceId: string): Promise<Onboarded> {
-  const reply = await onboard(api, deviceId);
-  expect(reply.status, reply.text).to.equal(200);
-  return reply.json() as Onboarded;
-}
-
-/** The firmware's insertOne: the value as text with two decimals, the stamp as a $date. */
-function insertOne(
-  api: TestServer,
-  box: Onboarded,
-  topic: string,
-  value: string,
-  stamp: string,
-  group = box.group,
-): Promise<Reply> {
-  return api.call('POST', `${box.url}/action/insertOne`, {
-    headers: { 'Content-Type': 'application/ejson', Accept: 'application/json', 'api-key': box.apiKey },
-    body: JSON.stringify({
-      collection: 'datas',
-      database: 'Website',
-      dataSource: 'Cluster0',
-      document: { topic, group, value, time: { $date: stamp } },
-    }),
-  });
-}
-
-/** The firmware's find: no filter at all. */
-function find(
-  api: TestServer,
-  box: Pick<Onboarded, 'url' | 'apiKey'>,
-  extra: Record<string, unknown> = {},
-): Promise<Reply> {
-  return api.call('POST', `${box.url}/action/find`, {
-    headers: { 'Content-Type': 'application/json', 'api-key': box.apiKey },
-    body: JSON.stringify({ collection: 'actions', database: 'Website', dataSource: 'Cluster0', ...extra }),
-  });
-}
-
-type Latest = { topic: string; value: number; time: string; group: string };
-
-async function latestOf(api: TestServer, group: string): Promise<Latest[]> {
-  const reply = await api.get(`/api/data/latestdata/All?groupId=${group}`);
-  expect(reply.status).to.equal(200);
-  return reply.json() as Latest[];
-}
-
-describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
+describe(`Boxes of firmware 1.0.4: onboarding over plain HTTP, the box endpoint over HTTPS without certificate checks (${testStore} store)`, () => {
   let api: TestServer;
   before(async () => {
-    api = await startTestServer({ UNKNOWN_DEVICE_PER_MINUTE: '1000' });
+    api = await startHttpsTestServer({ UNKNOWN_DEVICE_PER_MINUTE: '1000' });
   });
   after(async () => {
     await api.close();
@@ -125,7 +55,9 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
 
         expect(reply.status).to.equal(200);
         const body = reply.json() as Onboarded;
-        expect(body).to.deep.include({ group, host: '127.0.0.1:8443', url: '/api/box/v1' });
+        // The request's host name with the HTTPS listener's port (a free one here: HTTPS_PORT=0).
+        const httpsHost = new URL(api.running.httpsUrl ?? 'https://none').host;
+        expect(body).to.deep.include({ group, host: httpsHost, url: '/api/box/v1' });
         expect(body.apiKey).to.match(/^hb_[\w-]{40,}$/u);
       });
     }
@@ -398,10 +330,7 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
     });
 
     const post = (action: string, body: string, type = 'application/ejson'): Promise<Reply> =>
-      api.call('POST', `${box.url}/action/${action}`, {
-        headers: { 'Content-Type': type, 'api-key': box.apiKey },
-        body,
-      });
+      toBoxEndpoint(api, box, action, { 'Content-Type': type, 'api-key': box.apiKey }, body);
 
     it('when a value is not a number, then 400 names it and nothing is stored', async () => {
       const reply = await insertOne(api, box, 'esp/air/temperature', 'warm', '2025-06-15T14:29:00.000Z');
@@ -471,170 +400,5 @@ describe('Boxes of firmware 1.0.4 over plain HTTP', () => {
       expect((await post('insertOne', '{"collection":')).status).to.equal(400);
       expect((await post('insertOne', 'a=b', 'application/x-www-form-urlencoded')).status).to.equal(415);
     });
-  });
-});
-
-describe('Box time: Berlin wall clock with a Z', () => {
-  let api: TestServer;
-  beforeEach(async () => {
-    api = await startTestServer();
-  });
-  afterEach(async () => {
-    await api.close();
-  });
-
-  async function boxAt(now: string): Promise<{ box: Onboarded; group: string }> {
-    api.clock.advance(new Date(now).getTime() - api.clock.now().getTime());
-    const group = api.unique('dst');
-    await api.seed.group(group);
-    await api.seed.device('24:6F:28:AA:DD:01', group);
-    return { box: await onboarded(api, '1ddaa286f24'), group };
-  }
-
-  async function storedTime(group: string): Promise<string | undefined> {
-    return (await latestOf(api, group))[0]?.time;
-  }
-
-  it('when a summer stamp arrives, then it is read two hours back', async () => {
-    const { box, group } = await boxAt('2025-06-15T12:30:05Z');
-    expect(
-      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-06-15T14:30:00.000Z')).status,
-    ).to.equal(201);
-    expect(await storedTime(group)).to.equal('2025-06-15T12:30:00.000Z');
-  });
-
-  it('when a winter stamp arrives, then it is read one hour back', async () => {
-    const { box, group } = await boxAt('2025-01-15T12:00:05Z');
-    expect(
-      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-01-15T13:00:00.000Z')).status,
-    ).to.equal(201);
-    expect(await storedTime(group)).to.equal('2025-01-15T12:00:00.000Z');
-  });
-
-  it('when 02:30 arrives during the first pass of the repeated hour, then it is the summer-time instant', async () => {
-    const { box, group } = await boxAt('2025-10-26T00:30:05Z');
-    expect(
-      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-10-26T02:30:00.000Z')).status,
-    ).to.equal(201);
-    expect(await storedTime(group)).to.equal('2025-10-26T00:30:00.000Z');
-  });
-
-  it('when 02:30 arrives during the second pass of the repeated hour, then it is the winter-time instant', async () => {
-    const { box, group } = await boxAt('2025-10-26T01:30:05Z');
-    expect(
-      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-10-26T02:30:00.000Z')).status,
-    ).to.equal(201);
-    expect(await storedTime(group)).to.equal('2025-10-26T01:30:00.000Z');
-  });
-
-  it('when the group says its boxes send UTC, then the stamp is taken as it is, and the skew limit applies after conversion', async () => {
-    const { box, group } = await boxAt('2025-06-15T12:30:05Z');
-    const set = await api.call('PUT', `/api/group/update?groupId=${group}`, {
-      json: { settings: [{ boxTimeZone: 'UTC' }] },
-    });
-    expect(set.status).to.equal(200);
-
-    const ahead = await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-06-15T14:30:00.000Z');
-
-    expect(ahead.status).to.equal(400);
-    expect((ahead.json() as { message: string }).message).to.match(/ahead of the server's clock/u);
-    expect(await storedTime(group)).to.equal(undefined);
-  });
-});
-
-describe('Unknown boxes in a loop', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startTestServer({ UNKNOWN_DEVICE_PER_MINUTE: '5', MAX_PENDING_DEVICES: '3' });
-  });
-  after(async () => {
-    await api.close();
-  });
-
-  it('when one address sends unknown ids beyond the limit, then it is throttled, and the pending list stays within its bound', async () => {
-    const statuses: number[] = [];
-    for (let index = 0; index < 7; index += 1)
-      statuses.push((await onboard(api, `a${index}aa286f24`)).status);
-
-    expect(statuses).to.deep.equal([400, 400, 400, 400, 400, 429, 429]);
-    expect(await api.container.get(ListPendingDevices).execute()).to.have.length(3);
-    api.clock.advance(61_000);
-    expect((await onboard(api, 'a9aa286f24')).status).to.equal(400);
-  });
-});
-
-describe('A box gone quiet', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startTestServer();
-  });
-  after(async () => {
-    await api.close();
-  });
-
-  it('when a box stops sending, then it shows as silent, and the no-data alert names it', async () => {
-    const group = api.unique('quiet');
-    await api.seed.group(group);
-    await api.seed.device('24:6F:28:AA:CC:01', group);
-    const box = await onboarded(api, '1ccaa286f24');
-    expect(
-      (await insertOne(api, box, 'esp/air/temperature', '20.00', '2025-06-15T14:30:00.000Z')).status,
-    ).to.equal(201);
-
-    api.clock.advance(31 * 60_000);
-    await api.container.get(AutomationEngine).tick();
-
-    const devices = (await api.get(`/api/devices?group=${group}`)).json() as {
-      message: { silent: boolean }[];
-    };
-    expect(devices.message[0]?.silent).to.equal(true);
-    const notifications = (
-      await api.get(`/api/notification/latestdata/notifications?groupId=${group}`)
-    ).json() as {
-      message: string;
-    }[];
-    expect(notifications.map((notification) => notification.message)).to.deep.equal([
-      `No data received from group ${group} for 30 minutes; silent: 24:6F:28:AA:CC:01 (last seen 2025-06-15T12:30:00.000Z)`,
-    ]);
-  });
-});
-
-describe('Device ids across groups (a key limited to one group)', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startTestServer();
-  });
-  after(async () => {
-    await api.close();
-  });
-
-  it("when a group-limited key registers another group's id, then the answer is a success's, nothing moves, and an administrator sees the claim", async () => {
-    await api.seed.group('owner');
-    await api.seed.device('24:6F:28:AA:BB:01', 'owner');
-    const { secret } = await api.container
-      .get(CreateAccessKey)
-      .execute({ name: 'squatter', kind: 'client', groups: ['squatter'] });
-    const headers = { authorization: `Bearer ${secret}` };
-
-    const taken = await api.call(
-      'GET',
-      '/api/devices/create?deviceId=24-6f-28-aa-bb-01&group=squatter&type=box',
-      { headers },
-    );
-    const fresh = await api.call(
-      'GET',
-      '/api/devices/create?deviceId=24:6F:28:AA:BB:02&group=squatter&type=box',
-      { headers },
-    );
-
-    expect(taken.status).to.equal(201);
-    expect(taken.text).to.equal(fresh.text);
-    const views = await api.container.get(ListDeviceViews).execute({});
-    expect(views.map(({ deviceId, group }) => [deviceId, group])).to.deep.equal([
-      ['24:6F:28:AA:BB:01', 'owner'],
-      ['24:6F:28:AA:BB:02', 'squatter'],
-    ]);
-    const pending = await api.container.get(ListPendingDevices).execute();
-    expect(pending.find((entry) => entry.boxId === '1bbaa286f24')).to.include({ wantedBy: 'squatter' });
   });
 });

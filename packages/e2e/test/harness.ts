@@ -186,6 +186,8 @@ export async function startTestServer(
     AUTOMATIONS: 'off',
     // Suites send hundreds of requests from one address; the rate limit has tests of its own.
     RATE_LIMIT_PER_MINUTE: '0',
+    SIGNUPS_PER_ADDRESS: '0',
+    SIGNUPS_TOTAL: '0',
     ...storeEnv(options.store ?? testStore),
     ...env,
   });

@@ -305,6 +305,28 @@ describe('HTTP GET /api/data/export', () => {
     ]);
   });
 
+  it('when a topic starts like a spreadsheet formula, then its cell is quoted behind a single quote, and a negative value stays a number', async () => {
+    const risky = api.unique('formula');
+    const sent = [
+      {
+        group: risky,
+        topic: '=HYPERLINK("https://evil.example")',
+        value: -3.5,
+        time: '2025-06-15T10:00:00Z',
+      },
+      { group: risky, topic: '@SUM(A1)', value: 1, time: '2025-06-15T10:00:00Z' },
+      { group: risky, topic: '-2', value: 2, time: '2025-06-15T10:00:00Z' },
+    ];
+    expect((await api.call('POST', '/api/data/readings', { json: sent })).status).to.equal(202);
+    const reply = await api.get(`/api/data/export?groupId=${risky}`);
+    expect(reply.status).to.equal(200);
+    expect(reply.text.trimEnd().split('\n').slice(1)).to.deep.equal([
+      `${risky},"'-2",2,2025-06-15T10:00:00.000Z`,
+      `${risky},"'=HYPERLINK(""https://evil.example"")",-3.5,2025-06-15T10:00:00.000Z`,
+      `${risky},"'@SUM(A1)",1,2025-06-15T10:00:00.000Z`,
+    ]);
+  });
+
   it('when a parameter is bad, then 400 {message} naming it, before any byte of a download', async () => {
     for (const query of [
       `groupId=${group}&format=xml`,

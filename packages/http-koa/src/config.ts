@@ -56,6 +56,8 @@ export interface HttpSettings {
   readonly pollLane: boolean;
   /** ANSWER_WAIT_MS and MAX_ANSWER_BUILDS: how cacheable answers slow to build are bounded (BuildBounds). */
   readonly answerBuilds: { readonly waitMs: number; readonly maxBuilds: number };
+  /** LOG_REQUESTS: a log line per request (the default), or `off` to keep only what goes wrong. */
+  readonly logRequests: boolean;
   /** HTTPS_PORT: where HTTPS is served; onboarding sends boxes there unless BOX_PUBLIC_HOST says otherwise. */
   readonly httpsPort: number;
   /** BOX_PUBLIC_HOST: the host[:port] boxes are told to post to over HTTPS. */
@@ -91,6 +93,7 @@ export const httpDefaults = {
   // The store's own deadline (MONGODB_OPERATION_TIMEOUT_MS): a request waits no longer for an answer.
   ANSWER_WAIT_MS: '2000',
   MAX_ANSWER_BUILDS: '8',
+  LOG_REQUESTS: 'on',
   HTTPS_PORT: '8443',
 } as const;
 
@@ -150,6 +153,10 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   if (clientProblem !== undefined) problems.push(clientProblem);
   const clientPolicy =
     optional('CLIENT_CSP') ?? clientCsp(isHttpUrl(apiUrl) ? new URL(apiUrl).origin : undefined);
+  const logRequestsText = read('LOG_REQUESTS').toLowerCase();
+  if (logRequestsText !== 'on' && logRequestsText !== 'off') {
+    problems.push(`LOG_REQUESTS must be on or off, got "${read('LOG_REQUESTS')}"`);
+  }
   const pollLaneText = read('POLL_LANE').toLowerCase();
   if (pollLaneText !== 'on' && pollLaneText !== 'off') {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
@@ -158,7 +165,8 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const answerWaitMs = integer('ANSWER_WAIT_MS', 10, 600_000);
   const maxAnswerBuilds = integer('MAX_ANSWER_BUILDS', 1, 10_000);
 
-  // Read here too (https.ts starts the listener): onboarding tells boxes where it is.
+  // Read only here: the HTTPS listener (TLS in Hortus) listens on it, and onboarding sends boxes to it, also
+  // when a proxy terminates TLS on that port.
   const httpsPort = integer('HTTPS_PORT', 0, 65535);
   const boxPublicHost = optional('BOX_PUBLIC_HOST');
   if (
@@ -196,6 +204,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     authCacheMs,
     pollLane: pollLaneText !== 'off',
     answerBuilds: { waitMs: answerWaitMs, maxBuilds: maxAnswerBuilds },
+    logRequests: logRequestsText !== 'off',
     ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientPolicy } }),
   };
 }
@@ -281,16 +290,18 @@ export function defaultAllowedHosts(): readonly string[] {
  */
 export type TlsSettings =
   | { readonly mode: 'off' }
-  | { readonly mode: 'files'; readonly port: number; readonly certFile: string; readonly keyFile: string }
-  | { readonly mode: 'self-signed'; readonly port: number };
+  | { readonly mode: 'files'; readonly certFile: string; readonly keyFile: string }
+  | { readonly mode: 'self-signed' };
 
-export const tlsDefaults = { HTTPS_PORT: '8443', TLS: 'off' } as const;
+export const tlsDefaults = { TLS: 'off' } as const;
 
-/** Reads TLS, TLS_CERT_FILE, TLS_KEY_FILE and HTTPS_PORT; every bad combination is reported at once. */
+/**
+ * Reads TLS, TLS_CERT_FILE and TLS_KEY_FILE; every bad combination is reported at once. The port is
+ * HTTPS_PORT of the HTTP settings (httpsPort).
+ */
 export function tlsSettingsFromEnv(env: Env): TlsSettings {
   const problems: string[] = [];
-  const { read, optional, integer } = envReader(env, tlsDefaults, problems);
-  const port = integer('HTTPS_PORT', 0, 65535);
+  const { read, optional } = envReader(env, tlsDefaults, problems);
   const mode = read('TLS').toLowerCase();
   const certFile = optional('TLS_CERT_FILE');
   const keyFile = optional('TLS_KEY_FILE');
@@ -302,8 +313,8 @@ export function tlsSettingsFromEnv(env: Env): TlsSettings {
   if (files && mode === 'self-signed')
     problems.push('TLS=self-signed and TLS_CERT_FILE/TLS_KEY_FILE exclude each other: choose one');
   if (problems.length > 0) throw new ConfigError(problems);
-  if (certFile !== undefined && keyFile !== undefined) return { mode: 'files', port, certFile, keyFile };
-  return mode === 'self-signed' ? { mode: 'self-signed', port } : { mode: 'off' };
+  if (certFile !== undefined && keyFile !== undefined) return { mode: 'files', certFile, keyFile };
+  return mode === 'self-signed' ? { mode: 'self-signed' } : { mode: 'off' };
 }
 
 /** A certificate chain and its private key, PEM-encoded. */

@@ -23,6 +23,8 @@ export class HttpServer {
   readonly handle: RequestListener;
   /** Where warnings about what clients send go, rate-limited; shared with an HTTPS listener. */
   readonly clientFaults: ClientFaultLog;
+  /** Where onboarding sends boxes: read by the onboarding route at each request. */
+  private readonly boxes: { httpsPort: number; publicHost?: string };
 
   constructor(
     @inject(HTTP_USE_CASES) useCases: HttpUseCases,
@@ -34,6 +36,10 @@ export class HttpServer {
   ) {
     const clientFaults = new ClientFaultLog(logger);
     this.clientFaults = clientFaults;
+    this.boxes = {
+      httpsPort: settings.httpsPort,
+      ...(settings.boxPublicHost === undefined ? {} : { publicHost: settings.boxPublicHost }),
+    };
     const app = createApp(useCases, {
       logger,
       clientFaults,
@@ -49,15 +55,18 @@ export class HttpServer {
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
       answerBuilds: settings.answerBuilds,
-      boxes: {
-        httpsPort: settings.httpsPort,
-        ...(settings.boxPublicHost === undefined ? {} : { publicHost: settings.boxPublicHost }),
-      },
+      logRequests: settings.logRequests,
+      boxes: this.boxes,
       ...(settings.client === undefined ? {} : { client: settings.client }),
     });
     this.handle = app.handle;
     this.server = createServer(serverLimits(settings), app.handle);
     guardConnections(this.server, settings, clientFaults);
+  }
+
+  /** The port the HTTPS listener got (HTTPS_PORT=0 takes a free one): onboarding sends boxes there. */
+  useHttpsPort(port: number): void {
+    this.boxes.httpsPort = port;
   }
 
   /** Listens on the configured port and host; resolves with the URL, e.g. http://127.0.0.1:8080. */
@@ -132,6 +141,12 @@ export function answerClientError(
   faults: ClientFaultLog,
 ): void {
   const code = error.code ?? 'unknown';
+  // A browser opens connections ahead of need and may never send on them: an idle connection timing out
+  // is no malformed request, and nobody waits for an answer on it.
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Duplex & { bytesRead?: number }).bytesRead === 0) {
+    socket.destroy();
+    return;
+  }
   if (code !== 'ECONNRESET') faults.warn('malformed request', { code, error: error.message });
   // Node's own test: an answer already under way on this connection cannot be followed by another.
   const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { type PasswordHasher } from '@hortus/core';
 import { type BcryptJob, type BcryptResult } from './bcrypt-worker.js';
+import { defaultMaxWaiting, type HashPriority, HashQueue } from './hash-queue.js';
 
 /** New hashes: cost 12 (about 4096 × 2^12 rounds), four times the original's cost 10. */
 export const DEFAULT_BCRYPT_COST = 12;
@@ -17,6 +18,8 @@ export interface BcryptOptions {
   readonly cost?: number;
   /** Threads hashing in parallel; by default one core fewer than the machine has (at least 1, at most 4), so a burst of log-ins leaves a core to the requests. */
   readonly threads?: number;
+  /** Jobs that may wait for a thread, per priority (see HashQueue). */
+  readonly maxWaiting?: Readonly<Record<HashPriority, number>>;
 }
 
 /** bcrypt reads at most 72 bytes of a password and ignores the rest. */
@@ -119,6 +122,7 @@ export class BcryptPasswordHasher implements PasswordHasher {
   /** Started at the first hash, so commands that never hash start no threads. */
   private threads: BcryptThread[] | undefined;
   private nextId = 0;
+  private readonly queue: HashQueue;
 
   constructor(options: BcryptOptions = {}) {
     this.cost = options.cost ?? DEFAULT_BCRYPT_COST;
@@ -126,18 +130,25 @@ export class BcryptPasswordHasher implements PasswordHasher {
       throw new RangeError(`bcrypt cost must be a whole number from 4 to 31, got ${this.cost}`);
     }
     this.threadCount = options.threads ?? Math.min(4, Math.max(1, availableParallelism() - 1));
+    this.queue = new HashQueue({
+      concurrency: this.threadCount,
+      maxWaiting: options.maxWaiting ?? defaultMaxWaiting,
+    });
     // Verifying costs the same whatever the hash holds: this one spends a real log-in's time and matches nothing.
     this.dummyHash = dummyHashAt(this.cost);
   }
 
-  hash(password: string): Promise<string> {
-    return this.run({ op: 'hash', password: bcryptInput(password), cost: this.cost }) as Promise<string>;
+  hash(password: string, options: { readonly deferrable?: boolean } = {}): Promise<string> {
+    return this.run(
+      { op: 'hash', password: bcryptInput(password), cost: this.cost },
+      options.deferrable === true ? 'deferrable' : 'urgent',
+    ) as Promise<string>;
   }
 
   async verify(password: string, hash: string): Promise<boolean> {
     if (!bcryptHashPattern.test(hash)) return false;
     const pad = verificationCosts(hash, this.cost).slice(1).map(dummyHashAt);
-    return (await this.run({ op: 'verify', password: bcryptInput(password), hash, pad })) === true;
+    return (await this.run({ op: 'verify', password: bcryptInput(password), hash, pad }, 'urgent')) === true;
   }
 
   needsRehash(hash: string): boolean {
@@ -156,12 +167,16 @@ export class BcryptPasswordHasher implements PasswordHasher {
     job:
       | { op: 'hash'; password: string; cost: number }
       | { op: 'verify'; password: string; hash: string; pad: readonly string[] },
+    priority: HashPriority,
   ): Promise<string | boolean> {
-    this.threads ??= Array.from({ length: this.threadCount }, () => new BcryptThread());
-    const thread = this.threads.reduce((least, candidate) =>
-      candidate.pending.size < least.pending.size ? candidate : least,
-    );
-    this.nextId += 1;
-    return thread.run({ ...job, id: this.nextId } as BcryptJob);
+    return this.queue.run(priority, () => {
+      // The queue runs at most one job per thread, so this finds an idle one.
+      this.threads ??= Array.from({ length: this.threadCount }, () => new BcryptThread());
+      const thread = this.threads.reduce((least, candidate) =>
+        candidate.pending.size < least.pending.size ? candidate : least,
+      );
+      this.nextId += 1;
+      return thread.run({ ...job, id: this.nextId } as BcryptJob);
+    });
   }
 }

@@ -44,9 +44,14 @@ export const identityDefaults = {
   APP_URL: defaultAccountSettings.appUrl,
   SIGNUP: defaultAccountSettings.signup,
   BCRYPT_COST: String(DEFAULT_BCRYPT_COST),
+  SIGNUPS_PER_ADDRESS: String(defaultAccountSettings.maxSignupsPerAddress),
+  SIGNUPS_TOTAL: String(defaultAccountSettings.maxSignups),
 } as const;
 
-/** Reads AUTH_SECRET, APP_URL, SIGNUP and BCRYPT_COST; every bad value is reported at once. */
+/**
+ * Reads AUTH_SECRET, APP_URL, SIGNUP, BCRYPT_COST and the sign-up limits (SIGNUPS_PER_ADDRESS,
+ * SIGNUPS_TOTAL: per 15 minutes, 0 for none); every bad value is reported at once.
+ */
 export function identitySettingsFromEnv(env: Env): IdentitySettings {
   const problems: string[] = [];
   const { read, optional, integer } = envReader(env, identityDefaults, problems);
@@ -67,9 +72,11 @@ export function identitySettingsFromEnv(env: Env): IdentitySettings {
   if (signup !== signupText)
     problems.push(`SIGNUP must be one of: ${signupModes.join(', ')}, got "${read('SIGNUP')}"`);
   const bcryptCost = integer('BCRYPT_COST', MIN_BCRYPT_COST, MAX_BCRYPT_COST);
+  const maxSignupsPerAddress = integer('SIGNUPS_PER_ADDRESS', 0, 1_000_000);
+  const maxSignups = integer('SIGNUPS_TOTAL', 0, 1_000_000);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
-    accounts: { ...defaultAccountSettings, appUrl, signup },
+    accounts: { ...defaultAccountSettings, appUrl, signup, maxSignupsPerAddress, maxSignups },
     tokens: secret === undefined ? {} : { secret },
     bcryptCost,
   };

@@ -4,3 +4,4 @@ export * from './one-time-tokens.js';
 export * from './identity.module.js';
 export * from './common-passwords.js';
 export * from './node-crypto.js';
+export * from './hash-queue.js';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   CLOCK,
   type Clock,
@@ -7,6 +7,7 @@ import {
   type ServerSecretRepository,
   type SessionClaims,
   type TokenService,
+  type VerifiedInvitation,
 } from '@hortus/core';
 import { inject, injectable } from 'inversify';
 // `import type`: erased, so jose loads only with the first token (see loadJose).
@@ -80,10 +81,16 @@ export class JwtTokenService implements TokenService {
     );
   }
 
-  async verifyInvitation(token: string): Promise<Invitation | undefined> {
+  async verifyInvitation(token: string): Promise<VerifiedInvitation | undefined> {
     const payload = await this.verify(token, INVITATION_AUDIENCE);
-    const { sub, group } = payload ?? {};
-    return typeof sub === 'string' && typeof group === 'string' ? { email: sub, group } : undefined;
+    const { sub, group, iat, exp } = payload ?? {};
+    if (typeof sub !== 'string' || typeof group !== 'string') return undefined;
+    if (typeof iat !== 'number' || typeof exp !== 'number') return undefined;
+    // Two invitations for one e-mail and group in one second are one invitation: that is harmless.
+    const id = createHash('sha256')
+      .update(JSON.stringify([sub, group, iat]))
+      .digest('hex');
+    return { email: sub, group, id, expiresAt: new Date(exp * 1000) };
   }
 
   private async sign(

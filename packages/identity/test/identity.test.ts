@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { createMemoryStore } from '@hortus/adapter-memory';
-import { type Clock, ConfigError, type ServerSecretRepository } from '@hortus/core';
+import { type Clock, ConfigError, type ServerSecretRepository, ThrottledError } from '@hortus/core';
 import { SignJWT } from 'jose';
 import {
   BcryptPasswordHasher,
@@ -95,6 +95,20 @@ describe('BcryptPasswordHasher', () => {
       expect(await padded.verify('Secret#Garden2', cheap)).to.equal(false);
     } finally {
       await Promise.all([padded.close(), cheaper.close()]);
+    }
+  });
+
+  it('when the threads are busy and the sign-up line is full, then a sign-up hash is refused at once (429) while a log-in check still waits its turn', async () => {
+    const busy = new BcryptPasswordHasher({ cost: 4, threads: 1, maxWaiting: { urgent: 4, deferrable: 0 } });
+    try {
+      const hash = await busy.hash('Secret#Garden1');
+      const running = busy.verify('Secret#Garden1', hash);
+
+      await expect(busy.hash('Another#Garden2', { deferrable: true })).to.be.rejectedWith(ThrottledError);
+      expect(await busy.verify('Secret#Garden1', hash)).to.equal(true);
+      expect(await running).to.equal(true);
+    } finally {
+      await busy.close();
     }
   });
 
@@ -193,12 +207,27 @@ describe('JwtTokenService', () => {
     const invitation = await tokens.issueInvitation({ email: 'eve@example.org', group: 'greenhouse-a' });
     const token = await tokens.issueSession(session);
 
-    expect(await tokens.verifyInvitation(invitation)).to.deep.equal({
+    expect(await tokens.verifyInvitation(invitation)).to.deep.include({
       email: 'eve@example.org',
       group: 'greenhouse-a',
     });
     expect(await tokens.verifySession(invitation)).to.equal(undefined);
     expect(await tokens.verifyInvitation(token)).to.equal(undefined);
+  });
+
+  it('when an invitation verifies, then it names its id (the same for the same code, another for another invitation) and its expiry in 7 days', async () => {
+    const tokens = service();
+    const code = await tokens.issueInvitation({ email: 'eve@example.org', group: 'greenhouse-a' });
+    const other = await tokens.issueInvitation({ email: 'eve@example.org', group: 'greenhouse-b' });
+
+    const first = await tokens.verifyInvitation(code);
+    const again = await tokens.verifyInvitation(code);
+    const second = await tokens.verifyInvitation(other);
+
+    expect(first?.id).to.match(/^[0-9a-f]{64}$/u);
+    expect(again?.id).to.equal(first?.id);
+    expect(second?.id).to.not.equal(first?.id);
+    expect(first?.expiresAt).to.deep.equal(new Date(start + 7 * 24 * 3600_000));
   });
 
   it('without AUTH_SECRET, when the server restarts on the same store, then its tokens stay valid; on another store they do not', async () => {

@@ -4,6 +4,7 @@ import {
   type Action,
   ActionChanges,
   FindDevice,
+  InstallationValues,
   isPlainObject,
   ListChangedActions,
   LOGGER,
@@ -11,6 +12,7 @@ import {
   MAX_READINGS_PER_BATCH,
   RecordReadings,
 } from '@hortus/core';
+import { type MqttIdentity, mqttIdentityOf } from './mqtt-identity.js';
 import { readingItemsFromMqtt } from './mqtt-payload.js';
 import { ownerLevelIndex, TopicOwners } from './topic-owners.js';
 import { WarningGate } from './warning-gate.js';
@@ -59,8 +61,9 @@ const PAYLOAD_EXCERPT_CHARS = 120;
 export class MqttBridge {
   private readonly filter: string;
   /** What is sent to the broker: the filter, or `$share/<group>/<filter>` with a shared group. */
-  private readonly subscription: string;
-  private readonly sharedGroup: string | false;
+  /** What start() chose: the configured names, or the installation's own. */
+  private identity: MqttIdentity | undefined;
+  private starting = false;
   private readonly prefix: string;
   private readonly maxPayloadBytes: number;
   private client: MqttClient | undefined;
@@ -101,11 +104,9 @@ export class MqttBridge {
     @inject(MQTT_CONFIG) private readonly config: MqttConfig,
     @inject(LOGGER) private readonly log: Logger,
     @inject(FindDevice) findDevice: FindDevice,
+    @inject(InstallationValues) private readonly installation: InstallationValues,
   ) {
     this.filter = config.topicFilter ?? mqttDefaults.topicFilter;
-    this.sharedGroup = config.sharedGroup ?? mqttDefaults.sharedGroup;
-    this.subscription =
-      this.sharedGroup === false ? this.filter : `$share/${this.sharedGroup}/${this.filter}`;
     this.prefix = config.publishPrefix ?? mqttDefaults.publishPrefix;
     this.maxPayloadBytes = config.maxPayloadBytes ?? mqttDefaults.maxPayloadBytes;
     this.owners = new TopicOwners(findDevice, ownerLevelIndex(this.filter));
@@ -121,8 +122,31 @@ export class MqttBridge {
    * when the broker cannot be reached or refuses the subscription within startTimeoutMs.
    */
   async start(): Promise<void> {
-    if (this.client !== undefined) throw new Error('MqttBridge is already started');
+    if (this.client !== undefined || this.starting) throw new Error('MqttBridge is already started');
+    this.starting = true;
+    try {
+      await this.connectAndSubscribe();
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  /** The client id and shared group of this process (see MqttIdentity); reads the store once. */
+  async mqttIdentity(): Promise<MqttIdentity> {
+    this.identity ??= await mqttIdentityOf(this.config, this.installation, this.filter);
+    return this.identity;
+  }
+
+  private async connectAndSubscribe(): Promise<void> {
     const url = redactUrl(this.config.url);
+    let identity: MqttIdentity;
+    try {
+      identity = await this.mqttIdentity();
+    } catch (error) {
+      this.log.error('mqtt.start_failed', { url, error: messageOf(error) });
+      throw error;
+    }
+    const { clientId, sharedGroup } = identity;
     const timeoutMs = this.config.startTimeoutMs ?? mqttDefaults.startTimeoutMs;
     const client = connect(this.config.url, {
       reconnectPeriod: this.config.reconnectPeriodMs ?? mqttDefaults.reconnectPeriodMs,
@@ -131,15 +155,15 @@ export class MqttBridge {
       clean: true,
       resubscribe: true,
       // Shared subscriptions are standard from MQTT 5 on; without them MQTT 3.1.1 reaches older brokers.
-      protocolVersion: this.sharedGroup === false ? 4 : 5,
-      ...(this.config.clientId === undefined ? {} : { clientId: this.config.clientId }),
+      protocolVersion: sharedGroup === false ? 4 : 5,
+      clientId,
       ...(this.config.username === undefined ? {} : { username: this.config.username }),
       ...(this.config.password === undefined ? {} : { password: this.config.password }),
     });
     this.client = client;
     this.watch(client, url);
     try {
-      await withDeadline(this.subscribe(client), timeoutMs, () => {
+      await withDeadline(this.subscribe(client, identity), timeoutMs, () => {
         const cause = this.lastError === undefined ? '' : ` (last error: ${this.lastError})`;
         return new Error(`MQTT broker ${url} not reachable within ${timeoutMs} ms${cause}`);
       });
@@ -163,7 +187,8 @@ export class MqttBridge {
     this.log.info('mqtt.started', {
       url,
       topicFilter: this.filter,
-      sharedGroup: this.sharedGroup,
+      clientId,
+      sharedGroup,
       publishPrefix: this.prefix,
     });
   }
@@ -184,21 +209,17 @@ export class MqttBridge {
     this.log.info('mqtt.stopped', { ...this.counts });
   }
 
-  private async subscribe(client: MqttClient): Promise<void> {
+  private async subscribe(client: MqttClient, { subscription, sharedGroup }: MqttIdentity): Promise<void> {
     if (!client.connected) {
       await new Promise<void>((resolve) => client.once('connect', () => resolve()));
     }
-    const granted = await client.subscribeAsync(this.subscription, { qos: 1 });
+    const granted = await client.subscribeAsync(subscription, { qos: 1 });
     // MQTT 3.1.1 refuses with 128; MQTT 5 with a reason code from 128 on (158: no shared subscriptions).
     const refused = granted.find((grant) => grant.qos >= 128);
     if (refused !== undefined) {
       const hint =
-        this.sharedGroup === false
-          ? ''
-          : ' (set MQTT_SHARED_GROUP=off if the broker has no shared subscriptions)';
-      throw new Error(
-        `MQTT broker refused the subscription to ${this.subscription} (code ${refused.qos})${hint}`,
-      );
+        sharedGroup === false ? '' : ' (set MQTT_SHARED_GROUP=off if the broker has no shared subscriptions)';
+      throw new Error(`MQTT broker refused the subscription to ${subscription} (code ${refused.qos})${hint}`);
     }
   }
 

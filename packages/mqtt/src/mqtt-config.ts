@@ -6,6 +6,7 @@ export interface MqttConfig {
   readonly url: string;
   /** Which sensor topics to ingest; the MQTT topic is stored as the reading's topic, unchanged. */
   readonly topicFilter?: string;
+  /** Unset: `hortus-<installation id>-<random per process>` (see mqttIdentityOf). */
   readonly clientId?: string;
   /** Action changes go to `<publishPrefix>/<group>/actions/<object>`. */
   readonly publishPrefix?: string;
@@ -22,7 +23,8 @@ export interface MqttConfig {
   readonly statePollMs?: number;
   /**
    * The shared-subscription group (MQTT 5 `$share/<group>/<filter>`): the broker hands each sensor message
-   * to one server of the group, so several servers store it once. `false` subscribes plainly (MQTT 3.1.1).
+   * to one server of the group, so several servers store it once. `false` subscribes plainly (MQTT 3.1.1);
+   * unset, the installation's own random name (see mqttIdentityOf).
    */
   readonly sharedGroup?: string | false;
   /**
@@ -42,7 +44,6 @@ export const mqttDefaults = {
   startTimeoutMs: 10_000,
   reconnectPeriodMs: 1000,
   statePollMs: 5000,
-  sharedGroup: 'hortus',
   warnIntervalMs: 60_000,
   maxPayloadBytes: 256 * 1024,
 } as const;
@@ -59,7 +60,7 @@ type Env = Readonly<Record<string, string | undefined>>;
  * MQTT_CLIENT_ID, MQTT_USERNAME, MQTT_PASSWORD, MQTT_PUBLISH_PREFIX (default `hortus`) and
  * MQTT_STATE_POLL_MS (default 5000; a text that is no whole number is left for mqttConfigProblems),
  * MQTT_MAX_PAYLOAD_BYTES (default 262144, likewise) and
- * MQTT_SHARED_GROUP (default `hortus`; `off` subscribes without a shared subscription).
+ * MQTT_SHARED_GROUP (default: the installation's random name; `off` subscribes without a shared subscription).
  */
 export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefined {
   const read = (name: string): string | undefined => {

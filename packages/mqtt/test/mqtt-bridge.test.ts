@@ -13,6 +13,7 @@ import {
   CreateAction,
   CreateDevice,
   createCoreModule,
+  FindDevice,
   defaultCoreSettings,
   GetLatestReading,
   QueryReadings,
@@ -20,6 +21,8 @@ import {
   SetActionValue,
   LOGGER,
   type Logger,
+  SERVER_SECRET_REPOSITORY,
+  type ServerSecretRepository,
 } from '@hortus/core';
 import { MqttBridge, type MqttConfig, mqttConfigFromEnv, mqttModule } from '@hortus/mqtt';
 import { freePort, isListening } from '@hortus/contract-tests';
@@ -184,6 +187,67 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
     }
   });
 
+  const started = (server: Harness): Record<string, unknown> | undefined =>
+    server.events.find((event) => event['event'] === 'mqtt.started');
+  const secrets = (server: Harness): ServerSecretRepository =>
+    server.container.get<ServerSecretRepository>(SERVER_SECRET_REPOSITORY);
+
+  it("when MQTT_SHARED_GROUP and MQTT_CLIENT_ID are unset, then it subscribes in the installation's random group and names itself by the installation and a random part, both kept in the store", async () => {
+    const group = await secrets(h).findOrCreate('installation.mqtt-shared-group', 'not-this-one');
+    const installation = await secrets(h).findOrCreate('installation.id', 'not-this-one');
+
+    expect(group).to.match(/^[0-9a-f]{32}$/u);
+    expect(installation).to.match(/^[0-9a-f]{8}$/u);
+    expect(started(h)).to.include({ sharedGroup: `hortus-${group}` });
+    expect(started(h)?.['clientId']).to.match(new RegExp(`^hortus-${installation}-[0-9a-f]{16}$`, 'u'));
+  });
+
+  it('when a broker user joins the shared subscription under the old default name `hortus`, then the server still receives every message', async () => {
+    const rogue = await connectAsync(BROKER_URL, { protocolVersion: 5 });
+    clients.push(rogue);
+    await rogue.subscribeAsync(`$share/hortus/${h.prefix}/esp/#`, { qos: 1 });
+    // It may read the topics (the access list allows what it allows); it must not take the server's share.
+    let copies = 0;
+    rogue.on('message', () => (copies += 1));
+    const topic = `${h.prefix}/esp/air/temperature`;
+    for (let i = 0; i < 10; i += 1) await box.publishAsync(topic, `${i},greenhouse`, { qos: 1 });
+
+    await eventually(() => expect([h.bridge.stats().received, copies]).to.deep.equal([10, 10]));
+  });
+
+  it('when two servers of one installation start (one store), then they share its group, each message reaching one, with client ids of their own that both stay connected', async () => {
+    const filter = { topicFilter: `${h.prefix}/pair/#` };
+    const servers = [harness(filter), harness(filter)];
+    for (const server of servers) {
+      // What one shared store answers to both.
+      await secrets(server).findOrCreate('installation.mqtt-shared-group', `g${h.prefix}`);
+      await secrets(server).findOrCreate('installation.id', 'cafe0001');
+    }
+    try {
+      for (const server of servers) await server.bridge.start();
+      for (let i = 0; i < 10; i += 1)
+        await box.publishAsync(`${h.prefix}/pair/t`, `${i},greenhouse`, { qos: 1 });
+
+      const received = (): number => servers.reduce((sum, server) => sum + server.bridge.stats().received, 0);
+      await eventually(() => expect(received()).to.equal(10));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(received(), 'each message once').to.equal(10);
+
+      const ids = servers.map((server) => started(server)?.['clientId']);
+      expect(new Set(ids).size).to.equal(2);
+      for (const id of ids) expect(id).to.match(/^hortus-cafe0001-[0-9a-f]{16}$/u);
+      expect(servers.map((server) => started(server)?.['sharedGroup'])).to.deep.equal([
+        `hortus-g${h.prefix}`,
+        `hortus-g${h.prefix}`,
+      ]);
+      expect(servers.flatMap((server) => server.events.map((event) => event['event']))).not.to.include(
+        'mqtt.offline',
+      );
+    } finally {
+      for (const server of servers) await server.bridge.stop();
+    }
+  });
+
   it('when boxes publish JSON (one reading, an array, the compact form), then every reading is stored', async () => {
     const humidity = `${h.prefix}/esp/air/humidity`;
     const moisture = `${h.prefix}/esp/ground/moisture/1`;
@@ -263,6 +327,20 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
     const overridden = h.events.filter((event) => event['event'] === 'mqtt.group_overridden');
     expect(overridden, 'once per interval').to.have.length(1);
     expect(overridden[0]).to.include({ level: 'warn', topic: own, named: 'demo', group: 'greenhouse' });
+  });
+
+  it("when the device registry cannot be read, then a box topic's readings are not stored under the payload's group but counted as failed", async () => {
+    sinon.stub(h.container.get(FindDevice), 'execute').rejects(new Error('store away'));
+    const own = `${h.prefix}/esp/box-24:6F:28:AA:00:02/air/temperature`;
+    await box.publishAsync(own, '30,demo', { qos: 1 });
+
+    await eventually(() => expect(h.bridge.stats()).to.include({ received: 1, failed: 1, accepted: 0 }));
+    expect((await h.container.get(GetLatestReading).execute({ group: 'demo', topic: own }))[0]).to.equal(
+      undefined,
+    );
+    expect(h.events.find((event) => event['event'] === 'mqtt.ingest_failed')).to.include({
+      error: 'store away',
+    });
   });
 
   it('when a topic names no registered box, then the group the payload names is kept (the documented legacy behaviour)', async () => {

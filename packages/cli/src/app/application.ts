@@ -97,6 +97,7 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
     const http = container.get(HttpServer);
     const startBackground = prepareBackground(config, container, logger, options);
     const secure = await startHttps(config, http, logger);
+    if (secure !== undefined) http.useHttpsPort(Number(new URL(secure.url).port));
     let url: string;
     try {
       url = await http.listen();
@@ -169,7 +170,7 @@ async function startHttps(
     fingerprint: certificate.fingerprint,
   });
   const listener = new HttpsListener(http.handle, config, certificate, http.clientFaults);
-  const url = await listener.listen(tls.port, config.host);
+  const url = await listener.listen(config.httpsPort, config.host);
   return {
     listener,
     url,

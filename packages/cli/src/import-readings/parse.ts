@@ -1,5 +1,5 @@
 import { parse as parseCsv } from 'csv-parse/sync';
-import { expandReadingItems, InvalidInputError, isPlainObject } from '@hortus/core';
+import { expandReadingItems, fromCsvTextCell, InvalidInputError, isPlainObject } from '@hortus/core';
 import { UsageError } from '../exit-codes.js';
 import { type FileLine, type ImportFormat } from './lines.js';
 
@@ -124,8 +124,10 @@ export function csvReading(values: readonly string[], columns: readonly CsvColum
   const reading: Record<string, unknown> = {};
   columns.forEach((column, i) => {
     const value = values[i] ?? '';
+    // A text cell an export guarded against formulas comes back as it was.
+    if (column === 'group' || column === 'topic') reading[column] = fromCsvTextCell(value);
     // An empty time means "now", as when a box sends no time.
-    if (!(column === 'time' && value.trim() === '')) reading[column] = value;
+    else if (!(column === 'time' && value.trim() === '')) reading[column] = value;
   });
   return { items: [{ reading, label: '' }] };
 }

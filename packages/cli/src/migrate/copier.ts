@@ -23,7 +23,7 @@ import {
   type WallClockTimes,
 } from '@hortus/core';
 import { type Db } from 'mongodb';
-import { type MigrationProgress } from './progress.js';
+import { type Progress, type ProgressReport } from '../progress.js';
 import { type CollectionReport, count, isRejection, list, reject } from './report.js';
 import { readBatch } from './source.js';
 
@@ -72,6 +72,11 @@ export interface Target {
  * Copies one collection of the original in its natural order, batch by batch, writing a checkpoint (how
  * many documents were copied, and the last one's `_id`) after each.
  */
+/** A collection's progress: documents read, for people and for the JSON line (`read`). */
+function readProgress(read: number): ProgressReport {
+  return { done: read, text: `${read} read`, fields: { read } };
+}
+
 export class CollectionCopier {
   private readonly recent = new RecentKeys(DUPLICATE_WINDOW);
   /** Notifications the original's hourly check stored (ignore active/passive), in this run. */
@@ -87,7 +92,7 @@ export class CollectionCopier {
     private readonly target: Target | undefined,
     private readonly options: MigrateOptions,
     private readonly times: WallClockTimes | undefined,
-    private readonly progress: MigrationProgress,
+    private readonly progress: Progress,
     private readonly stopRequested: () => boolean,
     /** Readings later than this (ms: the run's clock plus MAX_CLOCK_SKEW_MS) are refused. */
     private readonly latest: number,
@@ -103,7 +108,12 @@ export class CollectionCopier {
       return true;
     }
     const start = await this.resumePoint(report);
-    this.progress.start(collection, await documents.estimatedDocumentCount());
+    this.progress.start({
+      label: collection,
+      total: await documents.estimatedDocumentCount(),
+      fields: { collection },
+    });
+    this.progress.update(readProgress(0));
     // Natural order, no sort: MongoDB reads it straight off the collection, where a sort on a server
     // without a usable index (FerretDB sorts in memory) would load the whole collection first.
     const cursor = documents.find({}, { batchSize: this.options.batchSize, skip: start });
@@ -121,16 +131,16 @@ export class CollectionCopier {
         position += batch.length;
         const last = batch[batch.length - 1] as LegacyDocument;
         await this.target?.checkpoints.save(this.sourceName, collection, { after: legacyId(last), position });
-        this.progress.update(report.read);
+        this.progress.update(readProgress(report.read));
         if (this.stopRequested()) {
-          this.progress.update(report.read, true);
+          this.progress.update(readProgress(report.read), true);
           return false;
         }
       }
     } finally {
       await cursor.close().catch(() => undefined);
     }
-    this.progress.update(report.read, true);
+    this.progress.update(readProgress(report.read), true);
     this.summarize(report);
     // Done: the next run reads everything again, finding it stored.
     await this.target?.checkpoints.save(this.sourceName, collection, undefined);

@@ -80,6 +80,13 @@ export interface Invitation {
   readonly group: string;
 }
 
+/** An invitation whose code verified: `id` names it (one id per issued invitation) for its single use. */
+export interface VerifiedInvitation extends Invitation {
+  /** Derived from the signed claims, never from the code's text, so no re-encoding of a code is new. */
+  readonly id: string;
+  readonly expiresAt: Date;
+}
+
 export const signupModes = ['open', 'invite'] as const;
 export type SignupMode = (typeof signupModes)[number];
 
@@ -95,6 +102,14 @@ export interface AccountSettings {
   /** Failed log-ins allowed per e-mail and per client address within the window before 429. */
   readonly maxFailedLogins: number;
   readonly failedLoginWindowMs: number;
+  /**
+   * Sign-ups (each one a bcrypt hash) allowed per client address, and from all addresses together, within
+   * the window before 429: a burst of strangers cannot take the CPU log-ins need. Admins are not counted.
+   * 0: no limit.
+   */
+  readonly maxSignupsPerAddress: number;
+  readonly maxSignups: number;
+  readonly signupWindowMs: number;
 }
 
 export const defaultAccountSettings: AccountSettings = {
@@ -103,6 +118,9 @@ export const defaultAccountSettings: AccountSettings = {
   resetTokenTtlMs: 3_600_000,
   maxFailedLogins: 10,
   failedLoginWindowMs: 15 * 60_000,
+  maxSignupsPerAddress: 10,
+  maxSignups: 100,
+  signupWindowMs: 15 * 60_000,
 };
 
 export const ACCOUNT_SETTINGS = Symbol.for('hortus.AccountSettings');

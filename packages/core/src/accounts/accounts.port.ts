@@ -1,9 +1,12 @@
-import { type Invitation, type SessionClaims } from './account.js';
+import { type Invitation, type SessionClaims, type VerifiedInvitation } from './account.js';
 
 /** bcrypt in practice; the identity package binds it. */
 export interface PasswordHasher {
-  /** A new hash at the current cost. */
-  hash(password: string): Promise<string>;
+  /**
+   * A new hash at the current cost. `deferrable` work (sign-up) waits behind every other password check
+   * (log-ins), and is refused with ThrottledError when too much of it waits already.
+   */
+  hash(password: string, options?: { readonly deferrable?: boolean }): Promise<string>;
   /** False for a wrong password and for text that is not a hash this hasher knows. */
   verify(password: string, hash: string): Promise<boolean>;
   /** Whether a stored hash is weaker than new ones (a lower cost) and should be replaced. */
@@ -29,7 +32,7 @@ export interface TokenService {
   /** The claims of a valid, unexpired session token this server signed; undefined for anything else. */
   verifySession(token: string): Promise<SessionClaims | undefined>;
   issueInvitation(invitation: Invitation): Promise<string>;
-  verifyInvitation(token: string): Promise<Invitation | undefined>;
+  verifyInvitation(token: string): Promise<VerifiedInvitation | undefined>;
 }
 
 /** One-time secrets (reset tokens): random text and the digest the store keeps instead of it. */

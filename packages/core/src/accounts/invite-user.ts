@@ -9,7 +9,7 @@ import { TOKEN_SERVICE, type TokenService } from './accounts.port.js';
 
 /**
  * An invitation to sign up into one group with one e-mail (`hortus user invite`). It is a signed token
- * valid for 7 days; it is used up once that e-mail has an account, since e-mails are unique.
+ * valid for 7 days and for one sign-up (SignUp marks it used).
  */
 @injectable()
 export class InviteUser {

@@ -15,8 +15,10 @@ import {
   requirePassword,
   COMMON_PASSWORDS,
   type CommonPasswords,
+  type VerifiedInvitation,
 } from './account.js';
 import { PASSWORD_HASHER, type PasswordHasher, TOKEN_SERVICE, type TokenService } from './accounts.port.js';
+import { SignUpThrottle } from './signup-throttle.js';
 
 export interface SignUpInput {
   readonly firstName: unknown;
@@ -32,6 +34,8 @@ export interface SignUpInput {
 export interface SignUpContext {
   readonly caller: Caller;
   readonly accessRequired: boolean;
+  /** Where the request came from, for the sign-up throttle (none: counted only towards the total). */
+  readonly clientAddress?: string;
 }
 
 @injectable()
@@ -44,6 +48,7 @@ export class SignUp {
     @inject(ACCOUNT_SETTINGS) private readonly settings: AccountSettings,
     @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(SignUpThrottle) private readonly throttle: SignUpThrottle,
   ) {}
 
   /**
@@ -57,26 +62,36 @@ export class SignUp {
     const email = requireEmail(input.email);
     const password = requirePassword(input.password, 'password', 'new', this.commonPasswords);
     const group = requireText(input.group, 'group');
-    const origin = await this.checkAllowed(input.invitation, email, group, context);
+    const allowed = await this.checkAllowed(input.invitation, email, group, context);
     if ((await this.groups.findByName(group)) === undefined) {
       throw new InvalidInputError(INVALID_GROUP, [{ field: 'group', problem: 'names no group' }]);
     }
     if ((await this.users.findByEmail(email)) !== undefined) throw new ConflictError('user', EMAIL_TAKEN);
-    const passwordHash = await this.hasher.hash(password);
+    // Counted before the slow hash; an admin (the operator, an admin key) is not limited.
+    if (!isAdmin(context.caller)) this.throttle.take(context.clientAddress ?? '');
+    const passwordHash = await this.hasher.hash(password, { deferrable: true });
     let user: User;
     try {
       user = await this.users.create(
         { firstName, lastName, email, group },
-        { passwordHash, provenance: { origin, createdAt: this.clock.now() } },
+        { passwordHash, provenance: { origin: allowed.origin, createdAt: this.clock.now() } },
       );
     } catch (error) {
       if (isDomainError(error) && error.code === 'CONFLICT') throw new ConflictError('user', EMAIL_TAKEN);
       throw error;
     }
+    const { invitation } = allowed;
     try {
+      // Used up once it has made an account, even if that account is deleted or changes e-mail later.
+      if (
+        invitation !== undefined &&
+        !(await this.users.useInvitation(invitation.id, invitation.expiresAt, this.clock.now()))
+      ) {
+        throw new ForbiddenError('The invitation has been used already');
+      }
       await this.groups.addEmployee(group, `${firstName}${lastName}`);
     } catch (error) {
-      // Nothing half-written: without the employee entry the sign-up did not happen.
+      // Nothing half-written: without its invitation or the employee entry the sign-up did not happen.
       await this.users.delete(user.id).catch(() => false);
       throw error;
     }
@@ -89,9 +104,9 @@ export class SignUp {
     email: string,
     group: string,
     { caller, accessRequired }: SignUpContext,
-  ): Promise<UserOrigin> {
-    if (isAdmin(caller)) return 'admin';
-    if (!accessRequired || this.settings.signup === 'open') return 'signup';
+  ): Promise<{ origin: UserOrigin; invitation?: VerifiedInvitation }> {
+    if (isAdmin(caller)) return { origin: 'admin' };
+    if (!accessRequired || this.settings.signup === 'open') return { origin: 'signup' };
     if (invitation === undefined) {
       throw new ForbiddenError('Sign-up needs an invitation (hortus user invite) or an admin key');
     }
@@ -102,6 +117,6 @@ export class SignUp {
     if (invited === undefined || invited.email !== emailKey(email) || invited.group !== group) {
       throw new ForbiddenError('The invitation is not valid for this e-mail and group');
     }
-    return 'invitation';
+    return { origin: 'invitation', invitation: invited };
   }
 }

@@ -12,7 +12,10 @@ export interface AlertOutboxRepository {
    * mid-delivery leaves it to be tried again).
    */
   claimDue(now: Date, leaseMs: number, limit: number): Promise<OutboxMessage[]>;
-  /** Only a pending (or leased) message changes: a cancelled one stays cancelled. */
+  /**
+   * Only a pending (or leased) message changes: a cancelled one stays cancelled. A webhook message keeps
+   * no secret once settled (delivered, or failed for good): only what may still be sent holds one.
+   */
   markDelivered(id: string, at: Date): Promise<void>;
   /** Pending again from `retryAt`, or given up (`failed`) without one; a cancelled message stays cancelled. */
   markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void>;
@@ -21,6 +24,11 @@ export interface AlertOutboxRepository {
    * the secret they carry; `reason` becomes their last error. Answers how many were cancelled.
    */
   cancelWebhook(group: string, url: string, reason: string): Promise<number>;
+  /**
+   * For a deleted group: drops its notify settings (webhooks, secrets) and cancels every pending message of
+   * it, as `cancelWebhook` does. Answers how many messages were cancelled.
+   */
+  forgetGroup(group: string, reason: string): Promise<number>;
   /** A group's messages, newest first. */
   list(group: string, limit: number): Promise<OutboxMessage[]>;
 }

@@ -43,6 +43,7 @@ export class DeliverAlertMessages {
   private readonly lanes = new Map<string, Promise<void>>();
   /** Ids claimed and not yet settled here: a lease that runs out under a slow lane is not sent twice. */
   private readonly inFlight = new Set<string>();
+  private readonly rounds = new Set<Promise<DeliveryRound>>();
   private sending = 0;
   private readonly waitingForSlot: (() => void)[] = [];
 
@@ -57,6 +58,21 @@ export class DeliverAlertMessages {
    * is delivered, to be retried or given up.
    */
   async execute(limit = 50): Promise<DeliveryRound> {
+    const running = this.round(limit);
+    this.rounds.add(running);
+    try {
+      return await running;
+    } finally {
+      this.rounds.delete(running);
+    }
+  }
+
+  /** Resolves when no round is running, the ones still claiming included (a stopping worker waits). */
+  async idle(): Promise<void> {
+    while (this.rounds.size > 0) await Promise.allSettled([...this.rounds]);
+  }
+
+  private async round(limit: number): Promise<DeliveryRound> {
     const round: RoundResult = { delivered: [], retrying: [], failed: [] };
     const room = limit - this.inFlight.size;
     if (room <= 0) return round;
@@ -68,19 +84,17 @@ export class DeliverAlertMessages {
       const key = destinationOf(message.channel);
       batches.set(key, [...(batches.get(key) ?? []), message]);
     }
-    await Promise.all(
+    // Every batch settles before the round does (so idle() covers them all); then a failure is told.
+    const outcomes = await Promise.allSettled(
       [...batches].map(([key, batch]) =>
         this.queue(key, () => this.send(batch, round)).finally(() => {
           for (const message of batch) this.inFlight.delete(message.id);
         }),
       ),
     );
+    const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
     return round;
-  }
-
-  /** Resolves when no lane is busy (a stopping worker waits for what it began). */
-  async idle(): Promise<void> {
-    while (this.lanes.size > 0) await Promise.allSettled(this.lanes.values());
   }
 
   private queue(key: string, work: () => Promise<void>): Promise<void> {

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { ACCESS_KEY_REPOSITORY, type AccessKeyRepository } from '../access-keys/access-key.port.js';
 import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
+import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from '../alerts/alert-outbox.port.js';
 import {
   AUTOMATION_LOG_REPOSITORY,
   type AutomationLogRepository,
@@ -34,7 +35,8 @@ const LATEST = new Date(8.64e15);
 
 /**
  * Removes a group and everything in it: readings (and their summaries), devices, actions with their
- * automations, notifications, the automation log, the group record with its employee list, and revokes
+ * automations, notifications, the automation log, its webhooks and queued alert messages (cancelled), the
+ * group record with its employee list, and revokes
  * the access keys that reach only this group. Keys that also name other groups keep them (dropping the
  * name would widen a key to every group), and user accounts are people, deleted on their own. A group
  * holding data is only deleted with `confirm`; without it a ConflictError says what it holds.
@@ -49,6 +51,7 @@ export class DeleteGroup {
     @inject(NOTIFICATION_REPOSITORY) private readonly notifications: NotificationRepository,
     @inject(AUTOMATION_LOG_REPOSITORY) private readonly automationLog: AutomationLogRepository,
     @inject(ACCESS_KEY_REPOSITORY) private readonly accessKeys: AccessKeyRepository,
+    @inject(ALERT_OUTBOX_REPOSITORY) private readonly outbox: AlertOutboxRepository,
     @inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -85,6 +88,8 @@ export class DeleteGroup {
     const readings = await this.readings.deleteRange({ group, from: EARLIEST, to: LATEST });
     const notifications = await this.notifications.deleteByGroup(group);
     const automationEvents = await this.automationLog.deleteByGroup(group);
+    // Its webhooks (and their secrets) go too: a new group of that name must not feed them.
+    await this.outbox.forgetGroup(group, 'cancelled: the group was deleted');
     const removedRecord = await this.groups.delete(group);
     return {
       group,

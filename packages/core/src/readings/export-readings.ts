@@ -49,9 +49,26 @@ export type ExportFormat = (typeof exportFormats)[number];
 /** The first line of a CSV export: the columns `hortus readings import` reads. */
 export const CSV_EXPORT_HEADER = 'group,topic,value,time\n';
 
-/** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
-function csvField(text: string): string {
+/**
+ * A text a spreadsheet would run as a formula: it starts with =, +, -, @, a tab or a carriage return. Any
+ * single quotes before such a start count too, so that the guard below can be taken off again, exactly.
+ */
+const formulaStart = /^'*[=+\-@\t\r]/u;
+
+/**
+ * One text cell of a CSV export (group, topic), for the HTTP download and the CLI alike. A formula-like
+ * text gets a leading single quote and is quoted, as OWASP advises against CSV injection; any other is
+ * quoted when RFC 4180 needs it (a comma, quote or line break), its quotes doubled. Numbers are not text
+ * cells: a negative value stays a number.
+ */
+export function csvTextCell(text: string): string {
+  if (formulaStart.test(text)) return `"'${text.replaceAll('"', '""')}"`;
   return /[",\r\n]/u.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** What `csvTextCell` was given, from its cell's parsed text: `hortus readings import` reads exports back. */
+export function fromCsvTextCell(text: string): string {
+  return text.startsWith("'") && formulaStart.test(text) ? text.slice(1) : text;
 }
 
 /** One line per reading, each ending with a line break, in the columns (CSV) or fields (NDJSON) of the import. */
@@ -60,7 +77,7 @@ export function formatReadings(readings: readonly Reading[], format: ExportForma
   for (const { group, topic, value, time } of readings) {
     text +=
       format === 'csv'
-        ? `${csvField(group)},${csvField(topic)},${value},${time.toISOString()}\n`
+        ? `${csvTextCell(group)},${csvTextCell(topic)},${value},${time.toISOString()}\n`
         : `${JSON.stringify({ group, topic, value, time: time.toISOString() })}\n`;
   }
   return text;

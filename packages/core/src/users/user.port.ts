@@ -1,4 +1,5 @@
 import {
+  type UserCopy,
   type ImportedUser,
   type NewUser,
   type User,
@@ -38,6 +39,12 @@ export interface UserRepository {
    * origin `migration`.
    */
   createImported(user: ImportedUser): Promise<User>;
+  /**
+   * Stores a user copied from another store of this service as it is (`hortus store copy`): id, e-mail,
+   * hash, session version, pending reset, creation time and origin, replacing the user with that id, so
+   * copying it again changes nothing. Throws ConflictError when another user has that e-mail.
+   */
+  restore(user: UserCopy): Promise<void>;
   /** Every user with how and when it was made, in the order they were stored (`hortus user list`). */
   list(): Promise<UserRecord[]>;
   /** Any id the store cannot have issued (malformed, unknown) is simply not found. */
@@ -75,6 +82,12 @@ export interface UserRepository {
    * undefined when the token did not match (nothing changed).
    */
   resetPassword(id: string, change: PasswordResetChange): Promise<number | undefined>;
+  /**
+   * Marks an invitation (VerifiedInvitation.id) used, in one step: true for the one call that used it,
+   * false when it had been used already. The mark is kept until the invitation expires; marks expired by
+   * `now` may be removed.
+   */
+  useInvitation(id: string, expiresAt: Date, now: Date): Promise<boolean>;
   /** Removes the user and their credentials; false when no such user. */
   delete(id: string): Promise<boolean>;
 }

@@ -29,8 +29,9 @@ export const signUpRoutes: RouterSpec = {
         400: { description: "`{message}` naming the bad field, or `{message: 'Invalid group name'}`" },
         403: { description: '`{message}`: an invitation or an admin key is needed' },
         409: { description: "`{message: 'User with given email already exists!'}`" },
+        429: { description: '`{message}`: too many sign-ups from this address or in all; Retry-After' },
       },
-      handle: async ({ body, caller, accessRequired }, { signUp }) => {
+      handle: async ({ body, caller, accessRequired, clientAddress }, { signUp }) => {
         await signUp.execute(
           {
             firstName: body['firstName'],
@@ -40,7 +41,7 @@ export const signUpRoutes: RouterSpec = {
             group: body['group'],
             invitation: body['invitation'],
           },
-          { caller, accessRequired },
+          { caller, accessRequired, clientAddress },
         );
         return json({ message: 'User created successfully' }, 201);
       },

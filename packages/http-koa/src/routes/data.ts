@@ -86,7 +86,7 @@ function latestRoute(path: string, topic: string, sensor: string): RouteSpec {
   };
 }
 
-/** Where a range route finds its topic: fixed by its path (SPEC's six), or named in the path. */
+/** Where a range route finds its topic: fixed by its path (the six of docs/api.md, Sensor data), or named in the path. */
 type TopicOf = (input: RouteInput) => unknown;
 
 const rangeDescription =
@@ -96,7 +96,7 @@ const rangeDescription =
   'they end with the bucket holding now. Value filters apply before summarising; `count` keeps the ' +
   'newest buckets. An answer of readings carries an ETag; buckets do not (their window moves with time).';
 
-/** Readings or buckets of one series: the one code path of SPEC's history routes and of any stored topic. */
+/** Readings or buckets of one series: the one code path of the history routes (docs/api.md, Sensor data) and of any stored topic. */
 async function readRange(
   query: RouteInput['query'],
   topic: unknown,
@@ -263,7 +263,8 @@ export const dataRoutes: RouterSpec = {
         'Every reading of the group (of one `topic`, or of all) with times in [`from`, `to`] when given, by ' +
         'topic then time, written page by page while the store is read, so any size takes constant memory. ' +
         'CSV has the header `group,topic,value,time`; NDJSON one `{group, topic, value, time}` per line; both ' +
-        'are what `hortus readings import` reads. Saved as `<group>.<format>` by browsers.',
+        'are what `hortus readings import` reads. A CSV text cell that starts like a spreadsheet formula ' +
+        '(`=`, `+`, `-`, `@`, tab, CR) is quoted behind a single quote. Saved as `<group>.<format>` by browsers.',
       query: object(
         {
           groupId: groupName(),

@@ -282,7 +282,9 @@ describe('LOG_LEVEL and env files', () => {
       expect((await exited).code).to.equal(0);
       return stdout.text;
     };
-    expect(await run({})).to.match(/^\d\d:\d\d:\d\d\.\d{3} info  listening url=http:\/\/127\.0\.0\.1:\d+ /mu);
+    expect(await run({})).to.match(
+      /^\d\d:\d\d:\d\d\.\d{3} info {2}listening url=http:\/\/127\.0\.0\.1:\d+ /mu,
+    );
     expect(JSON.parse((await run({ LOG_FORMAT: 'json' })).split('\n')[0] ?? '')).to.have.property('event');
   });
 

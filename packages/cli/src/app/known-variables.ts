@@ -69,6 +69,8 @@ export const knownVariables: readonly string[] = [
   'RETENTION_DAYS',
   'ROLLUP_RETENTION_DAYS',
   'SIGNUP',
+  'SIGNUPS_PER_ADDRESS',
+  'SIGNUPS_TOTAL',
   'SMTP_URL',
   'STORE',
   'TIME_ZONE',

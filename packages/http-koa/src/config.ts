@@ -90,7 +90,7 @@ export const httpDefaults = {
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
   POLL_LANE: 'on',
-  // The store's own deadline (MONGODB_OPERATION_TIMEOUT_MS): a request waits no longer for an answer.
+  // The store's own deadline (MONGODB_TIMEOUT_MS): a request waits no longer for an answer.
   ANSWER_WAIT_MS: '2000',
   MAX_ANSWER_BUILDS: '8',
   LOG_REQUESTS: 'on',

@@ -68,6 +68,22 @@ export class InMemoryActionRepository implements ActionRepository {
     return toAction(stored);
   }
 
+  async restore(action: Action): Promise<void> {
+    let objects = this.byGroup.get(action.group);
+    if (objects === undefined) {
+      objects = new Map();
+      this.byGroup.set(action.group, objects);
+    }
+    objects.set(action.object, {
+      id: action.id,
+      group: action.group,
+      object: action.object,
+      value: action.value,
+      automations: copyAutomations(action.automations),
+    });
+    this.revisions.bump(action.group);
+  }
+
   async find(group: string, object: string): Promise<Action | undefined> {
     const stored = this.byGroup.get(group)?.get(object);
     return stored === undefined ? undefined : toAction(stored);

@@ -91,6 +91,18 @@ export class InMemoryGroupRepository implements GroupRepository {
     return true;
   }
 
+  async restore(group: Group): Promise<void> {
+    this.byName.set(group.name, {
+      id: group.id,
+      name: group.name,
+      package: group.package,
+      employee: [...group.employee],
+      settings: structuredClone(group.settings),
+      ...(group.retentionDays === undefined ? {} : { retentionDays: group.retentionDays }),
+    });
+    this.revisions.bump(group.name);
+  }
+
   async revision(name: string): Promise<string> {
     return this.revisions.current(name);
   }

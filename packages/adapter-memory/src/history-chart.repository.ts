@@ -48,6 +48,18 @@ export class InMemoryHistoryChartRepository implements HistoryChartRepository {
     return toHistoryChart(stored);
   }
 
+  async restore(record: HistoryChart): Promise<void> {
+    this.byUser.set(record.userId, {
+      id: record.id,
+      userId: record.userId,
+      charts: record.charts.map(copyChart),
+    });
+  }
+
+  async userIds(): Promise<string[]> {
+    return [...this.byUser.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
   async updateChart(
     userId: string,
     chartName: string,

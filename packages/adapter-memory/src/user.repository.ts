@@ -11,6 +11,7 @@ import {
   type UserOrigin,
   type UserProvenance,
   type UserRecord,
+  type UserCopy,
   type UserRepository,
 } from '@hortus/core';
 import { newId } from './ids.js';
@@ -151,6 +152,29 @@ export class InMemoryUserRepository implements UserRepository {
     delete stored.reset;
     this.index(id, email, emailKey(email));
     return toUser(stored);
+  }
+
+  async restore(user: UserCopy): Promise<void> {
+    const owner = this.idByEmail.get(emailKey(user.email)) ?? this.idByExactEmail.get(user.email);
+    if (owner !== undefined && owner !== user.id) throw emailTaken(user.email);
+    const previous = this.byId.get(user.id);
+    if (previous !== undefined) this.unindex(user.id, previous.email);
+    const stored: StoredUser = {
+      id: user.id,
+      firstName: user.firstName,
+      lastName: user.lastName,
+      email: user.email,
+      group: user.group,
+      sessionVersion: user.sessionVersion,
+      ...(user.passwordHash === undefined ? {} : { passwordHash: user.passwordHash }),
+      ...(user.reset === undefined
+        ? {}
+        : { reset: { tokenDigest: user.reset.tokenDigest, expiresAt: new Date(user.reset.expiresAt) } }),
+      ...(user.createdAt === undefined ? {} : { createdAt: new Date(user.createdAt) }),
+      ...(user.origin === 'unknown' ? {} : { origin: user.origin }),
+    };
+    this.byId.set(stored.id, stored);
+    this.index(stored.id, stored.email, emailKey(stored.email));
   }
 
   async findCredentials(id: string): Promise<UserCredentials | undefined> {

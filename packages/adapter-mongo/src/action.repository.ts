@@ -8,7 +8,7 @@ import {
   storedAutomations,
 } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
-import { type CollectionSpec, MONGO_DATABASE, MongoRepository } from './support.js';
+import { type CollectionSpec, copiedObjectId, MONGO_DATABASE, MongoRepository } from './support.js';
 import { type MongoDatabase } from './database.js';
 
 interface ActionDocument {
@@ -75,6 +75,27 @@ export class MongoActionRepository extends MongoRepository<ActionDocument> imple
     const { deletedCount } = await this.run(() => this.collection.deleteMany({ group }));
     if (deletedCount > 0) await this.run(() => this.revisions.bump([group]));
     return deletedCount;
+  }
+
+  /** An action of that group and object under another id (a forced copy) gives way to this one. */
+  async restore(action: Action): Promise<void> {
+    const _id = copiedObjectId(action.id);
+    await this.run(() =>
+      this.collection.deleteMany({ group: action.group, object: action.object, _id: { $ne: _id } }),
+    );
+    await this.run(() =>
+      this.collection.replaceOne(
+        { _id },
+        {
+          group: action.group,
+          object: action.object,
+          value: action.value,
+          automations: storedAutomations(action.automations),
+        },
+        { upsert: true },
+      ),
+    );
+    await this.run(() => this.revisions.bump([action.group]));
   }
 
   async revision(group: string): Promise<string> {

@@ -4,6 +4,7 @@ import { type Group, type GroupPackage, type GroupRepository, type NewGroup } fr
 import { StoredRevisions } from './revisions.js';
 import {
   type CollectionSpec,
+  copiedObjectId,
   fromStoredJson,
   MONGO_DATABASE,
   MongoRepository,
@@ -110,6 +111,30 @@ export class MongoGroupRepository extends MongoRepository<GroupDocument> impleme
     await this.run(() => this.employees.deleteMany({ group: name }));
     await this.run(() => this.revisions.bump([name]));
     return true;
+  }
+
+  /**
+   * The whole employee list goes into the group's document (the additions kept apart are dropped), and a
+   * group of that name under another id (a forced copy) gives way.
+   */
+  async restore(group: Group): Promise<void> {
+    const _id = copiedObjectId(group.id);
+    await this.run(() => this.collection.deleteMany({ name: group.name, _id: { $ne: _id } }));
+    await this.run(() => this.employees.deleteMany({ group: group.name }));
+    await this.run(() =>
+      this.collection.replaceOne(
+        { _id },
+        {
+          name: group.name,
+          package: group.package,
+          employee: [...group.employee],
+          settings: toStoredJson(group.settings),
+          ...(group.retentionDays === undefined ? {} : { retentionDays: group.retentionDays }),
+        },
+        { upsert: true },
+      ),
+    );
+    await this.run(() => this.revisions.bump([group.name]));
   }
 
   async revision(name: string): Promise<string> {

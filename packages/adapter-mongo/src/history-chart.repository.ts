@@ -12,6 +12,7 @@ import {
 } from '@hortus/core';
 import {
   type CollectionSpec,
+  copiedObjectId,
   fromStoredJson,
   headOf,
   isDuplicateKeyError,
@@ -211,6 +212,36 @@ export class MongoHistoryChartRepository
     const stored = await this.load(userId);
     if (stored === undefined) throw new Error('A history chart record vanished after it was written');
     return toHistoryChart(stored);
+  }
+
+  /**
+   * Replaces the user's record and every revision of its charts: each chart becomes a first revision
+   * with a fixed id (see movedChartId), so copying it again stores it once.
+   */
+  async restore(record: HistoryChart): Promise<void> {
+    const _id = copiedObjectId(record.id);
+    const { userId } = record;
+    await this.run(() => this.collection.deleteMany({ userId, _id: { $ne: _id } }));
+    await this.run(() => this.collection.replaceOne({ _id }, { userId }, { upsert: true }));
+    await this.run(() => this.revisions.deleteMany({ userId }));
+    const documents = record.charts.map((chart, position): ChartRevisionDocument => {
+      const chartId = movedChartId(_id, position);
+      return {
+        _id: chartId,
+        userId,
+        chart: chartId.toHexString(),
+        position,
+        v: 1,
+        ...chartMapper.toDocument(chart),
+      };
+    });
+    if (documents.length > 0) await this.run(() => this.revisions.insertMany(documents));
+  }
+
+  async userIds(): Promise<string[]> {
+    const records = await this.run(() => this.collection.find({}, { projection: { userId: 1 } }).toArray());
+    // Sorted here: the server's string order need not be code-unit order.
+    return records.map((record) => String(record.userId)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   async updateChart(

@@ -1,4 +1,4 @@
-import { ConflictError, type ResourceName, StoreUnavailableError } from '@hortus/core';
+import { ConflictError, InvalidInputError, type ResourceName, StoreUnavailableError } from '@hortus/core';
 import {
   type Collection,
   type Document,
@@ -173,6 +173,17 @@ export function toObjectId(id: string): ObjectId | undefined {
   return typeof id === 'string' && objectIdPattern.test(id) && ObjectId.isValid(id)
     ? ObjectId.createFromHexString(id)
     : undefined;
+}
+
+/** The ObjectId of a record copied from another store (`hortus store copy`): every store issues this form. */
+export function copiedObjectId(id: string): ObjectId {
+  const objectId = toObjectId(id);
+  if (objectId === undefined) {
+    throw new InvalidInputError(`the id ${JSON.stringify(id)} is not of the form this store keeps`, [
+      { field: 'id', problem: 'must be 24 hexadecimal digits' },
+    ]);
+  }
+  return objectId;
 }
 
 export function toDate(value: unknown): Date {

@@ -11,6 +11,7 @@ import {
   userOrigins,
   type UserProvenance,
   type UserRecord,
+  type UserCopy,
   type UserRepository,
 } from '@hortus/core';
 import {
@@ -20,6 +21,7 @@ import {
   MongoRepository,
   toDate,
   toObjectId,
+  copiedObjectId,
 } from './support.js';
 import { type MongoDatabase } from './database.js';
 
@@ -202,6 +204,25 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
       ),
     );
     return document === null ? undefined : userMapper.toEntity(document);
+  }
+
+  async restore(user: UserCopy): Promise<void> {
+    const _id = copiedObjectId(user.id);
+    const document: Omit<UserDocument, '_id'> = {
+      firstName: user.firstName,
+      lastName: user.lastName,
+      email: user.email,
+      emailKey: emailKey(user.email),
+      group: user.group,
+      sessionVersion: user.sessionVersion,
+      ...(user.passwordHash === undefined ? {} : { password: user.passwordHash }),
+      ...(user.reset === undefined
+        ? {}
+        : { resetToken: { digest: user.reset.tokenDigest, expiresAt: user.reset.expiresAt } }),
+      ...(user.createdAt === undefined ? {} : { createdAt: user.createdAt }),
+      ...(user.origin === 'unknown' ? {} : { origin: user.origin }),
+    };
+    await this.run(() => this.collection.replaceOne({ _id }, document, { upsert: true }));
   }
 
   async findCredentials(id: string): Promise<UserCredentials | undefined> {

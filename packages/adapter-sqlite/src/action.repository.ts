@@ -81,6 +81,31 @@ export class SqliteActionRepository extends SqliteRepository implements ActionRe
     );
   }
 
+  /** An action of that group and object under another id (a forced copy) gives way to this one. */
+  async restore(action: Action): Promise<void> {
+    this.run(() =>
+      this.connection.write(() => {
+        this.connection
+          .prepare('DELETE FROM actions WHERE grp = ? AND object = ? AND id <> ?')
+          .run(action.group, action.object, action.id);
+        this.connection
+          .prepare(
+            `INSERT INTO actions (${columns}) VALUES (@id, @grp, @object, @value, @automations)
+             ON CONFLICT (id) DO UPDATE SET grp = excluded.grp, object = excluded.object,
+               value = excluded.value, automations = excluded.automations`,
+          )
+          .run({
+            id: action.id,
+            grp: action.group,
+            object: action.object,
+            value: action.value,
+            automations: JSON.stringify(storedAutomations(action.automations)),
+          });
+        this.revisions.bump([action.group]);
+      }),
+    );
+  }
+
   async revision(group: string): Promise<string> {
     return this.run(() => this.revisions.current(group));
   }

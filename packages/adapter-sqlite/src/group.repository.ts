@@ -93,6 +93,30 @@ export class SqliteGroupRepository extends SqliteRepository implements GroupRepo
     );
   }
 
+  /** A group of that name under another id (a forced copy) gives way; the id's row is then upserted. */
+  async restore(group: Group): Promise<void> {
+    this.run(() =>
+      this.connection.write(() => {
+        this.connection.prepare('DELETE FROM groups WHERE name = ? AND id <> ?').run(group.name, group.id);
+        this.connection
+          .prepare(
+            `INSERT INTO groups (${columns}) VALUES (@id, @name, @package, @employee, @settings, @retention_days)
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name, package = excluded.package,
+               employee = excluded.employee, settings = excluded.settings, retention_days = excluded.retention_days`,
+          )
+          .run({
+            id: group.id,
+            name: group.name,
+            package: group.package,
+            employee: JSON.stringify(group.employee.map(String)),
+            settings: toJson(group.settings),
+            retention_days: group.retentionDays ?? null,
+          });
+        this.revisions.bump([group.name]);
+      }),
+    );
+  }
+
   async revision(name: string): Promise<string> {
     return this.run(() => this.revisions.current(name));
   }

@@ -95,6 +95,32 @@ export class SqliteHistoryChartRepository extends SqliteRepository implements Hi
     return historyChartMapper.toEntity(row);
   }
 
+  async restore(record: HistoryChart): Promise<void> {
+    this.run(() =>
+      this.connection.write(() => {
+        this.connection
+          .prepare('DELETE FROM history_charts WHERE user_id = ? AND id <> ?')
+          .run(record.userId, record.id);
+        this.connection
+          .prepare(
+            `INSERT INTO history_charts (id, user_id, charts) VALUES (?, ?, ?)
+             ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, charts = excluded.charts`,
+          )
+          .run(record.id, record.userId, JSON.stringify(record.charts.map(chartMapper.toStored)));
+      }),
+    );
+  }
+
+  async userIds(): Promise<string[]> {
+    return this.run(() =>
+      (
+        this.connection.prepare('SELECT user_id FROM history_charts ORDER BY user_id').all() as {
+          user_id: string;
+        }[]
+      ).map((row) => row.user_id),
+    );
+  }
+
   async updateChart(
     userId: string,
     chartName: string,

@@ -11,6 +11,7 @@ import {
   userOrigins,
   type UserProvenance,
   type UserRecord,
+  type UserCopy,
   type UserRepository,
 } from '@hortus/core';
 import { newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
@@ -172,6 +173,37 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
           .get(email, emailKey(email), id) as UserRow | undefined,
     );
     return row === undefined ? undefined : userMapper.toEntity(row);
+  }
+
+  async restore(user: UserCopy): Promise<void> {
+    this.run(() =>
+      this.connection
+        .prepare(
+          `INSERT INTO users (${columns}, email_key, password_hash, session_version, reset_digest,
+             reset_expires_at, created_at, origin)
+           VALUES (@id, @first_name, @last_name, @email, @grp, @email_key, @password_hash, @session_version,
+             @reset_digest, @reset_expires_at, @created_at, @origin)
+           ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
+             email = excluded.email, grp = excluded.grp, email_key = excluded.email_key,
+             password_hash = excluded.password_hash, session_version = excluded.session_version,
+             reset_digest = excluded.reset_digest, reset_expires_at = excluded.reset_expires_at,
+             created_at = excluded.created_at, origin = excluded.origin`,
+        )
+        .run({
+          id: user.id,
+          first_name: user.firstName,
+          last_name: user.lastName,
+          email: user.email,
+          grp: user.group,
+          email_key: emailKey(user.email),
+          password_hash: user.passwordHash ?? null,
+          session_version: user.sessionVersion,
+          reset_digest: user.reset?.tokenDigest ?? null,
+          reset_expires_at: user.reset?.expiresAt.getTime() ?? null,
+          created_at: user.createdAt?.getTime() ?? null,
+          origin: user.origin === 'unknown' ? null : user.origin,
+        }),
+    );
   }
 
   async findCredentials(id: string): Promise<UserCredentials | undefined> {

@@ -4,4 +4,5 @@ export * from './output.js';
 export * from './progress.js';
 export * from './import-readings.js';
 export * from './migrate.js';
+export { type StoreCopyResult } from './store-copy.js';
 export * from './app/index.js';

@@ -8,6 +8,7 @@ import { registerDataCommands, withExamples } from './commands/index.js';
 import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
 import { registerKeyCommands } from './keys.js';
 import { registerMigrateCommand } from './commands/migrate.js';
+import { registerStoreCommands } from './commands/store.js';
 import { type RunIo } from './io.js';
 import { printable } from './output.js';
 import { registerServeCommand } from './serve.js';
@@ -106,6 +107,7 @@ function createProgram(given: RunIo): Command {
   registerKeyCommands(program, io);
   registerBackupCommand(program, io);
   registerMigrateCommand(program, io);
+  registerStoreCommands(program, io);
   registerConfigCommands(program, io);
   return program;
 }

@@ -258,6 +258,54 @@ describe('hortus user: passwords, reset links, sessions and invitations', () => 
     expect(text.stdout).to.match(/admin@example\.org .* sign-up with an admin key$/mu);
   });
 
+  it('when change-email is given the current e-mail (like the other user commands), then it changes that user; an id still works', async () => {
+    const id = await createWithPassword('ada@example.org');
+
+    const byEmail = await hortus(container, ['user', 'change-email', 'Ada@Example.org', 'ada@grower.org']);
+    const byId = await hortus(container, ['user', 'change-email', id, 'ada@third.example']);
+    const unknown = await hortus(container, ['user', 'change-email', 'nobody@example.org', 'x@example.org']);
+
+    expect(byEmail.code, byEmail.stderr).to.equal(0);
+    expect(byEmail.stdout).to.match(/^Email: +ada@grower\.org$/mu);
+    expect(byId.code, byId.stderr).to.equal(0);
+    expect((await logIn('ada@third.example', PASSWORD)).userId).to.equal(id);
+    expect(unknown.code).to.equal(3);
+  });
+
+  it('when a user is created into a group that does not exist, then it is refused and no one is made, unless --create-group', async () => {
+    const args = [
+      'user',
+      'create',
+      '--first-name',
+      'Ada',
+      '--last-name',
+      'Grower',
+      '--email',
+      'ada@example.org',
+    ];
+
+    const refused = await hortus(container, [...args, '--group', 'gh-typo']);
+    const listedAfter = await hortus(container, ['--json', 'user', 'list']);
+    const created = await hortus(container, [...args, '--group', 'gh-new', '--create-group']);
+
+    expect(refused.code).to.equal(3);
+    expect(refused.stderr).to.contain('group gh-typo does not exist');
+    expect(JSON.parse(listedAfter.stdout)).to.deep.equal([]);
+    expect(created.code, created.stderr).to.equal(0);
+    expect(created.stdout).to.match(/^Group: +gh-new$/mu);
+  });
+
+  it('when sessions are revoked or a user deleted, then the command says what it did', async () => {
+    const id = await createWithPassword();
+
+    const revoked = await hortus(container, ['user', 'sessions', 'revoke', 'ada@example.org']);
+    const deleted = await hortus(container, ['user', 'delete', 'ada@example.org']);
+
+    expect(revoked.stdout).to.contain(`Ended every log-in session of ada@example.org (user ${id})`);
+    expect(deleted.stdout).to.contain(`Deleted user ada@example.org (${id}, group greenhouse-1)`);
+    expect(deleted.stdout).to.contain('e-mail is free again');
+  });
+
   it('when a user is deleted, then their token ends and their e-mail is free', async () => {
     await createWithPassword();
     const { token } = await logIn('ada@example.org', PASSWORD);

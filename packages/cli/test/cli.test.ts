@@ -213,6 +213,7 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
         'ada@example.org',
         '-g',
         'gh-1',
+        '--create-group',
         '--json',
       ]);
       expect(created.code).to.equal(0);

@@ -13,6 +13,7 @@ import { readingAggregateContract } from './reading-aggregate.contract.js';
 import { readingRepositoryContract } from './reading.contract.js';
 import { revisionContract } from './revision.contract.js';
 import { serverSecretRepositoryContract } from './server-secret.contract.js';
+import { storeCopyContract } from './store-copy.contract.js';
 import { type StoreFactory } from './store.js';
 import { userRepositoryContract } from './user.contract.js';
 
@@ -34,4 +35,5 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   serverSecretRepositoryContract(name, createStore);
   alertOutboxRepositoryContract(name, createStore);
   firmwareRepositoryContract(name, createStore);
+  storeCopyContract(name, createStore);
 }

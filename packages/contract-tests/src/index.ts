@@ -15,5 +15,6 @@ export * from './access-key.contract.js';
 export * from './server-secret.contract.js';
 export * from './alert-outbox.contract.js';
 export * from './firmware.contract.js';
+export * from './store-copy.contract.js';
 export * from './all.contract.js';
 export * from './test-servers.js';

@@ -93,6 +93,28 @@ export function readingRepositoryContract(name: string, createStore: StoreFactor
         expect(found.map((r) => r.value)).to.deep.equal(Array.from({ length: 20 }, (_, i) => 19 - i));
       });
 
+      it('when concurrent calls mix new readings with stored ones, then each is answered for its own, and latest sees the new', async () => {
+        await repository().add([reading(0, 20)]);
+
+        const counts = await Promise.all([
+          repository().add([reading(0, 21)]),
+          repository().add([reading(MINUTE, 22)]),
+          repository().add([reading(0, 23)]),
+          repository().add([reading(2 * MINUTE, 24), reading(3 * MINUTE, 25)]),
+          repository().add([reading(MINUTE, 26)]),
+        ]);
+
+        // Which of the two calls with the same new reading stores it is not fixed; exactly one does.
+        expect([counts[0], counts[2], counts[3]]).to.deep.equal([0, 0, 2]);
+        expect((counts[1] ?? 0) + (counts[4] ?? 0)).to.equal(1);
+        const found = await repository().newestFirst({ group: GROUP, topic: TOPIC }, 10);
+        expect(found.map((r) => r.time.getTime())).to.deep.equal(
+          [3, 2, 1, 0].map((minutes) => reading(minutes * MINUTE, 0).time.getTime()),
+        );
+        expect(found.at(-1)?.value).to.equal(20);
+        expect((await repository().latestOfEveryTopic(GROUP)).map((r) => r.value)).to.deep.equal([25]);
+      });
+
       it('when an empty batch is added, then nothing is stored and it answers 0', async () => {
         expect(await repository().add([])).to.equal(0);
         expect(await repository().latestOfEveryTopic(GROUP)).to.deep.equal([]);

@@ -13,6 +13,7 @@ import {
   type User,
   type UserRecord,
   type UserCredentials,
+  type UserCopy,
   type UserRepository,
 } from '@hortus/core';
 import {
@@ -209,6 +210,10 @@ class CarelessUserRepository implements UserRepository {
 
   async createImported(user: ImportedUser): Promise<User> {
     return this.create(user);
+  }
+
+  async restore(user: UserCopy): Promise<void> {
+    this.byId.set(user.id, user);
   }
 
   async findCredentials(id: string): Promise<UserCredentials | undefined> {

@@ -139,3 +139,4 @@ export * from './accounts/invite-user.js';
 export * from './accounts/delete-user.js';
 export * from './migration/legacy.js';
 export * from './migration/copy-legacy-records.js';
+export * from './store-copy/copy-store.js';

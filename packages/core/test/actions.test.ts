@@ -35,7 +35,7 @@ describe('actions use cases', () => {
     });
   });
 
-  describe('SetActionValue (SPEC section 3)', () => {
+  describe('SetActionValue (docs/api.md, Actions)', () => {
     it('when the action exists, then its value becomes the given value and is stored', async () => {
       const updated = await app.get(SetActionValue).execute({ group: GROUP, object: 'pump_1', value: 'on' });
 

@@ -26,7 +26,7 @@ describe('notifications use cases', () => {
     await create.execute({ group: 'greenhouse-b', time: T1, message: 'other group at T1' });
   });
 
-  describe('IgnoreNotifications (SPEC section 3)', () => {
+  describe('IgnoreNotifications (docs/api.md, Notifications)', () => {
     it('when times are given, then every notification of the group at one of them is ignored', async () => {
       const matched = await app.get(IgnoreNotifications).execute({ group: GROUP, times: [T1, UNKNOWN] });
 

@@ -51,6 +51,8 @@ export const apiRouters: readonly RouterSpec[] = [
 
 export interface AppOptions {
   readonly logger: Logger;
+  /** A line per request (the default), or none when false (LOG_REQUESTS=off). */
+  readonly logRequests?: boolean;
   /** Exact origins allowed to call with credentials. */
   readonly corsOrigins: readonly string[];
   readonly bodyLimitBytes: number;
@@ -177,7 +179,8 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   // Every route's policy, checked here: a route that does not declare one stops the server from starting.
   const policies = new PolicyTable([...declaredRoutes(routers), ...operationsRoutes]);
 
-  app.use(requestLog(options.logger));
+  const requestLogger = options.logRequests === false ? undefined : options.logger;
+  app.use(requestLog(requestLogger));
   if (options.metrics !== undefined) app.use(metricsMiddleware(options.metrics));
   app.use(securityHeadersMiddleware);
   if (app.proxy) app.use(clientAddressMiddleware(trustProxy));
@@ -222,6 +225,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
       useCases,
       answering,
       logger: options.logger,
+      requestLogger,
       metrics: options.metrics,
       access,
       allowedOrigins: allowedOrigins(options.corsOrigins),

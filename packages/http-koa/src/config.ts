@@ -54,6 +54,8 @@ export interface HttpSettings {
   readonly authCacheMs: number;
   /** POLL_LANE: polls answered in front of Koa (the default), or `off` to send every request through Koa. */
   readonly pollLane: boolean;
+  /** LOG_REQUESTS: a log line per request (the default), or `off` to keep only what goes wrong. */
+  readonly logRequests: boolean;
   /** HTTPS_PORT: where HTTPS is served; onboarding sends boxes there unless BOX_PUBLIC_HOST says otherwise. */
   readonly httpsPort: number;
   /** BOX_PUBLIC_HOST: the host[:port] boxes are told to post to over HTTPS. */
@@ -86,6 +88,7 @@ export const httpDefaults = {
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
   POLL_LANE: 'on',
+  LOG_REQUESTS: 'on',
   HTTPS_PORT: '8443',
 } as const;
 
@@ -145,6 +148,10 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   if (clientProblem !== undefined) problems.push(clientProblem);
   const clientPolicy =
     optional('CLIENT_CSP') ?? clientCsp(isHttpUrl(apiUrl) ? new URL(apiUrl).origin : undefined);
+  const logRequestsText = read('LOG_REQUESTS').toLowerCase();
+  if (logRequestsText !== 'on' && logRequestsText !== 'off') {
+    problems.push(`LOG_REQUESTS must be on or off, got "${read('LOG_REQUESTS')}"`);
+  }
   const pollLaneText = read('POLL_LANE').toLowerCase();
   if (pollLaneText !== 'on' && pollLaneText !== 'off') {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
@@ -188,6 +195,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     auth,
     authCacheMs,
     pollLane: pollLaneText !== 'off',
+    logRequests: logRequestsText !== 'off',
     ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientPolicy } }),
   };
 }

@@ -13,8 +13,17 @@ import {
 } from '@hortus/core';
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
-import { fields, table } from '../output.js';
-import { groupOption, listOrNote, outputFor, readPassword, storeFor, withExamples } from './shared.js';
+import { fields, say, table } from '../output.js';
+import {
+  createGroupOption,
+  groupOption,
+  listOrNote,
+  outputFor,
+  readPassword,
+  requireGroup,
+  storeFor,
+  withExamples,
+} from './shared.js';
 
 function showUser(user: User): string {
   return fields([
@@ -53,7 +62,7 @@ export function registerUserCommands(program: Command, io: RunIo): void {
   const store = storeFor(io);
   const user = withExamples(
     program.command('user').description('create users, set passwords, reset links, sessions and invitations'),
-    'hortus user change-email 000000000000000000000001 new@example.org',
+    'hortus user change-email ada@example.org new@example.org',
   );
   withExamples(
     user
@@ -66,6 +75,7 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .requiredOption('--email <address>', 'e-mail address, unique among users (ignoring case)')
       .addOption(groupOption())
       .option('--password-stdin', 'read the password from stdin (never give it as an argument)')
+      .addOption(createGroupOption())
       .action(
         async (
           options: {
@@ -74,14 +84,19 @@ export function registerUserCommands(program: Command, io: RunIo): void {
             email: string;
             group: string;
             passwordStdin?: boolean;
+            createGroup?: boolean;
           },
           command: Command,
         ) => {
-          const { passwordStdin, ...fields } = options;
+          const { passwordStdin, createGroup, ...fields } = options;
           const password = passwordStdin === true ? await readPassword(io) : undefined;
-          const created = await store(command, (useCase) =>
-            useCase(CreateUser).execute({ ...fields, ...(password === undefined ? {} : { password }) }),
-          );
+          const created = await store(command, async (useCase) => {
+            await requireGroup(useCase, fields.group, createGroup === true);
+            return useCase(CreateUser).execute({
+              ...fields,
+              ...(password === undefined ? {} : { password }),
+            });
+          });
           outputFor(io, command).result(created, showUser);
         },
       ),
@@ -141,7 +156,11 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .argument('<email>', "the user's e-mail")
       .action(async (email: string, _options: object, command: Command) => {
         const revoked = await store(command, (useCase) => useCase(RevokeSessions).execute({ email }));
-        outputFor(io, command).result(revoked, showUser);
+        outputFor(io, command).result(
+          revoked,
+          (done) =>
+            say`Ended every log-in session of ${done.email} (user ${done.id}): tokens and cookies issued before now are refused, on running servers within AUTH_CACHE_MS. They log in again with their password.`,
+        );
       }),
     'hortus user sessions revoke ada@example.org',
   );
@@ -171,22 +190,28 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .argument('<email>', "the user's e-mail")
       .action(async (email: string, _options: object, command: Command) => {
         const deleted = await store(command, (useCase) => useCase(DeleteUser).execute({ email }));
-        outputFor(io, command).result(deleted, showUser);
+        outputFor(io, command).result(
+          deleted,
+          (done) =>
+            say`Deleted user ${done.email} (${done.id}, group ${done.group}): their log-in tokens and cookies are refused from now on, on running servers within AUTH_CACHE_MS. Their e-mail is free again.`,
+        );
       }),
     'hortus user delete ada@example.org',
   );
   withExamples(
     user
       .command('change-email')
-      .description("change a user's e-mail address")
-      .argument('<userId>', 'the user id')
+      .description("change a user's e-mail address; a pending reset link of the user is voided")
+      .argument('<user>', "the user's current e-mail (or their id, as `user list` shows it)")
       .argument('<newEmail>', 'the new e-mail address')
-      .action(async (userId: string, newEmail: string, _options: object, command: Command) => {
+      .action(async (user: string, newEmail: string, _options: object, command: Command) => {
         const updated = await store(command, (useCase) =>
-          useCase(ChangeUserEmail).execute({ userId, newEmail }, OPERATOR),
+          user.includes('@')
+            ? useCase(ChangeUserEmail).byEmail({ email: user, newEmail }, OPERATOR)
+            : useCase(ChangeUserEmail).execute({ userId: user, newEmail }, OPERATOR),
         );
         outputFor(io, command).result(updated, showUser);
       }),
-    'hortus user change-email 000000000000000000000001 ada@example.org',
+    'hortus user change-email ada@example.org ada@grower.org',
   );
 }

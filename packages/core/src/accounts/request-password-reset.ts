@@ -32,7 +32,7 @@ export class RequestPasswordReset {
    * (the look-up, the token write, the mail) happens after the answer, so neither its text nor its
    * timing tells who has an account. Failures there are logged, never answered.
    *
-   * An account without a password gets no link here: anyone may change its e-mail (SPEC's route needs no
+   * An account without a password gets no link here: anyone may change its e-mail (the route of docs/api.md, User e-mail, needs no
    * credential for it), so a link to whatever address it has now would hand the account to whoever set
    * that address. Its first password comes from the operator (`hortus user set-password` or `reset-link`).
    */

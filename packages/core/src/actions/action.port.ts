@@ -18,6 +18,11 @@ export interface ActionRepository {
   delete(group: string, object: string): Promise<boolean>;
   /** Removes every action of the group and answers how many; the revision changes when any was removed. */
   deleteByGroup(group: string): Promise<number>;
+  /**
+   * Stores an action copied from another store as it is, its id too (`hortus store copy`), replacing the
+   * group's action of that object name: copying it again changes nothing. The group's revision changes.
+   */
+  restore(action: Action): Promise<void>;
   /** Opaque text that changes whenever an action of the group is created, changed or deleted (see ReadingRepository). */
   revision(group: string): Promise<string>;
   /**

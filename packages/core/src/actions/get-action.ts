@@ -7,7 +7,7 @@ import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
 export class GetAction {
   constructor(@inject(ACTION_REPOSITORY) private readonly actions: ActionRepository) {}
 
-  /** SPEC runs no validation here, so anything that is not a plain string simply matches nothing. */
+  /** The original service ran no validation here (docs/api.md, Actions), so anything that is not a plain string simply matches nothing. */
   async execute(input: { group: unknown; object: unknown }): Promise<Action> {
     const found =
       typeof input.group === 'string' && typeof input.object === 'string'

@@ -14,6 +14,11 @@ export interface GroupRepository {
   setRetention(name: string, days: number | undefined): Promise<Group | undefined>;
   /** Removes the group record (settings, employees); false when no group has that name. */
   delete(name: string): Promise<boolean>;
+  /**
+   * Stores a group copied from another store as it is, its id too (`hortus store copy`), replacing the
+   * group of that name: copying it again changes nothing. The group's revision changes.
+   */
+  restore(group: Group): Promise<void>;
   /** Opaque text that changes whenever the named group is created, changed or deleted (see ReadingRepository). */
   revision(name: string): Promise<string>;
 }

@@ -13,7 +13,7 @@ export class AddChart {
     @inject(CORE_LIMITS) private readonly limits: CoreLimits,
   ) {}
 
-  /** Appends a chart with SPEC's defaults; duplicate names are allowed, as in the old service. */
+  /** Appends a chart with the defaults of docs/api.md (History charts); duplicate names are allowed, as in the old service. */
   async execute(input: {
     userId: unknown;
     chartId?: unknown;

@@ -17,6 +17,13 @@ export interface HistoryChartRepository {
     change: ChartChange,
     now: Date,
   ): Promise<HistoryChart | undefined>;
+  /**
+   * Stores a user's record copied from another store as it is, its id and times too (`hortus store
+   * copy`), replacing the user's record: copying it again changes nothing.
+   */
+  restore(record: HistoryChart): Promise<void>;
+  /** The userId of every record (any text clients used, not only users' ids), in code-unit order. */
+  userIds(): Promise<string[]>;
   /** Removes every chart named `chartName`; undefined when the user has no record. */
   removeCharts(userId: string, chartName: string): Promise<HistoryChart | undefined>;
 }

@@ -21,7 +21,7 @@ export interface HistoryChart {
 
 export const DEFAULT_CHART_ID = 'defaultId';
 export const DEFAULT_CHART_NAME = 'Default Name';
-/** SPEC section 8: every added chart polls every 15000 ms, whatever the client asked for. */
+/** docs/api.md, History charts: every added chart polls every 15000 ms, whatever the client asked for. */
 export const FORCED_UPDATE_INTERVAL = 15000;
 export const MAX_CHART_DATA_BYTES = 32 * 1024;
 /** Bounds one user's record, which is read whole on every chart route: the default of MAX_CHARTS_PER_USER. */

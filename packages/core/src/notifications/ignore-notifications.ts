@@ -9,7 +9,7 @@ export class IgnoreNotifications {
   constructor(@inject(NOTIFICATION_REPOSITORY) private readonly notifications: NotificationRepository) {}
 
   /**
-   * SPEC section 3: with `times`, every match is ignored and no match is no error; with only `time`,
+   * docs/api.md, Notifications: with `times`, every match is ignored and no match is no error; with only `time`,
    * no match is a not-found. Answers how many notifications matched.
    */
   async execute(input: { group: unknown; time?: unknown; times?: unknown }): Promise<number> {

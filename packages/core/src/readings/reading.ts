@@ -21,7 +21,7 @@ export interface ReadingBucket {
   readonly count: number;
 }
 
-/** MQTT-style topics of the sensors SPEC names; boxes publish further topics under `esp/`. */
+/** MQTT-style topics of the six sensors of docs/api.md (Sensor data); boxes publish further topics under `esp/`. */
 export const sensorTopics = {
   temperature: 'esp/air/temperature',
   humidity: 'esp/air/humidity',
@@ -33,7 +33,7 @@ export const sensorTopics = {
 
 export type SensorName = keyof typeof sensorTopics;
 
-/** Answer size of a range query when the client names no count (SPEC behaviour of the old service). */
+/** Answer size of a range query when the client names no count (the original service's behaviour, docs/api.md). */
 export const DEFAULT_READINGS_LIMIT = 1000;
 /** Hard ceiling on `count`: clients ask for up to 4000; more than this is a 400, not a slow answer. */
 export const MAX_READINGS_LIMIT = 10_000;

@@ -11,7 +11,7 @@ export class ChangeUserEmail {
   /**
    * Once a user has a password, their e-mail is the key to their account (a reset link goes there), so only
    * the user's own log-in token or an admin may change it: otherwise anyone could redirect the reset mail
-   * and take the account. A user without a password changes as SPEC says, without a credential: such an
+   * and take the account. A user without a password changes as docs/api.md (User e-mail) says, without a credential: such an
    * account cannot be opened through its e-mail (RequestPasswordReset sends it no link), and the change
    * voids any reset link pending for the old address.
    */
@@ -33,5 +33,13 @@ export class ChangeUserEmail {
     const updated = await this.users.changeEmail(userId, email);
     if (updated === undefined) throw new NotFoundError('user', 'User not found.');
     return updated;
+  }
+
+  /** The same change for the user who has the e-mail `email` now (`hortus user change-email`). */
+  async byEmail(input: { email: unknown; newEmail: unknown }, caller: Caller): Promise<User> {
+    requireEmail(input.newEmail, 'newEmail');
+    const user = await this.users.findByEmail(requireEmail(input.email));
+    if (user === undefined) throw new NotFoundError('user', 'User not found.');
+    return this.execute({ userId: user.id, newEmail: input.newEmail }, caller);
   }
 }

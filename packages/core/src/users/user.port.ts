@@ -1,4 +1,5 @@
 import {
+  type UserCopy,
   type ImportedUser,
   type NewUser,
   type User,
@@ -38,6 +39,12 @@ export interface UserRepository {
    * origin `migration`.
    */
   createImported(user: ImportedUser): Promise<User>;
+  /**
+   * Stores a user copied from another store of this service as it is (`hortus store copy`): id, e-mail,
+   * hash, session version, pending reset, creation time and origin, replacing the user with that id, so
+   * copying it again changes nothing. Throws ConflictError when another user has that e-mail.
+   */
+  restore(user: UserCopy): Promise<void>;
   /** Every user with how and when it was made, in the order they were stored (`hortus user list`). */
   list(): Promise<UserRecord[]>;
   /** Any id the store cannot have issued (malformed, unknown) is simply not found. */

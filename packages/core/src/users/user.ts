@@ -44,6 +44,9 @@ export interface UserCredentials {
   readonly reset?: { readonly tokenDigest: string; readonly expiresAt: Date };
 }
 
+/** Everything a store keeps of one user: what `hortus store copy` reads and writes as it is. */
+export type UserCopy = UserRecord & UserCredentials;
+
 /**
  * A user moved over from another system (the original service): it keeps its id where the store can hold
  * it, so the ids clients and chart records hold stay valid, and its bcrypt hash, stored as the credential

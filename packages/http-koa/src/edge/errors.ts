@@ -56,7 +56,7 @@ export interface FailedRequest {
 }
 
 /**
- * The answer to an error a route's use case raised (a domain error by its code, with the route's SPEC
+ * The answer to an error a route's use case raised (a domain error by its code, with the route's docs/api.md
  * exceptions; anything else the route's 500 text) and its extra headers, logging what deserves it. The Koa
  * chain and the poll lane both answer route errors with this.
  */
@@ -139,7 +139,7 @@ export function errorBody(style: ErrorStyle, status: number, message: string): R
 }
 
 /**
- * The one place errors become responses: domain errors by their code (with the route's SPEC exceptions),
+ * The one place errors become responses: domain errors by their code (with the route's exceptions in docs/api.md),
  * library errors by their status, anything else as the route's 500 text. Never a stack in a body.
  */
 export function errorMiddleware(

@@ -1,3 +1,4 @@
+import { runtimeMetrics } from './runtime-metrics.js';
 import { decideAccess } from '@hortus/core';
 import { type Middleware } from 'koa';
 import { accessOf, forbidden } from '../access/access.js';
@@ -70,7 +71,7 @@ export function operationsMiddleware(options: OperationsOptions): Middleware {
         }
         ctx.status = 200;
         ctx.type = PROMETHEUS_TEXT;
-        ctx.body = options.metrics.render();
+        ctx.body = `${options.metrics.render()}${await runtimeMetrics()}`;
         return undefined;
       }
       default:

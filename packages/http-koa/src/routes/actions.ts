@@ -33,7 +33,7 @@ export const actionRoutes: RouterSpec = {
         'object',
         'value',
       ]),
-      // SPEC 4.3: no action for group and object is a 400 "no data found", not a 404.
+      // docs/api.md, Actions: no action for group and object is a 400 "no data found", not a 404.
       statusFor: { NOT_FOUND: 400 },
       responses: {
         200: { description: "`{message: 'Actions success'}`" },
@@ -105,7 +105,8 @@ export const actionRoutes: RouterSpec = {
       access: 'group',
       writes: false,
       summary: 'One action with its automations',
-      description: 'No validation (SPEC 4.3): anything that is not one plain string matches nothing.',
+      description:
+        'No validation (as the original service): anything that is not one plain string matches nothing.',
       unvalidatedQuery: object({
         groupId: { type: 'string', description: 'Group name' },
         deviceName: { type: 'string', description: 'Device name, e.g. pump_1' },

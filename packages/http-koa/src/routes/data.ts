@@ -86,7 +86,7 @@ function latestRoute(path: string, topic: string, sensor: string): RouteSpec {
   };
 }
 
-/** Where a range route finds its topic: fixed by its path (SPEC's six), or named in the path. */
+/** Where a range route finds its topic: fixed by its path (the six of docs/api.md, Sensor data), or named in the path. */
 type TopicOf = (input: RouteInput) => unknown;
 
 const rangeDescription =
@@ -96,7 +96,7 @@ const rangeDescription =
   'they end with the bucket holding now. Value filters apply before summarising; `count` keeps the ' +
   'newest buckets. An answer of readings carries an ETag; buckets do not (their window moves with time).';
 
-/** Readings or buckets of one series: the one code path of SPEC's history routes and of any stored topic. */
+/** Readings or buckets of one series: the one code path of the history routes (docs/api.md, Sensor data) and of any stored topic. */
 async function readRange(
   query: RouteInput['query'],
   topic: unknown,

@@ -9,7 +9,7 @@ function limitedGroupsOf(caller: Caller): readonly string[] | undefined {
   return undefined;
 }
 
-/** The device as SPEC shows it, followed by what the box tracking adds (never its key digests). */
+/** The device as the original service showed it (docs/api.md, Devices), followed by what the box tracking adds (never its key digests). */
 function deviceAnswer(device: DeviceView): Record<string, unknown> {
   return {
     _id: device.id,
@@ -41,7 +41,7 @@ export const deviceRoutes: RouterSpec = {
       writes: false,
       summary: 'Devices of a group',
       query: groupQuery,
-      // SPEC 4.4: a group without devices is a 400 "no data found".
+      // docs/api.md, Devices: a group without devices is a 400 "no data found".
       statusFor: { NOT_FOUND: 400 },
       responses: {
         200: {

@@ -5,7 +5,8 @@ import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './rou
 
 const failed: ResponseDoc = { description: "`{message: 'Internal server error'}`" };
 const invalid: ResponseDoc = {
-  description: '`{message}` when the group name is missing, repeated or too long (SPEC has no 400 here)',
+  description:
+    '`{message}` when the group name is missing, repeated or too long (the original service had no 400 here)',
 };
 const notFound: ResponseDoc = { description: "`{message: 'Group not found'}`" };
 const group: ResponseDoc = { description: 'The group', schema: { $ref: '#/components/schemas/Group' } };

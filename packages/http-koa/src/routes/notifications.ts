@@ -16,7 +16,7 @@ export const notificationRoutes: RouterSpec = {
       writes: false,
       summary: 'Notifications of a group that are not ignored, newest first',
       description:
-        'SPEC applies this validator to the body; Hortus validates the `groupId` query parameter. Carries an ' +
+        'The original service applied this validator to the body; Hortus validates the `groupId` query parameter. Carries an ' +
         'ETag: a poll naming it in If-None-Match gets 304 while no notification of the group changed.',
       query: groupIdQuery,
       responses: {

@@ -28,7 +28,7 @@ export type RouteAccess = (typeof routeAccessKinds)[number];
 export interface RoutePolicy {
   readonly access: RouteAccess;
   /**
-   * Whether it changes data. Every route but a GET does; a GET that does (SPEC has some) is refused to HEAD
+   * Whether it changes data. Every route but a GET does; a GET that does (docs/api.md has some) is refused to HEAD
    * and to cross-site pages like any POST.
    */
   readonly writes: boolean;

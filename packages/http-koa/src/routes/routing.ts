@@ -97,7 +97,7 @@ export type HttpUseCases = {
 };
 
 /**
- * How a router writes its errors (SPEC section 7): the body key `message` or `error`, or plain text, and
+ * How a router writes its errors (docs/api.md, General rules: error shapes): the body key `message` or `error`, or plain text, and
  * the text of its 500 answer.
  */
 export interface ErrorStyle {
@@ -105,7 +105,7 @@ export interface ErrorStyle {
   readonly serverError: string;
 }
 
-/** Where SPEC gives a domain error another status than the usual one, e.g. "no data found" is a 400. */
+/** Where the API (docs/api.md) gives a domain error another status than the usual one, e.g. "no data found" is a 400. */
 export type StatusOverrides = Readonly<Partial<Record<ErrorCode, number>>>;
 
 export interface RouteErrorPolicy {

@@ -25,7 +25,7 @@ export const userRoutes: RouterSpec = {
       },
       description:
         "Once the user has a password, only the user's own log-in token or an admin key may change the e-mail " +
-        '(the reset link goes to it); a user without a password changes without a credential, as SPEC says.',
+        '(the reset link goes to it); a user without a password changes without a credential, as in the original service.',
       handle: async ({ params, body, caller }, { changeUserEmail }) => {
         await changeUserEmail.execute({ userId: params['userId'], newEmail: body['newEmail'] }, caller);
         return json({ message: 'Email changed successfully' });

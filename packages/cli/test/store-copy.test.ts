@@ -1,0 +1,180 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EventEmitter } from 'node:events';
+import { expect } from 'chai';
+import { type StoreCopyResult } from '@hortus/cli';
+import { Capture, dropTestDatabase, hortus, type Outcome, scratchDataDir } from './harness.js';
+
+const uri = process.env['MONGODB_URI']?.trim() ?? '';
+const skipReason =
+  ' [skipped: MONGODB_URI is unset; start the test server with eval "$(bash scripts/ferretdb.sh start)"]';
+const withMongo = uri === '' ? it.skip : it;
+const when = (title: string): string => `${title}${uri === '' ? skipReason : ''}`;
+
+const PASSWORD = 'correct horse battery';
+
+function mongoEnv(): { MONGODB_URI: string } {
+  const url = new URL(uri);
+  url.pathname = `/storecopy_${randomBytes(4).toString('hex')}`;
+  return { MONGODB_URI: url.toString() };
+}
+
+async function* typed(text: string): AsyncIterable<string> {
+  yield text;
+}
+
+/** A store with the demo greenhouse, a user who can log in, and a firmware image. */
+async function fill(env: Record<string, string>): Promise<void> {
+  expect((await hortus(undefined, ['seed', '--demo'], { env })).code).to.equal(0);
+  const created = await hortus(
+    undefined,
+    ['user', 'create', '--first-name', 'Ana', '--last-name', 'Grower', '--email', 'ana@example.com'].concat([
+      '-g',
+      'demo',
+      '--password-stdin',
+    ]),
+    { env, stdin: typed(`${PASSWORD}\n`) },
+  );
+  expect(created.code, created.stderr).to.equal(0);
+  const directory = scratchDataDir();
+  mkdirSync(directory, { recursive: true });
+  const image = join(directory, 'image.bin');
+  writeFileSync(image, randomBytes(4096));
+  const published = await hortus(undefined, ['firmware', 'publish', image, '--version', '1.2.3'], { env });
+  expect(published.code, published.stderr).to.equal(0);
+}
+
+async function copy(
+  env: Record<string, string>,
+  to: string,
+  extra: readonly string[] = [],
+  io: Partial<Parameters<typeof hortus>[2]> = {},
+): Promise<Outcome & { report: StoreCopyResult }> {
+  const outcome = await hortus(
+    undefined,
+    ['store', 'copy', '--to', to, '--json', '--check-login', 'ana@example.com', '--password-stdin', ...extra],
+    { env, stdin: typed(`${PASSWORD}\n`), ...io },
+  );
+  return { ...outcome, report: JSON.parse(outcome.stdout || 'null') as StoreCopyResult };
+}
+
+/** source and target counts of each resource, from the report. */
+function counts(report: StoreCopyResult): Record<string, [number, number]> {
+  return Object.fromEntries(report.resources.map((entry) => [entry.resource, [entry.source, entry.target]]));
+}
+
+const expectedCounts = {
+  groups: [1, 1],
+  users: [2, 2],
+  actions: [4, 4],
+  historyCharts: [1, 1],
+  firmware: [1, 1],
+  readings: [2016, 2016],
+};
+
+describe('hortus store copy', function () {
+  this.timeout(120_000);
+  const databases: Record<string, string>[] = [];
+  after(async () => {
+    for (const env of databases) await dropTestDatabase(env);
+  });
+
+  withMongo(
+    when(
+      'when a SQLite store is copied to MongoDB, then every resource is there in equal counts, records as they were, and its user logs in there',
+    ),
+    async () => {
+      const sqlite = { HORTUS_DATA_DIR: scratchDataDir() };
+      const mongo = mongoEnv();
+      databases.push(mongo);
+      await fill(sqlite);
+
+      const { code, stderr, report } = await copy(sqlite, mongo.MONGODB_URI);
+
+      expect(code, stderr).to.equal(0);
+      expect(counts(report)).to.deep.equal(expectedCounts);
+      expect(report).to.include({ complete: true, interrupted: false, credentialsMatch: true });
+      expect(report.loggedIn).to.equal('ana@example.com');
+      const listed = async (env: Record<string, string>, argv: string[]): Promise<unknown> =>
+        JSON.parse((await hortus(undefined, [...argv, '--json'], { env })).stdout) as unknown;
+      for (const argv of [
+        ['user', 'list'],
+        ['group', 'list'],
+        ['action', 'list', '-g', 'demo'],
+        ['firmware', 'list'],
+      ]) {
+        expect(await listed(mongo, argv), argv.join(' ')).to.deep.equal(await listed(sqlite, argv));
+      }
+      // Progress went to stderr as JSON lines (not a terminal), with the total where it is known.
+      expect(stderr).to.match(/"event":"store.copy.progress","resource":"users","copied":2,"total":2/u);
+    },
+  );
+
+  withMongo(
+    when(
+      'when a MongoDB store is copied to SQLite and the first run is interrupted, then the second run completes it without duplicating anything',
+    ),
+    async () => {
+      const mongo = mongoEnv();
+      databases.push(mongo);
+      await fill(mongo);
+      const target = join(scratchDataDir(), 'copy.db');
+      const signals = new EventEmitter();
+      // Ctrl-C as soon as the readings start: the copy stops after the page in flight.
+      const stderr = new Capture();
+      stderr.write = (chunk: string): boolean => {
+        stderr.text += chunk;
+        if (chunk.includes('"resource":"readings"')) signals.emit('SIGINT');
+        return true;
+      };
+
+      const first = await copy(mongo, target, ['--page-size', '100'], { signals, stderr });
+      const second = await copy(mongo, target, ['--page-size', '100']);
+
+      expect(first.code).to.equal(5);
+      expect(first.report.interrupted).to.equal(true);
+      const firstReadings = first.report.resources.find((entry) => entry.resource === 'readings');
+      expect(firstReadings?.complete).to.equal(false);
+      expect(second.code, second.stderr).to.equal(0);
+      expect(counts(second.report)).to.deep.equal(expectedCounts);
+      const readings = second.report.resources.find((entry) => entry.resource === 'readings');
+      expect(readings?.written).to.equal(2016 - (firstReadings?.written ?? 0));
+      expect(second.report.loggedIn).to.equal('ana@example.com');
+    },
+  );
+
+  it('when the target is the configured store itself, then the copy is refused before anything is written', async () => {
+    const dataDir = scratchDataDir();
+    await hortus(undefined, ['seed', '--demo'], { env: { HORTUS_DATA_DIR: dataDir } });
+
+    const outcome = await hortus(undefined, ['store', 'copy', '--to', join(dataDir, 'hortus.db')], {
+      env: { HORTUS_DATA_DIR: dataDir },
+    });
+
+    expect(outcome.code).to.equal(2);
+    expect(outcome.stderr).to.include('cannot be copied onto itself');
+  });
+
+  it("when the target holds another installation's data, then the copy is refused unless --force", async () => {
+    const source = { HORTUS_DATA_DIR: scratchDataDir() };
+    const other = { HORTUS_DATA_DIR: scratchDataDir() };
+    await hortus(undefined, ['seed', '--demo'], { env: source });
+    await hortus(undefined, ['seed', '--demo'], { env: other });
+    const target = join(other.HORTUS_DATA_DIR, 'hortus.db');
+
+    const refused = await hortus(undefined, ['store', 'copy', '--to', target], { env: source });
+    const forced = await hortus(undefined, ['store', 'copy', '--to', target, '--force', '--json'], {
+      env: source,
+    });
+
+    expect(refused.code).to.equal(4);
+    expect(refused.stderr).to.include("another installation's data").and.include('--force');
+    expect(forced.code, forced.stderr).to.equal(0);
+    const groups = JSON.parse((await hortus(undefined, ['group', 'list', '--json'], { env: other })).stdout);
+    const sourceGroups = JSON.parse(
+      (await hortus(undefined, ['group', 'list', '--json'], { env: source })).stdout,
+    );
+    expect(groups).to.deep.equal(sourceGroups);
+  });
+});

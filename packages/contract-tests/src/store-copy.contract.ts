@@ -1,0 +1,126 @@
+import { type Action, ConflictError, type Group, type HistoryChart, type UserCopy } from '@hortus/core';
+import { at, expect, freshStorePerTest, MINUTE, type StoreFactory } from './store.js';
+
+/** Records as another store of this service issued them: 24-hex ids, which every store keeps. */
+const group: Group = {
+  id: '65a1b2c3d4e5f60718293a4b',
+  name: 'greenhouse-a',
+  package: 'small',
+  employee: ['ana', 'ben'],
+  settings: [{ tempMin: 12 }, { 'odd.key': '$x' }],
+  retentionDays: 30,
+};
+
+const user: UserCopy = {
+  id: '65a1b2c3d4e5f60718293a4c',
+  firstName: 'Ana',
+  lastName: 'Gardener',
+  email: 'Ana@Example.com',
+  group: 'greenhouse-a',
+  createdAt: at(0),
+  origin: 'signup',
+  passwordHash: '$2b$12$abcdefghijklmnopqrstuu1234567890123456789012345678901',
+  sessionVersion: 3,
+  reset: { tokenDigest: 'f'.repeat(64), expiresAt: at(60 * MINUTE) },
+};
+
+const action: Action = {
+  id: '65a1b2c3d4e5f60718293a4d',
+  group: 'greenhouse-a',
+  object: 'pump',
+  value: 'on',
+  automations: [
+    {
+      timeAutomations: [{ action: 'on', time: '06:00', frequency: 'every day' }],
+      sensorAutomations: [{ action: 'off', sensor: 'temp', condition: 'above', value: '30' }],
+    },
+  ],
+};
+
+const charts: HistoryChart = {
+  id: '65a1b2c3d4e5f60718293a4e',
+  userId: user.id,
+  charts: [
+    {
+      chartId: 'c1',
+      chartName: 'Air',
+      chartData: { topic: 'temp' },
+      createdAt: at(0),
+      updatedAt: at(MINUTE),
+    },
+    { chartId: 'c2', chartName: 'Soil', chartData: {}, createdAt: at(2 * MINUTE), updatedAt: at(2 * MINUTE) },
+  ],
+};
+
+/** The writes `hortus store copy` makes: each record as it is, and the same record again changes nothing. */
+export function storeCopyContract(
+  name: string,
+  createStore: StoreFactory<'groups' | 'users' | 'actions' | 'historyCharts'>,
+): void {
+  describe(`${name}: restoring copied records (hortus store copy)`, () => {
+    const store = freshStorePerTest(createStore);
+
+    it('when a group is restored twice, then it is listed once, as it was, id, employees and retention included', async () => {
+      await store().groups.restore(group);
+      await store().groups.restore(group);
+
+      expect(await store().groups.list()).to.deep.equal([group]);
+    });
+
+    it('when a group of that name exists under another id, then the restored one replaces it', async () => {
+      await store().groups.create({ name: group.name, package: 'small', employee: [], settings: [] });
+
+      await store().groups.restore(group);
+
+      expect(await store().groups.findByName(group.name)).to.deep.equal(group);
+    });
+
+    it('when a user is restored twice, then list and findCredentials answer it as it was: id, hash, session version, reset, creation time and origin', async () => {
+      await store().users.restore(user);
+      await store().users.restore(user);
+
+      const { passwordHash, sessionVersion, reset, ...record } = user;
+      expect(await store().users.list()).to.deep.equal([record]);
+      expect(await store().users.findCredentials(user.id)).to.deep.equal({
+        passwordHash,
+        sessionVersion,
+        reset,
+      });
+      expect((await store().users.findByEmail('ana@example.com'))?.id).to.equal(user.id);
+    });
+
+    it('when another user has the e-mail, then restoring is a conflict and the other user stays', async () => {
+      const other = await store().users.create({ ...user, email: 'ana@example.com' });
+
+      await expect(store().users.restore(user)).to.be.rejectedWith(ConflictError);
+      expect((await store().users.list()).map((listed) => listed.id)).to.deep.equal([other.id]);
+    });
+
+    it('when an action is restored twice, then the group has it once, as it was, and its revision changed', async () => {
+      const before = await store().actions.revision(action.group);
+
+      await store().actions.restore(action);
+      await store().actions.restore(action);
+
+      expect(await store().actions.listByGroup(action.group)).to.deep.equal([action]);
+      expect(await store().actions.revision(action.group)).not.to.equal(before);
+    });
+
+    it('when a chart record is restored twice, then the user has it once, charts and times as they were', async () => {
+      await store().historyCharts.restore(charts);
+      await store().historyCharts.restore(charts);
+
+      expect(await store().historyCharts.findByUser(user.id)).to.deep.equal(charts);
+    });
+
+    it('when records exist for several user ids, then userIds answers each once, in code-unit order', async () => {
+      const chart = charts.charts[0];
+      if (chart === undefined) throw new Error('the sample has a chart');
+      await store().historyCharts.appendChart('b-user', chart);
+      await store().historyCharts.appendChart('B-user', chart);
+      await store().historyCharts.restore(charts);
+
+      expect(await store().historyCharts.userIds()).to.deep.equal(['B-user', user.id, 'b-user'].sort());
+    });
+  });
+}

@@ -8,6 +8,11 @@ import {
 } from '@hortus/core';
 import { newId } from './ids.js';
 
+/** A message that will not be sent (again) keeps no webhook secret. */
+function withoutSecret(channel: Channel): Channel {
+  return channel.type === 'webhook' ? { ...channel, secret: '' } : channel;
+}
+
 @injectable()
 export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
   private readonly settings = new Map<string, GroupNotifySettings>();
@@ -53,7 +58,12 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
 
   async markDelivered(id: string, at: Date): Promise<void> {
     this.updatePending(id, (message) => {
-      const delivered = { ...message, status: 'delivered' as const, deliveredAt: new Date(at.getTime()) };
+      const delivered = {
+        ...message,
+        channel: withoutSecret(message.channel),
+        status: 'delivered' as const,
+        deliveredAt: new Date(at.getTime()),
+      };
       delete (delivered as { lastError?: string }).lastError;
       return delivered;
     });
@@ -63,6 +73,7 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
     this.updatePending(id, (message) => ({
       ...message,
       status: retryAt === undefined ? 'failed' : 'pending',
+      channel: retryAt === undefined ? withoutSecret(message.channel) : message.channel,
       lastError: error,
       ...(retryAt === undefined ? {} : { nextAttemptAt: new Date(retryAt.getTime()) }),
     }));
@@ -86,7 +97,7 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
         ...message,
         status: 'cancelled',
         lastError: reason,
-        channel: channel.type === 'webhook' ? { ...channel, secret: '' } : channel,
+        channel: withoutSecret(channel),
       };
       cancelled += 1;
     }

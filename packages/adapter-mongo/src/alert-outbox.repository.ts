@@ -179,6 +179,7 @@ export class MongoAlertOutboxRepository
         { $set: { status: 'delivered', deliveredAt: new Date(at.getTime()) }, $unset: { lastError: '' } },
       ),
     );
+    await this.dropSecret([new ObjectId(id)]);
   }
 
   async markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void> {
@@ -192,6 +193,17 @@ export class MongoAlertOutboxRepository
               ? { status: 'failed', lastError: error }
               : { status: 'pending', lastError: error, nextAttemptAt: new Date(retryAt.getTime()) },
         },
+      ),
+    );
+    if (retryAt === undefined) await this.dropSecret([new ObjectId(id)]);
+  }
+
+  /** A webhook message that will not be sent (again) keeps no secret; a pending one is left alone. */
+  private async dropSecret(ids: readonly ObjectId[]): Promise<void> {
+    await this.run(() =>
+      this.collection.updateMany(
+        { _id: { $in: [...ids] }, status: { $ne: 'pending' }, 'channel.type': 'webhook' },
+        { $set: { 'channel.secret': '' } },
       ),
     );
   }
@@ -208,24 +220,16 @@ export class MongoAlertOutboxRepository
   /** Cancels the pending messages the filter names, blanking the secret of webhook ones. */
   private async cancel(filter: Record<string, string>, reason: string): Promise<number> {
     const pending: Filter<OutboxDocument> = { ...filter, status: 'pending' };
-    const found = await this.run(() =>
-      this.collection.find(pending, { projection: { _id: 1, channel: 1 } }).toArray(),
-    );
+    const found = await this.run(() => this.collection.find(pending, { projection: { _id: 1 } }).toArray());
     if (found.length === 0) return 0;
     const ids = found.map((document) => document._id);
-    const hooks = found
-      .filter((document) => document.channel.type === 'webhook')
-      .map((document) => document._id);
     const { modifiedCount } = await this.run(() =>
       this.collection.updateMany(
         { _id: { $in: ids }, status: 'pending' },
         { $set: { status: 'cancelled', lastError: reason } },
       ),
     );
-    if (hooks.length > 0)
-      await this.run(() =>
-        this.collection.updateMany({ _id: { $in: hooks } }, { $set: { 'channel.secret': '' } }),
-      );
+    await this.dropSecret(ids);
     await this.run(() => this.claims.deleteMany({ message: { $in: ids } }));
     return modifiedCount;
   }

@@ -83,23 +83,8 @@ function rangeFilter(range: ReadingRange): Filter<ReadingDocument> {
   return filter;
 }
 
-/** Batches of at most this many readings are gathered with others that arrive at the same time. */
-const GATHER_AT_MOST = 16;
-
-interface GatheredAdd {
-  readonly readings: readonly NewReading[];
-  readonly resolve: (inserted: number) => void;
-  readonly reject: (error: unknown) => void;
-}
-
-interface StoreOutcome {
-  readonly inserted: ReadonlySet<number>;
-  readonly failure?: { readonly indexes: ReadonlySet<number>; readonly error: unknown };
-}
-
 @injectable()
 export class MongoReadingRepository extends MongoRepository<ReadingDocument> implements ReadingRepository {
-  private readonly gathered: GatheredAdd[] = [];
   private readonly rollups: ReadingRollups;
   private readonly revisions: StoredRevisions;
   private readonly latestRecords: LatestReadings;
@@ -117,67 +102,14 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
    * failure between the insert and the rollup update leaves those readings out of the rollups: a retry finds
    * them stored and does not add them again; the same holds for the latest records (until a deleteRange of
    * that entry or a rebuild after dropping the collection).
-   *
-   * Small batches that arrive together (boxes posting one reading per request) are written as one: one
-   * insert, one rollup and one revision update for all of them instead of a round of each per request (a
-   * group commit; see GATHER_AT_MOST). Each caller is answered for its own readings only.
    */
-  add(readings: readonly NewReading[]): Promise<number> {
-    if (readings.length === 0) return Promise.resolve(0);
-    if (readings.length > GATHER_AT_MOST) return this.addAlone(readings);
-    return new Promise<number>((resolve, reject) => {
-      this.gathered.push({ readings, resolve, reject });
-      if (this.gathered.length === 1) {
-        // After the I/O callbacks of this turn: every request that arrived with them joins this write.
-        setImmediate(() => this.writeGathered());
-      }
-    });
-  }
-
-  private async addAlone(readings: readonly NewReading[]): Promise<number> {
-    const { inserted, failure } = await this.store(readings);
-    if (failure !== undefined) throw failure.error;
-    return inserted.size;
-  }
-
-  private writeGathered(): void {
-    const callers = this.gathered.splice(0, this.gathered.length);
-    const [only] = callers;
-    if (callers.length === 1 && only !== undefined) {
-      this.addAlone(only.readings).then(only.resolve, only.reject);
-      return;
-    }
-    const all = callers.flatMap((caller) => caller.readings);
-    this.store(all).then(
-      ({ inserted, failure }) => {
-        let first = 0;
-        for (const caller of callers) {
-          const indexes = caller.readings.map((_, offset) => first + offset);
-          first += caller.readings.length;
-          if (failure !== undefined && indexes.some((index) => failure.indexes.has(index))) {
-            caller.reject(failure.error);
-          } else {
-            caller.resolve(indexes.filter((index) => inserted.has(index)).length);
-          }
-        }
-      },
-      (error: unknown) => {
-        for (const caller of callers) caller.reject(error);
-      },
-    );
-  }
-
-  /**
-   * The write of add: which readings (by index) were inserted, and which failed for another reason than
-   * being stored already, with the error. Throws when nothing tells which were stored.
-   */
-  private store(readings: readonly NewReading[]): Promise<StoreOutcome> {
+  async add(readings: readonly NewReading[]): Promise<number> {
+    if (readings.length === 0) return 0;
     return this.run(
       async () => {
         const completeWhenNew = await this.latestRecords.startedComplete(async () => this.isEmpty());
+        let inserted: readonly NewReading[] = readings;
         const documents = readings.map(readingMapper.toDocument);
-        let inserted = new Set(readings.map((_, index) => index));
-        let failure: StoreOutcome['failure'];
         try {
           await this.collection.insertMany(documents, { ordered: false });
         } catch (error) {
@@ -187,28 +119,28 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
           // Without write errors nothing tells which readings were stored: none goes into the rollups then.
           const writeErrors = error.result.getWriteErrors();
           if (writeErrors.length === 0) throw error;
-          const notStored = new Set(writeErrors.map((writeError) => writeError.index));
-          inserted = new Set([...inserted].filter((index) => !notStored.has(index)));
+          const failed = new Set(writeErrors.map((writeError) => writeError.index));
+          inserted = readings.filter((_, index) => !failed.has(index));
           if (!onlyDuplicates(error)) {
-            const failed = writeErrors.filter((writeError) => !isDuplicateKeyCode(writeError.code));
-            // A write concern error concerns the whole write: every caller is told.
-            const indexes =
-              failed.length === 0 || error.result.getWriteConcernError() !== undefined
-                ? new Set(readings.map((_, index) => index))
-                : new Set(failed.map((writeError) => writeError.index));
-            failure = { indexes, error };
+            await this.rollups.add(inserted);
+            await this.latestRecords.offer(
+              documents.filter((_, index) => !failed.has(index)),
+              completeWhenNew,
+            );
+            throw error;
           }
         }
         // A duplicate's document holds the id of this attempt, not the stored one: only inserted ones count.
+        const stored = new Set(inserted);
         await Promise.all([
-          this.rollups.add(readings.filter((_, index) => inserted.has(index))),
+          this.rollups.add(inserted),
           this.latestRecords.offer(
-            documents.filter((_, index) => inserted.has(index)),
+            documents.filter((_, index) => stored.has(readings[index] as NewReading)),
             completeWhenNew,
           ),
         ]);
         await this.revisions.bump(readings.map((reading) => reading.group));
-        return { inserted, ...(failure === undefined ? {} : { failure }) };
+        return inserted.length;
         // Three writes (readings, rollups, revisions), under the write lock of concurrent batches, and a
         // batch of 5000 is more work than one reading: twice the deadline plus one more per 1000 readings.
       },

@@ -44,6 +44,10 @@ function toMessage(row: OutboxRow): OutboxMessage {
   };
 }
 
+/** SQL for a channel that keeps no webhook secret: a message that will not be sent (again). */
+const channelWithoutSecret = `CASE WHEN json_extract(channel, '$.type') = 'webhook'
+  THEN json_set(channel, '$.secret', '') ELSE channel END`;
+
 const columns =
   'id, grp, event, channel, subject, text, payload, created_at, status, attempts, next_attempt_at, last_error, delivered_at';
 
@@ -127,7 +131,8 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
     this.run(() =>
       this.connection
         .prepare(
-          "UPDATE outbox SET status = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ? AND status = 'pending'",
+          `UPDATE outbox SET status = 'delivered', delivered_at = ?, last_error = NULL, channel = ${channelWithoutSecret}
+           WHERE id = ? AND status = 'pending'`,
         )
         .run(at.getTime(), id),
     );
@@ -138,7 +143,8 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
       retryAt === undefined
         ? this.connection
             .prepare(
-              "UPDATE outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'pending'",
+              `UPDATE outbox SET status = 'failed', last_error = ?, channel = ${channelWithoutSecret}
+               WHERE id = ? AND status = 'pending'`,
             )
             .run(error, id)
         : this.connection
@@ -153,7 +159,7 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
     const { changes } = this.run(() =>
       this.connection
         .prepare(
-          `UPDATE outbox SET status = 'cancelled', last_error = ?, channel = json_set(channel, '$.secret', '')
+          `UPDATE outbox SET status = 'cancelled', last_error = ?, channel = ${channelWithoutSecret}
            WHERE grp = ? AND status = 'pending' AND json_extract(channel, '$.type') = 'webhook'
              AND json_extract(channel, '$.url') = ?`,
         )
@@ -169,8 +175,7 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
         return this.connection
           .prepare(
             `UPDATE outbox SET status = 'cancelled', last_error = ?,
-               channel = CASE WHEN json_extract(channel, '$.type') = 'webhook'
-                 THEN json_set(channel, '$.secret', '') ELSE channel END
+               channel = ${channelWithoutSecret}
              WHERE grp = ? AND status = 'pending'`,
           )
           .run(reason, group).changes;

@@ -97,7 +97,10 @@ export function registerServeCommand(program: Command, io: RunIo): void {
           ...(options.memory === true ? { STORE: 'memory' } : {}),
           ...(options.client === undefined ? {} : { CLIENT_DIR: options.client }),
         });
-        const logger = createJsonLogger((line) => io.stdout.write(line), undefined, config.logLevel);
+        // People read a terminal; logs (a file, journald, a container's) are read by programs.
+        const format =
+          config.logFormat === 'auto' ? (io.stdout.isTTY === true ? 'text' : 'json') : config.logFormat;
+        const logger = createJsonLogger((line) => io.stdout.write(line), undefined, config.logLevel, format);
         for (const unknown of unknownVariables(io.env)) {
           logger.warn('unknown variable', { name: unknown.name, message: describeUnknown(unknown) });
         }

@@ -243,6 +243,51 @@ describe('LOG_LEVEL and env files', () => {
     ).to.deep.equal(['w', 'e']);
   });
 
+  it('when the format is text, then a line is time, level, event and key=value fields, controls escaped', () => {
+    let text = '';
+    const at = new Date('2026-11-26T09:00:04.089Z');
+    const logger = createJsonLogger(
+      (line) => (text += line),
+      () => at,
+      'info',
+      'text',
+    );
+
+    logger.info('request', { method: 'GET', path: '/api/x', status: 200, ms: 1.2 });
+    logger.warn('malformed request', { error: 'Parse Error: \u001b[2J "x"', code: undefined });
+    logger.flush?.();
+
+    expect(text).to.equal(
+      '09:00:04.089 info  request method=GET path=/api/x status=200 ms=1.2\n' +
+        '09:00:04.089 warn  malformed request error="Parse Error: \\u001b[2J \\"x\\""\n',
+    );
+  });
+
+  it('when LOG_FORMAT is not auto, json or text, then it is a configuration error', () => {
+    expect(() => loadConfig({ LOG_FORMAT: 'pretty' })).to.throw(ConfigError, 'LOG_FORMAT must be one of');
+    expect(loadConfig({}).logFormat).to.equal('auto');
+  });
+
+  it('when `hortus serve` writes to a terminal, then its lines are for people; LOG_FORMAT=json keeps JSON', async () => {
+    const run = async (env: Record<string, string>): Promise<string> => {
+      const signals = new EventEmitter();
+      const stdout = new Capture(true);
+      const exited = hortus(undefined, ['serve', '--memory', '--port', '0'], {
+        env: { HOST: '127.0.0.1', ...env },
+        signals,
+        stdout,
+      });
+      await sleep(500);
+      signals.emit('SIGTERM');
+      expect((await exited).code).to.equal(0);
+      return stdout.text;
+    };
+    expect(await run({})).to.match(
+      /^\d\d:\d\d:\d\d\.\d{3} info {2}listening url=http:\/\/127\.0\.0\.1:\d+ /mu,
+    );
+    expect(JSON.parse((await run({ LOG_FORMAT: 'json' })).split('\n')[0] ?? '')).to.have.property('event');
+  });
+
   it('when `hortus serve` runs with LOG_LEVEL=error, then its info lines (listening, stopped) are not written', async () => {
     const signals = new EventEmitter();
     const stdout = new Capture();

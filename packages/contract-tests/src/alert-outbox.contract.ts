@@ -79,6 +79,11 @@ export function alertOutboxRepositoryContract(name: string, createStore: StoreFa
       });
       expect(byId.get(b?.id ?? '')?.nextAttemptAt.getTime()).to.equal(at(10 * MINUTE).getTime());
       expect(byId.get(c?.id ?? '')).to.deep.include({ status: 'failed', lastError: 'HTTP 410' });
+      // Only what may still be sent keeps the webhook's secret.
+      const hook = { type: 'webhook', url: 'https://hooks.example.org/x' };
+      expect(byId.get(a?.id ?? '')?.channel).to.deep.equal({ ...hook, secret: '' });
+      expect(byId.get(b?.id ?? '')?.channel).to.deep.equal({ ...hook, secret: 'a-secret-of-16-chars' });
+      expect(byId.get(c?.id ?? '')?.channel).to.deep.equal({ ...hook, secret: '' });
       expect((await repository().claimDue(at(9 * MINUTE), MINUTE, 10)).map((m) => m.id)).to.deep.equal([]);
       expect((await repository().claimDue(at(10 * MINUTE), MINUTE, 10)).map((m) => m.id)).to.deep.equal([
         b?.id,

@@ -186,6 +186,23 @@ describe('Hostile clients at the HTTP edge', function () {
       }
     });
 
+    it('when a connection is opened and nothing is sent (a browser preconnecting), then it is closed without a warning', async () => {
+      const api = await startTestServer({ HEADERS_TIMEOUT_MS: '300' });
+      try {
+        const idle = await openSocket(api.url);
+        const { text } = await untilClosed(idle);
+        expect(text).to.equal('');
+        // A request that stalls half-way is still the client's fault, and says so once.
+        const stalled = await openSocket(api.url);
+        stalled.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+        expect((await untilClosed(stalled)).text).to.match(/^HTTP\/1\.1 408 /u);
+        const warnings = api.logger.lines.filter((line) => line.event === 'malformed request');
+        expect(warnings.map((line) => line['code'])).to.deep.equal(['ERR_HTTP_REQUEST_TIMEOUT']);
+      } finally {
+        await api.close();
+      }
+    });
+
     it('when more connections are opened than MAX_CONNECTIONS, then the extra ones are closed at once', async () => {
       const api = await startTestServer({ MAX_CONNECTIONS: '3' });
       try {

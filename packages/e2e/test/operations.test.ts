@@ -1,6 +1,11 @@
 import { loadConfig } from '@hortus/cli';
 import { ConfigError, CreateAccessKey, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
-import { DOCS_CONTENT_SECURITY_POLICY, HttpMetrics, RateLimiter } from '@hortus/http-koa';
+import {
+  DOCS_CONTENT_SECURITY_POLICY,
+  HttpMetrics,
+  httpSettingsFromEnv,
+  RateLimiter,
+} from '@hortus/http-koa';
 import { eventually, expect, type Reply, startTestServer, type TestServer } from './harness.js';
 
 /** The value of one sample line of the exposition, or undefined when the series is absent. */
@@ -345,6 +350,33 @@ describe('operations: health, metrics, rate limit and security headers', () => {
         expect(reply.text).not.to.match(/node_modules|\.[jt]s:\d+|\bat \S+ \(|Error:|SyntaxError/u);
         expect(reply.text.length).to.be.below(300);
       }
+    });
+  });
+
+  describe('request lines', () => {
+    it('when LOG_REQUESTS=off, then neither Koa nor the poll lane writes a line per request', async () => {
+      const api = await startTestServer({ LOG_REQUESTS: 'off' });
+      try {
+        expect((await api.get('/healthz')).status).to.equal(200);
+        // latestdata is answered by the poll lane; checkGroup by Koa.
+        expect((await api.get('/api/data/latestdata/all?groupId=quiet')).status).to.equal(200);
+        expect((await api.get('/api/group/checkGroup?group=quiet')).status).to.equal(200);
+        expect(
+          (
+            await api.call('POST', '/api/data/readings', {
+              body: '{"group":',
+              headers: { 'content-type': 'application/json' },
+            })
+          ).status,
+        ).to.equal(400);
+        expect(api.logger.lines.filter((line) => line.event === 'request')).to.deep.equal([]);
+      } finally {
+        await api.close();
+      }
+    });
+
+    it('when LOG_REQUESTS is neither on nor off, then the server does not start', () => {
+      expect(() => httpSettingsFromEnv({ LOG_REQUESTS: 'quiet' })).to.throw('LOG_REQUESTS must be on or off');
     });
   });
 });

@@ -54,6 +54,8 @@ export class HttpServer {
       rateLimitPerMinute: settings.rateLimitPerMinute,
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
+      answerBuilds: settings.answerBuilds,
+      logRequests: settings.logRequests,
       boxes: this.boxes,
       ...(settings.client === undefined ? {} : { client: settings.client }),
     });
@@ -139,6 +141,12 @@ export function answerClientError(
   faults: ClientFaultLog,
 ): void {
   const code = error.code ?? 'unknown';
+  // A browser opens connections ahead of need and may never send on them: an idle connection timing out
+  // is no malformed request, and nobody waits for an answer on it.
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Duplex & { bytesRead?: number }).bytesRead === 0) {
+    socket.destroy();
+    return;
+  }
   if (code !== 'ECONNRESET') faults.warn('malformed request', { code, error: error.message });
   // Node's own test: an answer already under way on this connection cannot be followed by another.
   const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;

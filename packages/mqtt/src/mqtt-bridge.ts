@@ -12,6 +12,8 @@ import {
   MAX_READINGS_PER_BATCH,
   RecordReadings,
 } from '@hortus/core';
+import { HomeAssistantLink } from './home-assistant-link.js';
+import { type MqttCommandCounts } from './mqtt-commands.js';
 import { type MqttIdentity, mqttIdentityOf } from './mqtt-identity.js';
 import { readingItemsFromMqtt } from './mqtt-payload.js';
 import { ownerLevelIndex, TopicOwners } from './topic-owners.js';
@@ -38,6 +40,8 @@ export interface MqttBridgeStats {
    * box's group instead.
    */
   readonly regrouped: number;
+  /** `.../set` commands by result; absent when commands are off. */
+  readonly commands?: MqttCommandCounts;
 }
 
 interface QueuedReading {
@@ -105,6 +109,7 @@ export class MqttBridge {
     @inject(LOGGER) private readonly log: Logger,
     @inject(FindDevice) findDevice: FindDevice,
     @inject(InstallationValues) private readonly installation: InstallationValues,
+    @inject(HomeAssistantLink) private readonly homeAssistant: HomeAssistantLink,
   ) {
     this.filter = config.topicFilter ?? mqttDefaults.topicFilter;
     this.prefix = config.publishPrefix ?? mqttDefaults.publishPrefix;
@@ -114,7 +119,8 @@ export class MqttBridge {
   }
 
   stats(): MqttBridgeStats {
-    return { ...this.counts };
+    const commands = this.homeAssistant.commandStats();
+    return { ...this.counts, ...(commands === undefined ? {} : { commands }) };
   }
 
   /**
@@ -142,6 +148,7 @@ export class MqttBridge {
     let identity: MqttIdentity;
     try {
       identity = await this.mqttIdentity();
+      await this.homeAssistant.prepare();
     } catch (error) {
       this.log.error('mqtt.start_failed', { url, error: messageOf(error) });
       throw error;
@@ -157,6 +164,7 @@ export class MqttBridge {
       // Shared subscriptions are standard from MQTT 5 on; without them MQTT 3.1.1 reaches older brokers.
       protocolVersion: sharedGroup === false ? 4 : 5,
       clientId,
+      ...this.homeAssistant.connectOptions(),
       ...(this.config.username === undefined ? {} : { username: this.config.username }),
       ...(this.config.password === undefined ? {} : { password: this.config.password }),
     });
@@ -203,6 +211,8 @@ export class MqttBridge {
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     await this.syncing;
+    await this.homeAssistant.commands?.idle();
+    await this.homeAssistant.farewell(client);
     await Promise.race([Promise.allSettled([...this.pendingPublishes]), delay(STOP_PUBLISH_WAIT_MS)]);
     await client.endAsync(!client.connected || this.pendingPublishes.size > 0);
     await this.flush();
@@ -221,6 +231,7 @@ export class MqttBridge {
         sharedGroup === false ? '' : ' (set MQTT_SHARED_GROUP=off if the broker has no shared subscriptions)';
       throw new Error(`MQTT broker refused the subscription to ${subscription} (code ${refused.qos})${hint}`);
     }
+    await this.homeAssistant.subscribe(client, sharedGroup);
   }
 
   private watch(client: MqttClient, url: string): void {
@@ -229,6 +240,7 @@ export class MqttBridge {
       this.log.info('mqtt.connected', { url, reconnectAttempts: this.reconnectAttempts });
       this.lastError = undefined;
       this.reconnectAttempts = 0;
+      this.homeAssistant.announce(client);
       // The broker may have lost its retained messages (a restart without persistence): send every value.
       this.republishAll = true;
       this.seenRevisions = new Map();
@@ -250,6 +262,8 @@ export class MqttBridge {
   }
 
   private receive(topic: string, payload: Buffer, packet: IPublishPacket): void {
+    const client = this.client;
+    if (client !== undefined && this.homeAssistant.receive(client, topic, payload, packet)) return;
     this.counts.received += 1;
     // Retained sensor values are old samples: legacy ones carry no time and would be stored as new.
     if (packet.retain) {
@@ -373,9 +387,16 @@ export class MqttBridge {
         );
         let sent = 0;
         for (const [group, actions] of groups) sent += this.publishGroup(group, actions, everything);
+        const client = this.client;
+        let discovery = 0;
+        if (client !== undefined) {
+          discovery += this.homeAssistant.actionsSynced(client, groups, everything);
+          discovery += await this.homeAssistant.readingsSync(client, everything);
+        }
         this.seenRevisions = revisions;
         if (everything) this.republishAll = false;
         if (sent > 0) this.log.info('mqtt.states_published', { actions: sent, everything });
+        if (discovery > 0) this.log.info('mqtt.discovery_published', { messages: discovery, everything });
       } catch (error) {
         // The store is away: the next poll tries again, with the same revisions and the same `everything`.
         this.log.warn('mqtt.state_sync_failed', { error: messageOf(error) });

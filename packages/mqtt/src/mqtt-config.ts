@@ -34,6 +34,19 @@ export interface MqttConfig {
   readonly maxPayloadBytes?: number;
   /** A warning a box can cause with every message (malformed, another group named) is shown once per interval. */
   readonly warnIntervalMs?: number;
+  /**
+   * Home Assistant MQTT discovery (MQTT_DISCOVERY=on): retained configs for a sensor per reading topic and a
+   * switch per action, plus the `<publishPrefix>/status` availability topic. A text other than on/off is
+   * kept as read, for mqttConfigProblems to report.
+   */
+  readonly discovery?: boolean | string;
+  /** Where Home Assistant looks for configs (MQTT_DISCOVERY_PREFIX, default `homeassistant`). */
+  readonly discoveryPrefix?: string;
+  /**
+   * Accept `<publishPrefix>/<group>/actions/<object>/set` (MQTT_COMMANDS=on|off). Unset: on exactly when
+   * discovery is on, so a broker without access rules does not start taking commands on an upgrade.
+   */
+  readonly commands?: boolean | string;
 }
 
 export const MQTT_CONFIG = Symbol.for('hortus.MqttConfig');
@@ -46,6 +59,7 @@ export const mqttDefaults = {
   statePollMs: 5000,
   warnIntervalMs: 60_000,
   maxPayloadBytes: 256 * 1024,
+  discoveryPrefix: 'homeassistant',
 } as const;
 
 /** The HTTP ingest body bound: a larger MQTT bound would let MQTT in what HTTP refuses. */
@@ -60,7 +74,9 @@ type Env = Readonly<Record<string, string | undefined>>;
  * MQTT_CLIENT_ID, MQTT_USERNAME, MQTT_PASSWORD, MQTT_PUBLISH_PREFIX (default `hortus`) and
  * MQTT_STATE_POLL_MS (default 5000; a text that is no whole number is left for mqttConfigProblems),
  * MQTT_MAX_PAYLOAD_BYTES (default 262144, likewise) and
- * MQTT_SHARED_GROUP (default: the installation's random name; `off` subscribes without a shared subscription).
+ * MQTT_SHARED_GROUP (default: the installation's random name; `off` subscribes without a shared subscription),
+ * MQTT_DISCOVERY (on/off, default off), MQTT_DISCOVERY_PREFIX (default `homeassistant`) and MQTT_COMMANDS
+ * (on/off, default: as MQTT_DISCOVERY).
  */
 export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefined {
   const read = (name: string): string | undefined => {
@@ -80,8 +96,14 @@ export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefine
   const statePoll = read('MQTT_STATE_POLL_MS');
   const maxPayload = read('MQTT_MAX_PAYLOAD_BYTES');
   const shared = read('MQTT_SHARED_GROUP');
+  const discovery = read('MQTT_DISCOVERY');
+  const commands = read('MQTT_COMMANDS');
+  const discoveryPrefix = read('MQTT_DISCOVERY_PREFIX');
   return {
     url,
+    ...(discovery === undefined ? {} : { discovery: onOff(discovery) }),
+    ...(commands === undefined ? {} : { commands: onOff(commands) }),
+    ...(discoveryPrefix === undefined ? {} : { discoveryPrefix }),
     ...(shared === undefined ? {} : { sharedGroup: shared.toLowerCase() === 'off' ? false : shared }),
     ...(maxPayload === undefined
       ? {}
@@ -124,6 +146,16 @@ export function mqttConfigProblems(config: MqttConfig): string[] {
   if (typeof group === 'string' && !(isPlainTopic(group) && !group.includes('/'))) {
     problems.push('MQTT_SHARED_GROUP must be a name without `/`, `+` or `#` (or `off`)');
   }
+  for (const [name, value] of [
+    ['MQTT_DISCOVERY', config.discovery],
+    ['MQTT_COMMANDS', config.commands],
+  ] as const) {
+    if (value !== undefined && typeof value !== 'boolean') problems.push(`${name} must be on or off`);
+  }
+  const discoveryPrefix = config.discoveryPrefix ?? mqttDefaults.discoveryPrefix;
+  if (!isPlainTopic(discoveryPrefix)) {
+    problems.push('MQTT_DISCOVERY_PREFIX must be a topic without wildcards');
+  }
   for (const name of ['startTimeoutMs', 'reconnectPeriodMs', 'warnIntervalMs'] as const) {
     const value = config[name];
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
@@ -131,6 +163,20 @@ export function mqttConfigProblems(config: MqttConfig): string[] {
     }
   }
   return problems;
+}
+
+/** `on`/`off` (any case) as a boolean; any other text unchanged, for mqttConfigProblems. */
+function onOff(text: string): boolean | string {
+  const lower = text.toLowerCase();
+  if (lower === 'on') return true;
+  if (lower === 'off') return false;
+  return text;
+}
+
+/** Whether discovery and commands are on, with commands following discovery unless set. */
+export function homeAssistantSwitches(config: MqttConfig): { discovery: boolean; commands: boolean } {
+  const discovery = config.discovery === true;
+  return { discovery, commands: config.commands === undefined ? discovery : config.commands === true };
 }
 
 /** A topic one may publish to: not empty, no wildcards, no NUL. */

@@ -1,4 +1,5 @@
 import { ContainerModule } from 'inversify';
+import { HomeAssistantLink } from './home-assistant-link.js';
 import { MqttBridge } from './mqtt-bridge.js';
 import { MQTT_CONFIG, type MqttConfig, mqttConfigProblems } from './mqtt-config.js';
 
@@ -8,6 +9,7 @@ export function mqttModule(config: MqttConfig): ContainerModule {
   if (problems.length > 0) throw new Error(`Invalid MQTT configuration: ${problems.join('; ')}`);
   return new ContainerModule(({ bind }) => {
     bind<MqttConfig>(MQTT_CONFIG).toConstantValue(config);
+    bind(HomeAssistantLink).toSelf().inSingletonScope();
     bind(MqttBridge).toSelf().inSingletonScope();
   });
 }

@@ -67,6 +67,8 @@ export interface AppConfig extends HttpSettings {
   readonly mail: MailSettings;
   /** LOG_LEVEL: the least severe log lines written (debug, info, warn, error). */
   readonly logLevel: LogLevel;
+  /** LOG_FORMAT: json (one JSON line per event), text (for people), or auto: text on a terminal, else json. */
+  readonly logFormat: 'json' | 'text' | 'auto';
   /** How often the outbox of alert messages is worked (ALERT_DELIVERY_MS); by default 5 s. */
   readonly alertDeliveryMs?: number;
   /** Alert webhooks (WEBHOOK_TIMEOUT_MS); defaults when absent. */
@@ -86,6 +88,7 @@ export const appDefaults = {
   AUTOMATIONS: 'on',
   AUTOMATION_TICK_MS: '10000',
   LOG_LEVEL: 'info',
+  LOG_FORMAT: 'auto',
   ALERT_DELIVERY_MS: '5000',
 } as const;
 
@@ -132,6 +135,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     : 'info';
   if (logLevel !== logLevelText)
     problems.push(`LOG_LEVEL must be one of: ${logLevels.join(', ')}, got "${logLevelText}"`);
+  const logFormatText = read('LOG_FORMAT').toLowerCase();
+  const logFormat = logFormatText === 'json' || logFormatText === 'text' ? logFormatText : 'auto';
+  if (logFormat !== logFormatText)
+    problems.push(`LOG_FORMAT must be one of: auto, json, text, got "${logFormatText}"`);
 
   const limits = collectProblems(problems, () => coreLimitsFromEnv(env));
   const retention = collectProblems(problems, () => retentionSettingsFromEnv(env));
@@ -179,6 +186,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     identity,
     mail,
     logLevel,
+    logFormat,
     ...(webhooks === undefined ? {} : { webhooks }),
     ...(tls === undefined ? {} : { tls }),
     dataDir,

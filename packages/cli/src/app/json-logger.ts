@@ -16,8 +16,29 @@ function repeatsFixedField(fields: LogFields): boolean {
   return 'time' in fields || 'level' in fields || 'event' in fields;
 }
 
+export type LogFormat = 'json' | 'text';
+
+/** A field's value for people: bare when it reads unambiguously, else as JSON. */
+function textValue(value: unknown): string {
+  // Printable ASCII without space, quote or '=': anything else (a control a client stored) goes out escaped.
+  if (typeof value === 'string' && /^[!#-<>-~]+$/u.test(value)) return value;
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** `09:00:04.089 info  request method=GET path=/api/... status=200 ms=1.2`: a line for a terminal. */
+function textLine(date: Date, level: LogLevel, event: string, fields: LogFields | undefined): string {
+  const rest =
+    fields === undefined
+      ? ''
+      : Object.entries(fields)
+          .filter(([, value]) => value !== undefined)
+          .map(([key, value]) => ` ${key}=${textValue(value)}`)
+          .join('');
+  return `${date.toISOString().slice(11, 23)} ${level.padEnd(5)} ${event}${rest}\n`;
+}
+
 /**
- * One JSON line per event. Lines of one turn of the event loop go to `write` together, in one call once the
+ * One JSON line per event (or with `format` text, one line for people). Lines of one turn of the event loop go to `write` together, in one call once the
  * turn is done (a busy server otherwise pays a system call per request); `flush()` and the process's exit
  * write whatever is held back.
  */
@@ -25,6 +46,7 @@ export function createJsonLogger(
   write: (line: string) => void = (line) => process.stdout.write(line),
   now: () => Date = () => new Date(),
   minLevel: LogLevel = 'info',
+  format: LogFormat = 'json',
 ): Logger {
   const least = logLevels.indexOf(minLevel);
   // A busy server writes many lines within one millisecond: their time is formatted once.
@@ -46,6 +68,10 @@ export function createJsonLogger(
   const log = (level: LogLevel, event: string, fields?: LogFields): void => {
     if (logLevels.indexOf(level) < least) return;
     const date = now();
+    if (format === 'text') {
+      append(textLine(date, level, event, fields));
+      return;
+    }
     const ms = date.getTime();
     if (ms !== lastMs) {
       lastMs = ms;
@@ -61,6 +87,9 @@ export function createJsonLogger(
       const rest = JSON.stringify(fields);
       line = rest === '{}' ? `${head}}\n` : `${head},${rest.slice(1)}\n`;
     }
+    append(line);
+  };
+  const append = (line: string): void => {
     lines += line;
     count += 1;
     if (count >= MAX_BATCHED_LINES) {

@@ -12,7 +12,10 @@ export interface AlertOutboxRepository {
    * mid-delivery leaves it to be tried again).
    */
   claimDue(now: Date, leaseMs: number, limit: number): Promise<OutboxMessage[]>;
-  /** Only a pending (or leased) message changes: a cancelled one stays cancelled. */
+  /**
+   * Only a pending (or leased) message changes: a cancelled one stays cancelled. A webhook message keeps
+   * no secret once settled (delivered, or failed for good): only what may still be sent holds one.
+   */
   markDelivered(id: string, at: Date): Promise<void>;
   /** Pending again from `retryAt`, or given up (`failed`) without one; a cancelled message stays cancelled. */
   markFailed(id: string, error: string, retryAt: Date | undefined): Promise<void>;

@@ -40,6 +40,14 @@ export interface MqttDrops {
   readonly failed: number;
   /** Readings stored under their box's group instead of the one their payload named. */
   readonly regrouped: number;
+  /** `.../set` commands by result, when the bridge takes commands (MQTT_COMMANDS). */
+  readonly commands?: {
+    readonly applied: number;
+    readonly unknownAction: number;
+    readonly badValue: number;
+    readonly retained: number;
+    readonly failed: number;
+  };
 }
 
 function escapeLabel(value: string): string {
@@ -229,5 +237,19 @@ function mqttDropLines(drops: MqttDrops): string[] {
     "# HELP hortus_mqtt_readings_regrouped_total Readings stored under their box's group, not the one their payload named.",
     '# TYPE hortus_mqtt_readings_regrouped_total counter',
     `hortus_mqtt_readings_regrouped_total ${drops.regrouped}`,
+    ...mqttCommandLines(drops.commands),
+  ];
+}
+
+function mqttCommandLines(commands: MqttDrops['commands']): string[] {
+  if (commands === undefined) return [];
+  return [
+    '# HELP hortus_mqtt_commands_total MQTT `.../set` commands received, by result (all but applied are ignored).',
+    '# TYPE hortus_mqtt_commands_total counter',
+    `hortus_mqtt_commands_total{result="applied"} ${commands.applied}`,
+    `hortus_mqtt_commands_total{result="unknown_action"} ${commands.unknownAction}`,
+    `hortus_mqtt_commands_total{result="bad_value"} ${commands.badValue}`,
+    `hortus_mqtt_commands_total{result="retained"} ${commands.retained}`,
+    `hortus_mqtt_commands_total{result="failed"} ${commands.failed}`,
   ];
 }

@@ -16,9 +16,12 @@ export function requestIdOf(given: string | undefined): string {
   return given !== undefined && requestIdPattern.test(given) ? given : randomUUID();
 }
 
-/** One JSON line per request; the key's id (never its secret) says who made it once keys are in use. */
+/**
+ * One JSON line per request; the key's id (never its secret) says who made it once keys are in use. No logger:
+ * request lines are off (LOG_REQUESTS=off).
+ */
 export function logRequest(
-  logger: Logger,
+  logger: Logger | undefined,
   line: {
     readonly requestId: string;
     readonly method: string;
@@ -28,6 +31,7 @@ export function logRequest(
     readonly keyId: string | undefined;
   },
 ): void {
+  if (logger === undefined) return;
   const { requestId, method, path, status, keyId } = line;
   const ms = Math.round((performance.now() - line.started) * 10) / 10;
   logger.info(
@@ -39,7 +43,7 @@ export function logRequest(
 }
 
 /** The request log as Koa middleware: the id is set before anything else runs, the line written after. */
-export function requestLog(logger: Logger): Middleware {
+export function requestLog(logger: Logger | undefined): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     const requestId = requestIdOf(ctx.get('X-Request-Id'));

@@ -26,6 +26,8 @@ export interface PollLaneOptions {
   readonly useCases: HttpUseCases;
   readonly answering: Answering;
   readonly logger: Logger;
+  /** Where request lines go; undefined when they are off. */
+  readonly requestLogger: Logger | undefined;
   readonly metrics: HttpMetrics | undefined;
   readonly access: AccessControl | undefined;
   readonly allowedOrigins: ReadonlySet<string>;
@@ -85,7 +87,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       });
     }
   }
-  const { useCases, logger, metrics, access, limiter, checkHost } = options;
+  const { useCases, logger, requestLogger, metrics, access, limiter, checkHost } = options;
   /** The route of a path, case-insensitively, with or without one trailing slash, as the routers match. */
   const routeOf = (path: string): LaneRoute | undefined => {
     const lower = path.toLowerCase();
@@ -173,7 +175,14 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       response.end(body);
       metrics?.observeRequest('GET', route.pattern, status, (performance.now() - started) / 1000);
       metrics?.pollLaneAnswered();
-      logRequest(logger, { requestId, method: 'GET', path, status, started, keyId: known.access?.key?.id });
+      logRequest(requestLogger, {
+        requestId,
+        method: 'GET',
+        path,
+        status,
+        started,
+        keyId: known.access?.key?.id,
+      });
     };
     // What a credential unlocks is its holder's alone: shared caches must not keep it.
     const caching = (directive: string | undefined): string[] => {

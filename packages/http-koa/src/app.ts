@@ -12,6 +12,7 @@ import { type HttpMetrics, metricsMiddleware } from './edge/metrics.js';
 import { operationsMiddleware, operationsRoutes } from './edge/operations.js';
 import { PolicyTable } from './routes/policy.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi/openapi.js';
+import { type BuildBounds } from './routes/conditional.js';
 import { answering as newAnswering, buildRoutes, declaredRoutes } from './routes/router.js';
 import { type BodyParsers, type HttpUseCases, type RouteSpec, type RouterSpec } from './routes/routing.js';
 import { accountRouters } from './routes/accounts.js';
@@ -77,6 +78,8 @@ export interface AppOptions {
   readonly client?: ClientSettings;
   /** Whether polls are answered by the poll lane (lane/poll-lane.ts) in front of Koa; on unless false. */
   readonly pollLane?: boolean;
+  /** How long requests wait for a cacheable answer being built, and how many builds run at once. */
+  readonly answerBuilds?: BuildBounds;
   /** Where onboarding sends boxes (BOX_PUBLIC_HOST, HTTPS_PORT); the HTTPS port 8443 when absent. */
   readonly boxes?: BoxRouteSettings;
 }
@@ -213,7 +216,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
     access === undefined
       ? undefined
       : (route: RouteSpec, fullPath: string) => access.guard(accessRuleOf(route, fullPath));
-  const answering = newAnswering();
+  const answering = newAnswering(options.answerBuilds);
   app.use(buildRoutes(routers, useCases, bodyParsers, answering, guard));
   app.use(unmatched);
   const koaHandle = app.callback();

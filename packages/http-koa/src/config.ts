@@ -54,6 +54,8 @@ export interface HttpSettings {
   readonly authCacheMs: number;
   /** POLL_LANE: polls answered in front of Koa (the default), or `off` to send every request through Koa. */
   readonly pollLane: boolean;
+  /** ANSWER_WAIT_MS and MAX_ANSWER_BUILDS: how cacheable answers slow to build are bounded (BuildBounds). */
+  readonly answerBuilds: { readonly waitMs: number; readonly maxBuilds: number };
   /** LOG_REQUESTS: a log line per request (the default), or `off` to keep only what goes wrong. */
   readonly logRequests: boolean;
   /** HTTPS_PORT: where HTTPS is served; onboarding sends boxes there unless BOX_PUBLIC_HOST says otherwise. */
@@ -88,6 +90,9 @@ export const httpDefaults = {
   AUTH: 'auto',
   AUTH_CACHE_MS: '5000',
   POLL_LANE: 'on',
+  // The store's own deadline (MONGODB_TIMEOUT_MS): a request waits no longer for an answer.
+  ANSWER_WAIT_MS: '2000',
+  MAX_ANSWER_BUILDS: '8',
   LOG_REQUESTS: 'on',
   HTTPS_PORT: '8443',
 } as const;
@@ -157,6 +162,9 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     problems.push(`POLL_LANE must be on or off, got "${read('POLL_LANE')}"`);
   }
 
+  const answerWaitMs = integer('ANSWER_WAIT_MS', 10, 600_000);
+  const maxAnswerBuilds = integer('MAX_ANSWER_BUILDS', 1, 10_000);
+
   // Read only here: the HTTPS listener (TLS in Hortus) listens on it, and onboarding sends boxes to it, also
   // when a proxy terminates TLS on that port.
   const httpsPort = integer('HTTPS_PORT', 0, 65535);
@@ -195,6 +203,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     auth,
     authCacheMs,
     pollLane: pollLaneText !== 'off',
+    answerBuilds: { waitMs: answerWaitMs, maxBuilds: maxAnswerBuilds },
     logRequests: logRequestsText !== 'off',
     ...(clientDir === undefined ? {} : { client: { dir: clientDir, csp: clientPolicy } }),
   };

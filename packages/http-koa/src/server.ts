@@ -54,6 +54,7 @@ export class HttpServer {
       rateLimitPerMinute: settings.rateLimitPerMinute,
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
+      answerBuilds: settings.answerBuilds,
       logRequests: settings.logRequests,
       boxes: this.boxes,
       ...(settings.client === undefined ? {} : { client: settings.client }),

@@ -45,7 +45,11 @@ export interface AppOnMemory {
  * sideways packages that implement core's ports (identity, mail), and the outbound commit feed faked at
  * its seam. The whole application, as users start it, is tested in @hortus/e2e.
  */
-export async function startAppOnMemory(env: Record<string, string> = {}): Promise<AppOnMemory> {
+export async function startAppOnMemory(
+  env: Record<string, string> = {},
+  /** Runs before the transport is built: e.g. `onActivation` to put a fake in front of a port. */
+  configure?: (container: Container) => void,
+): Promise<AppOnMemory> {
   const logger = new CapturingLogger();
   const settings: HttpSettings = httpSettingsFromEnv({ ALLOWED_HOSTS: '127.0.0.1', ...env });
   const noCommits: CommitFeed = { recentCommits: () => Promise.resolve([]) };
@@ -63,6 +67,7 @@ export async function startAppOnMemory(env: Record<string, string> = {}): Promis
     }),
     httpModule(settings),
   );
+  configure?.(container);
   const http = container.get(HttpServer);
   const server: Server = createServer(http.handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -2,7 +2,14 @@ import { Router } from '@koa/router';
 import { ANONYMOUS, type Caller } from '@hortus/core';
 import { type Middleware } from 'koa';
 import { queryOf } from '../edge/query.js';
-import { AnswerCache, namesWildcard, noneMatchFails } from './conditional.js';
+import {
+  AnswerCache,
+  type BuildBounds,
+  BuildSlots,
+  CACHED_ANSWERS,
+  namesWildcard,
+  noneMatchFails,
+} from './conditional.js';
 import { type DeclaredRoute, policyProblem } from './policy.js';
 import {
   type BodyParser,
@@ -67,13 +74,15 @@ export function errorPolicyOfRoute(
   };
 }
 
-export function answering(): Answering {
+/** `bounds`: how long requests wait for a build and how many run at once, across every router. */
+export function answering(bounds?: BuildBounds): Answering {
   const caches = new Map<RouterSpec, AnswerCache>();
+  const slots = new BuildSlots(bounds);
   return {
     cacheOf: (spec) => {
       let cache = caches.get(spec);
       if (cache === undefined) {
-        cache = new AnswerCache();
+        cache = new AnswerCache(CACHED_ANSWERS, slots);
         caches.set(spec, cache);
       }
       return cache;

@@ -15,6 +15,7 @@ export const copiedResources = [
   'historyCharts',
   'firmware',
   'serverSecrets',
+  'engineState',
   'readings',
 ] as const;
 export type CopiedResource = (typeof copiedResources)[number];
@@ -30,6 +31,7 @@ export const copiedRepositories = [
   'historyCharts',
   'firmware',
   'serverSecrets',
+  'engineState',
   'readings',
 ] as const satisfies readonly (keyof Repositories)[];
 
@@ -200,6 +202,11 @@ export class CopyStore {
           await target.serverSecrets.restore(name, value);
           return true;
         });
+      case 'engineState':
+        return step(await source.engineState.list(), async ({ key, state }) => {
+          await target.engineState.restore(key, state);
+          return true;
+        });
       case 'actions':
         for (const group of [...(await source.actions.groupRevisions()).keys()].sort()) {
           const done = await step(await source.actions.listByGroup(group), async (action) => {
@@ -262,6 +269,8 @@ export class CopyStore {
         return (await alertSettings(stores)).length;
       case 'serverSecrets':
         return (await stores.serverSecrets.list()).length;
+      case 'engineState':
+        return (await stores.engineState.list()).length;
       case 'actions': {
         let count = 0;
         for (const group of (await stores.actions.groupRevisions()).keys()) {

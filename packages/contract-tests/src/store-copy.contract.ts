@@ -98,6 +98,7 @@ export function storeCopyContract(
     | 'devices'
     | 'serverSecrets'
     | 'engineState'
+    | 'notifications'
   >,
 ): void {
   describe(`${name}: restoring copied records (hortus store copy)`, () => {
@@ -214,6 +215,27 @@ export function storeCopyContract(
       expect(
         await store().engineState.compareAndSet('["slot","b"]', 7, { fired: false }, at(3 * MINUTE)),
       ).to.equal(true);
+    });
+
+    it('when notifications are listed for a copy, then every one of the group comes, ignored ones too, oldest first, and adding them again adds nothing', async () => {
+      const first = await store().notifications.create({
+        group: 'g',
+        time: at(0),
+        message: 'too warm',
+        topic: 't',
+        value: 31,
+      });
+      await store().notifications.create({ group: 'g', time: at(MINUTE), message: 'too dry' });
+      await store().notifications.create({ group: 'other', time: at(0), message: 'elsewhere' });
+      await store().notifications.ignoreAt('g', [first.time]);
+
+      const copies = await store().notifications.listCopies('g');
+
+      expect(copies).to.deep.equal([
+        { group: 'g', time: at(0), message: 'too warm', ignore: 'true', topic: 't', value: 31 },
+        { group: 'g', time: at(MINUTE), message: 'too dry', ignore: 'false' },
+      ]);
+      expect(await store().notifications.addMissing(copies)).to.equal(0);
     });
 
     it('when records exist for several user ids, then userIds answers each once, in code-unit order', async () => {

@@ -153,4 +153,30 @@ describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
     expect(removed.code, removed.stderr).to.equal(0);
     expect((await stored())?.webhooks).to.deep.equal([]);
   });
+
+  it('when no secret is given, then a Standard Webhooks secret (whsec_ + base64 of 32 bytes) is generated and printed once', async () => {
+    const added = await hortus(container, ['--json', 'group', 'notify', 'gh', '--add-webhook', HOOK]);
+    expect(added.code, added.stderr).to.equal(0);
+    const secret = (await stored())?.webhooks[0]?.secret ?? '';
+    expect(secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/u);
+    expect(Buffer.from(secret.slice(6), 'base64')).to.have.length(32);
+    const shown = JSON.parse(added.stdout) as { webhooks: { secret: string }[] };
+    expect(shown.webhooks[0]?.secret).to.equal(secret);
+  });
+
+  it('when a whsec_ secret is not base64 of 24 to 64 bytes, then it is refused and nothing is stored', async () => {
+    for (const bad of [
+      'whsec_not*base64*at*all*but*long*enough',
+      `whsec_${Buffer.alloc(16).toString('base64')}`,
+    ]) {
+      const refused = await hortus(
+        container,
+        ['group', 'notify', 'gh', '--add-webhook', HOOK, '--secret-stdin'],
+        { stdin: stdin(bad) },
+      );
+      expect(refused.code).to.not.equal(0);
+      expect(refused.stderr).to.contain('whsec_ must be base64 of 24 to 64 bytes');
+    }
+    expect(await stored()).to.equal(undefined);
+  });
 });

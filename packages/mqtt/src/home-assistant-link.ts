@@ -168,7 +168,12 @@ export class HomeAssistantLink {
     if (discovery === undefined) return 0;
     if (everything) discovery.forgetReadings();
     let sent = 0;
-    for (const { name } of await this.listGroups.execute()) {
+    const groups = await this.listGroups.execute();
+    for (const message of discovery.groupsGone(new Set(groups.map(({ name }) => name)))) {
+      this.sendMessage(client, message);
+      sent += 1;
+    }
+    for (const { name } of groups) {
       const revision = await this.getRevision.execute({ group: name, subject: 'readings' });
       if (!discovery.readingsChanged(name, revision)) continue;
       const latest = await this.latestReadings.execute({ group: name });

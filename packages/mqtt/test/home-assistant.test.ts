@@ -11,6 +11,8 @@ import {
   createCoreModule,
   defaultCoreSettings,
   DeleteAction,
+  DeleteGroup,
+  DeleteReadings,
   GetAction,
   LOGGER,
   type Logger,
@@ -285,6 +287,30 @@ suite(`Home Assistant discovery and MQTT commands against Mosquitto${brokerUp ? 
       expect(all).to.not.have.property('switch:pump_1');
       expect(all).to.have.property('sensor:esp/air/temperature');
     });
+  });
+
+  it("when a topic's readings are deleted, then its sensor config is cleared; when the group is deleted, every config of it", async () => {
+    await h.bridge.start();
+    await eventually(async () => expect(Object.keys(await configs())).to.have.length(4));
+
+    await h.container.get(DeleteReadings).execute({
+      group: 'greenhouse',
+      topic: 'esp/co2',
+      from: '2000-01-01T00:00:00Z',
+      to: '2100-01-01T00:00:00Z',
+    });
+
+    await eventually(async () =>
+      expect(Object.keys(await configs())).to.have.members([
+        'sensor:esp/air/temperature',
+        'sensor:esp/ground/moisture/1',
+        'switch:pump_1',
+      ]),
+    );
+
+    await h.container.get(DeleteGroup).execute({ group: 'greenhouse', confirm: true });
+
+    await eventually(async () => expect(await configs()).to.deep.equal({}));
   });
 
   it('when a new reading topic and a new action appear, then their configs are published; a new value updates the sensor state', async () => {

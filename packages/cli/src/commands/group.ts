@@ -185,10 +185,13 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
         'show or change where alerts of a group are sent besides e-mail (webhooks), and which events',
       )
       .argument('<name>', 'group name')
-      .option('--add-webhook <url>', 'POST each message as signed JSON to this http(s) URL')
+      .option(
+        '--add-webhook <url>',
+        'POST each message as JSON to this http(s) URL, signed the Standard Webhooks way',
+      )
       .option(
         '--secret-stdin',
-        'read the HMAC-SHA256 key for --add-webhook from stdin (16+ characters; generated when no key is given)',
+        'read the signing secret for --add-webhook from stdin (whsec_ + base64 of 24-64 bytes, or any 16+ characters; generated when none is given)',
       )
       .option('--secret-file <path>', 'read the key for --add-webhook from this file')
       .addOption(
@@ -234,7 +237,8 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
               ...(options.secretStdin === true ? { stdin: true } : {}),
               ...(options.secretFile === undefined ? {} : { file: options.secretFile }),
             })) ??
-            randomBytes(24).toString('base64url');
+            // The Standard Webhooks form, which receivers' libraries take as it is.
+            `whsec_${randomBytes(32).toString('base64')}`;
           const events = options.events?.flatMap((event) => event.split(',')).filter((event) => event !== '');
           const settings = await store(command, (useCase) =>
             useCase(ConfigureGroupNotify).execute({

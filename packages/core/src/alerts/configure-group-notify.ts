@@ -31,6 +31,21 @@ function requireWebhookUrl(value: string): string {
   return url.toString();
 }
 
+/**
+ * Any text of 16+ characters, or a Standard Webhooks secret: `whsec_` + base64 of 24 to 64 bytes, as the
+ * spec has it (a `whsec_` text that is not one would be signed with a key the receiver does not hold).
+ */
+function requireWebhookSecret(secret: string): void {
+  if (!secret.startsWith('whsec_')) {
+    if (secret.length < 16) throw InvalidInputError.forField('secret', 'must be at least 16 characters');
+    return;
+  }
+  const encoded = secret.slice('whsec_'.length);
+  const bytes = (encoded.length / 4) * 3 - (encoded.match(/=*$/u)?.[0].length ?? 0);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/u.test(encoded) || encoded.length % 4 !== 0 || bytes < 24 || bytes > 64)
+    throw InvalidInputError.forField('secret', 'starting with whsec_ must be base64 of 24 to 64 bytes');
+}
+
 /** A hook is named by its whole URL, or by the masked form listings show when that names only one. */
 function findWebhook(webhooks: readonly Webhook[], given: string, group: string): string {
   const masked = webhooks.filter((hook) => maskWebhookUrl(hook.url) === given.trim());
@@ -73,8 +88,7 @@ export class ConfigureGroupNotify {
     }
     if (change.addWebhook !== undefined) {
       const url = requireWebhookUrl(change.addWebhook.url);
-      if (change.addWebhook.secret.length < 16)
-        throw InvalidInputError.forField('secret', 'must be at least 16 characters');
+      requireWebhookSecret(change.addWebhook.secret);
       webhooks = [...webhooks.filter((hook) => hook.url !== url), { url, secret: change.addWebhook.secret }];
     }
     if (change.events !== undefined) {

@@ -198,6 +198,8 @@ export class MqttBridge {
       clientId,
       sharedGroup,
       publishPrefix: this.prefix,
+      discovery: this.homeAssistant.discoveryOn,
+      commands: this.homeAssistant.commands !== undefined,
     });
   }
 

@@ -188,6 +188,10 @@ suite(`Home Assistant discovery and MQTT commands against Mosquitto${brokerUp ? 
     const ids = Object.values(found).map((config) => config['unique_id']);
     expect(new Set(ids).size, 'unique ids differ').to.equal(4);
 
+    expect(h.events.find((event) => event['event'] === 'mqtt.started')).to.include({
+      discovery: true,
+      commands: true,
+    });
     const states = await retained(`${prefix}/hortus/#`);
     expect(states).to.include({
       [status]: 'online',

@@ -6,6 +6,7 @@ import {
   ACTION_REPOSITORY,
   ALERT_OUTBOX_REPOSITORY,
   AUTOMATION_LOG_REPOSITORY,
+  AutomationEngine,
   CHANGE_FEED,
   type Clock,
   createCoreModule,
@@ -71,6 +72,7 @@ function app(clock: FakeClock) {
     createGroup: container.get(CreateGroup),
     getGroup: container.get(GetGroup),
     setAlert: container.get(SetTopicAlert),
+    engine: container.get(AutomationEngine),
     /** Records one reading at the clock's time. */
     reading: async (topic: string, value: number) => record.execute([{ group: 'gh', topic, value }]),
     /** Evaluates the group at the clock's time: the messages raised, and when it asks to be woken. */
@@ -129,6 +131,21 @@ describe('Alert ranges for any topic', () => {
     expect((await hortus.evaluate()).messages).to.deep.equal([`${CO2} is above its maximum of 1500: 1750`]);
     clock.set('2026-06-10T12:06:00Z');
     expect((await hortus.evaluate()).messages, 'open once, not again').to.deep.equal([]);
+  });
+
+  it('when the engine ticks, then a delayed alert opens at the tick after the delay, with no new reading', async () => {
+    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+    const hortus = app(clock);
+    await hortus.createGroup.execute({ name: 'gh', settings: [] });
+    await hortus.setAlert.execute({ group: 'gh', topic: CO2, max: 1500, delayMs: 2 * 60_000 });
+    await hortus.reading(CO2, 1800);
+    expect((await hortus.engine.tick()).alerts).to.have.length(0);
+    clock.set('2026-06-10T12:01:00Z');
+    expect((await hortus.engine.tick()).alerts).to.have.length(0);
+    clock.set('2026-06-10T12:02:00Z');
+    expect((await hortus.engine.tick()).alerts.map((n) => n.message)).to.deep.equal([
+      `${CO2} is above its maximum of 1500: 1800`,
+    ]);
   });
 
   it('when the value comes back inside before the delay is over, then no alert opens, and a new breach waits the whole delay again', async () => {

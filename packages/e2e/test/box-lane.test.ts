@@ -8,6 +8,7 @@ import {
   type HttpSettings,
 } from '@hortus/http-koa';
 import { type IncomingHttpHeaders, request } from 'node:http';
+import { connect } from 'node:net';
 import { CapturingLogger, expect, startTestServer, type TestServer } from './harness.js';
 import { onboarded } from './box-requests.js';
 
@@ -239,5 +240,31 @@ describe('The box lane', function () {
         .filter((line) => /^http_requests_total\{.*route="\/api\/box\//u.test(line));
     expect(series(laneMetrics)).to.not.deep.equal([]);
     expect(series(laneMetrics)).to.deep.equal(series(twinMetrics));
+  });
+
+  it('when a box stops half-way through its body, then the lane answers 408 JSON at the body timeout and closes the connection, as Koa does', async () => {
+    const slow = await startTestServer({ BODY_TIMEOUT_MS: '300' });
+    try {
+      const metrics = slow.container.get(HttpServer).metrics;
+      const { port } = new URL(slow.url);
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1');
+        let received = '';
+        socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+        socket.write(
+          `POST ${insertPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/ejson\r\n` +
+            `api-key: ${apiKey}\r\nContent-Length: 200\r\n\r\n{"collection":"datas",`,
+        );
+      });
+      expect(text).to.match(/^HTTP\/1\.1 408 /u);
+      expect(text).to.match(/connection: close/iu);
+      expect(text).to.contain('{"message":"Request body was not received within 300 ms"}');
+      expect(laneAnswers(metrics)).to.equal(1);
+      expect(slow.logger.lines.filter(({ event }) => event === 'request body timed out')).to.have.length(1);
+    } finally {
+      await slow.close();
+    }
   });
 });

@@ -87,6 +87,32 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
   };
   const { style } = policy;
 
+  /**
+   * Bodies being read, each with its deadline: one sweep a few times a second instead of a timer per
+   * request (a timer set and cleared per box request cost more than reading its body).
+   */
+  const reading = new Map<IncomingMessage, { readonly deadline: number; readonly expire: () => void }>();
+  let sweeper: NodeJS.Timeout | undefined;
+  const sweepSoon = (): void => {
+    if (sweeper !== undefined) return;
+    sweeper = setInterval(
+      () => {
+        const now = performance.now();
+        for (const [request, { deadline, expire }] of reading) {
+          if (deadline > now) continue;
+          reading.delete(request);
+          expire();
+        }
+        if (reading.size === 0) {
+          clearInterval(sweeper);
+          sweeper = undefined;
+        }
+      },
+      Math.max(10, Math.min(250, options.bodyTimeoutMs / 4)),
+    );
+    sweeper.unref();
+  };
+
   return (request, response) => {
     const started = performance.now();
     const url = request.url ?? '';
@@ -169,7 +195,7 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
     };
 
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => {
+    const expire = (): void => {
       request.removeAllListeners('data');
       request.resume();
       writeError(
@@ -179,15 +205,17 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
           'request body timed out',
         ),
       );
-    }, options.bodyTimeoutMs);
+    };
+    reading.set(request, { deadline: started + options.bodyTimeoutMs, expire });
+    sweepSoon();
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.once('error', (error) => {
-      clearTimeout(timer);
+      reading.delete(request);
       clientFaults.warn('malformed request', fault(error));
       write(errorBody(style, 400, 'Malformed request'), ['Connection', 'close']);
     });
     request.once('end', () => {
-      clearTimeout(timer);
+      reading.delete(request);
       if (answered) return;
       void answer(Buffer.concat(chunks).toString('utf8'));
     });

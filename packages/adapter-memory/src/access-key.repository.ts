@@ -1,5 +1,11 @@
 import { injectable } from 'inversify';
-import { type AccessKey, type AccessKeyRepository, ConflictError, type NewAccessKey } from '@hortus/core';
+import {
+  type AccessKey,
+  type AccessKeyCopy,
+  type AccessKeyRepository,
+  ConflictError,
+  type NewAccessKey,
+} from '@hortus/core';
 import { newId } from './ids.js';
 import { compareText } from './sorted.js';
 
@@ -57,6 +63,31 @@ export class InMemoryAccessKeyRepository implements AccessKeyRepository {
     if (stored === undefined) return undefined;
     stored.revokedAt ??= new Date(at);
     return toAccessKey(stored);
+  }
+
+  async listCopies(): Promise<AccessKeyCopy[]> {
+    return (await this.list()).map((key) => ({
+      ...key,
+      secretHash: (this.byId.get(key.id) as StoredAccessKey).secretHash,
+    }));
+  }
+
+  async restore(key: AccessKeyCopy): Promise<void> {
+    const sameHash = this.byHash.get(key.secretHash);
+    if (sameHash !== undefined) this.byId.delete(sameHash.id);
+    const previous = this.byId.get(key.id);
+    if (previous !== undefined) this.byHash.delete(previous.secretHash);
+    const stored: StoredAccessKey = {
+      id: key.id,
+      name: key.name,
+      kind: key.kind,
+      groups: [...key.groups],
+      secretHash: key.secretHash,
+      createdAt: new Date(key.createdAt),
+      ...(key.revokedAt === undefined ? {} : { revokedAt: new Date(key.revokedAt) }),
+    };
+    this.byId.set(stored.id, stored);
+    this.byHash.set(stored.secretHash, stored);
   }
 
   async hasAny(): Promise<boolean> {

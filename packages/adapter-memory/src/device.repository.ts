@@ -2,6 +2,7 @@ import { injectable } from 'inversify';
 import {
   ConflictError,
   type Device,
+  type DeviceCopy,
   type DeviceChanges,
   type DeviceKeys,
   type DeviceRepository,
@@ -177,6 +178,28 @@ export class InMemoryDeviceRepository implements DeviceRepository {
       attempts: (known?.attempts ?? 0) + 1,
     });
     return true;
+  }
+
+  async listCopies(): Promise<DeviceCopy[]> {
+    return [...this.byDeviceId.values()].sort(byGroupThenId).map((stored) => ({
+      ...toDevice(stored),
+      ...(stored.keyHash === undefined ? {} : { keyHash: stored.keyHash }),
+      ...(stored.previousKeyHash === undefined ? {} : { previousKeyHash: stored.previousKeyHash }),
+    }));
+  }
+
+  async restore(device: DeviceCopy): Promise<void> {
+    const previous = this.byDeviceId.get(device.deviceId);
+    if (previous?.keyHash !== undefined) this.byKeyHash.delete(previous.keyHash);
+    if (previous?.previousKeyHash !== undefined) this.byKeyHash.delete(previous.previousKeyHash);
+    const stored: StoredDevice = {
+      ...toDevice(device),
+      ...(device.keyHash === undefined ? {} : { keyHash: device.keyHash }),
+      ...(device.previousKeyHash === undefined ? {} : { previousKeyHash: device.previousKeyHash }),
+    };
+    this.byDeviceId.set(stored.deviceId, stored);
+    if (stored.keyHash !== undefined) this.byKeyHash.set(stored.keyHash, stored.deviceId);
+    if (stored.previousKeyHash !== undefined) this.byKeyHash.set(stored.previousKeyHash, stored.deviceId);
   }
 
   async listPending(): Promise<PendingDevice[]> {

@@ -12,4 +12,12 @@ export class InMemoryServerSecretRepository implements ServerSecretRepository {
     this.secrets.set(name, candidate);
     return candidate;
   }
+
+  async list(): Promise<{ name: string; value: string }[]> {
+    return [...this.secrets].map(([name, value]) => ({ name, value }));
+  }
+
+  async restore(name: string, value: string): Promise<void> {
+    this.secrets.set(name, value);
+  }
 }

@@ -2,11 +2,19 @@ import { inject, injectable } from 'inversify';
 import { ObjectId } from 'mongodb';
 import {
   type AccessKey,
+  type AccessKeyCopy,
   type AccessKeyKind,
   type AccessKeyRepository,
   type NewAccessKey,
 } from '@hortus/core';
-import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate, toObjectId } from './support.js';
+import {
+  type CollectionSpec,
+  copiedObjectId,
+  MONGO_DATABASE,
+  MongoRepository,
+  toDate,
+  toObjectId,
+} from './support.js';
 import { type MongoDatabase } from './database.js';
 
 interface AccessKeyDocument {
@@ -95,6 +103,34 @@ export class MongoAccessKeyRepository
     );
     const document = await this.run(() => this.collection.findOne({ _id }, { projection: publicFields }));
     return document === null ? undefined : accessKeyMapper.toEntity(document);
+  }
+
+  async listCopies(): Promise<AccessKeyCopy[]> {
+    const documents = await this.run(() => this.collection.find({}).sort({ createdAt: 1, _id: 1 }).toArray());
+    return documents.map((document) => ({
+      ...accessKeyMapper.toEntity(document),
+      secretHash: String(document.secretHash),
+    }));
+  }
+
+  /** A key with that digest under another id (a forced copy) gives way to this one. */
+  async restore(key: AccessKeyCopy): Promise<void> {
+    const _id = copiedObjectId(key.id);
+    await this.run(() => this.collection.deleteMany({ secretHash: key.secretHash, _id: { $ne: _id } }));
+    await this.run(() =>
+      this.collection.replaceOne(
+        { _id },
+        {
+          name: key.name,
+          kind: key.kind,
+          groups: [...key.groups],
+          secretHash: key.secretHash,
+          createdAt: key.createdAt,
+          ...(key.revokedAt === undefined ? {} : { revokedAt: key.revokedAt }),
+        },
+        { upsert: true },
+      ),
+    );
   }
 
   async hasAny(): Promise<boolean> {

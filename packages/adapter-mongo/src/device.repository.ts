@@ -2,6 +2,7 @@ import { inject, injectable } from 'inversify';
 import { ObjectId } from 'mongodb';
 import {
   type Device,
+  type DeviceCopy,
   type DeviceChanges,
   type DeviceKeys,
   type DeviceRepository,
@@ -12,7 +13,7 @@ import {
   type PendingDevice,
   type PendingSighting,
 } from '@hortus/core';
-import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
+import { type CollectionSpec, copiedObjectId, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
 import { type MongoDatabase } from './database.js';
 
 interface DeviceDocument {
@@ -224,6 +225,42 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
       );
       return true;
     }, 2);
+  }
+
+  async listCopies(): Promise<DeviceCopy[]> {
+    const documents = await this.run(() =>
+      this.collection.find({}).sort({ group: 1, deviceId: 1 }).toArray(),
+    );
+    return documents.map((document) => ({
+      ...deviceMapper.toEntity(document),
+      ...(document.keyHash == null ? {} : { keyHash: document.keyHash }),
+      ...(document.previousKeyHash == null ? {} : { previousKeyHash: document.previousKeyHash }),
+    }));
+  }
+
+  /** A device with that deviceId under another id (a forced copy) gives way to this one. */
+  async restore(device: DeviceCopy): Promise<void> {
+    const _id = copiedObjectId(device.id);
+    const document: Omit<DeviceDocument, '_id'> = {
+      deviceId: device.deviceId,
+      group: device.group,
+      type: device.type,
+      ...(device.locked === undefined ? {} : { locked: device.locked }),
+      ...(device.lastSeenAt === undefined ? {} : { lastSeenAt: device.lastSeenAt }),
+      ...(device.firmwareVersion === undefined ? {} : { firmwareVersion: device.firmwareVersion }),
+      ...(device.bootedAt === undefined ? {} : { bootedAt: device.bootedAt }),
+      ...(device.onboardings === undefined
+        ? {}
+        : { onboardings: device.onboardings.map(({ at, address }) => ({ at, address })) }),
+      ...(device.keyGeneration === undefined ? {} : { keyGeneration: device.keyGeneration }),
+      ...(device.keyHash === undefined ? {} : { keyHash: device.keyHash }),
+      ...(device.previousKeyGeneration === undefined
+        ? {}
+        : { previousKeyGeneration: device.previousKeyGeneration }),
+      ...(device.previousKeyHash === undefined ? {} : { previousKeyHash: device.previousKeyHash }),
+    };
+    await this.run(() => this.collection.deleteMany({ deviceId: device.deviceId, _id: { $ne: _id } }));
+    await this.run(() => this.collection.replaceOne({ _id }, document, { upsert: true }));
   }
 
   async listPending(): Promise<PendingDevice[]> {

@@ -33,4 +33,13 @@ export class MongoServerSecretRepository
     if (stored === null) throw new Error(`The server secret ${name} vanished while it was stored`);
     return stored.value;
   }
+
+  async list(): Promise<{ name: string; value: string }[]> {
+    const documents = await this.run(() => this.collection.find({}).sort({ _id: 1 }).toArray());
+    return documents.map((document) => ({ name: document._id, value: String(document.value) }));
+  }
+
+  async restore(name: string, value: string): Promise<void> {
+    await this.run(() => this.collection.replaceOne({ _id: name }, { value }, { upsert: true }));
+  }
 }

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import {
   type AccessKey,
+  type AccessKeyCopy,
   type AccessKeyKind,
   type AccessKeyRepository,
   type NewAccessKey,
@@ -101,6 +102,44 @@ export class SqliteAccessKeyRepository extends SqliteRepository implements Acces
           .get(at.getTime(), id) as AccessKeyRow | undefined,
     );
     return row === undefined ? undefined : accessKeyMapper.toEntity(row);
+  }
+
+  async listCopies(): Promise<AccessKeyCopy[]> {
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(`SELECT ${publicColumns}, secret_hash FROM access_keys ORDER BY created_at, seq`)
+          .all() as (AccessKeyRow & { secret_hash: string })[],
+    );
+    return rows.map((row) => ({ ...accessKeyMapper.toEntity(row), secretHash: row.secret_hash }));
+  }
+
+  /** A key with that digest under another id (a forced copy) gives way to this one. */
+  async restore(key: AccessKeyCopy): Promise<void> {
+    this.run(() =>
+      this.connection.write(() => {
+        this.connection
+          .prepare('DELETE FROM access_keys WHERE secret_hash = ? AND id <> ?')
+          .run(key.secretHash, key.id);
+        this.connection
+          .prepare(
+            `INSERT INTO access_keys (${publicColumns}, secret_hash)
+             VALUES (@id, @name, @kind, @groups, @created_at, @revoked_at, @secret_hash)
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name, kind = excluded.kind,
+               groups = excluded.groups, created_at = excluded.created_at, revoked_at = excluded.revoked_at,
+               secret_hash = excluded.secret_hash`,
+          )
+          .run({
+            id: key.id,
+            name: key.name,
+            kind: key.kind,
+            groups: JSON.stringify(key.groups.map(String)),
+            created_at: key.createdAt.getTime(),
+            revoked_at: key.revokedAt?.getTime() ?? null,
+            secret_hash: key.secretHash,
+          });
+      }),
+    );
   }
 
   async hasAny(): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import {
   type Device,
+  type DeviceCopy,
   type DeviceChanges,
   type DeviceKeys,
   type DeviceRepository,
@@ -280,6 +281,65 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
             wantedBy: sighting.wantedBy ?? null,
           });
         return true;
+      }),
+    );
+  }
+
+  async listCopies(): Promise<DeviceCopy[]> {
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(
+            `SELECT ${deviceColumns}, key_hash, previous_key_hash FROM devices ORDER BY grp, device_id`,
+          )
+          .all() as (DeviceRow & { key_hash: string | null; previous_key_hash: string | null })[],
+    );
+    return rows.map((row) => ({
+      ...deviceMapper.toEntity(row),
+      ...(row.key_hash === null ? {} : { keyHash: row.key_hash }),
+      ...(row.previous_key_hash === null ? {} : { previousKeyHash: row.previous_key_hash }),
+    }));
+  }
+
+  /** A device with that deviceId under another id (a forced copy) gives way to this one. */
+  async restore(device: DeviceCopy): Promise<void> {
+    this.run(() =>
+      this.connection.write(() => {
+        this.connection
+          .prepare('DELETE FROM devices WHERE device_id = ? AND id <> ?')
+          .run(device.deviceId, device.id);
+        this.connection
+          .prepare(
+            `INSERT INTO devices (${deviceColumns}, key_hash, previous_key_hash)
+             VALUES (@id, @device_id, @grp, @type, @locked, @last_seen_at, @firmware_version, @booted_at,
+               @onboardings, @key_generation, @previous_key_generation, @key_hash, @previous_key_hash)
+             ON CONFLICT (id) DO UPDATE SET device_id = excluded.device_id, grp = excluded.grp,
+               type = excluded.type, locked = excluded.locked, last_seen_at = excluded.last_seen_at,
+               firmware_version = excluded.firmware_version, booted_at = excluded.booted_at,
+               onboardings = excluded.onboardings, key_generation = excluded.key_generation,
+               previous_key_generation = excluded.previous_key_generation, key_hash = excluded.key_hash,
+               previous_key_hash = excluded.previous_key_hash`,
+          )
+          .run({
+            id: device.id,
+            device_id: device.deviceId,
+            grp: device.group,
+            type: device.type,
+            locked: device.locked === undefined ? null : device.locked ? 1 : 0,
+            last_seen_at: device.lastSeenAt?.getTime() ?? null,
+            firmware_version: device.firmwareVersion ?? null,
+            booted_at: device.bootedAt?.getTime() ?? null,
+            onboardings:
+              device.onboardings === undefined
+                ? null
+                : JSON.stringify(
+                    device.onboardings.map(({ at, address }) => ({ at: at.getTime(), address })),
+                  ),
+            key_generation: device.keyGeneration ?? null,
+            previous_key_generation: device.previousKeyGeneration ?? null,
+            key_hash: device.keyHash ?? null,
+            previous_key_hash: device.previousKeyHash ?? null,
+          });
       }),
     );
   }

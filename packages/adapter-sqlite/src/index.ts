@@ -17,3 +17,4 @@ export * from './firmware.repository.js';
 export { GroupCommit } from './group-commit.js';
 export * from './change-feed.js';
 export * from './file-modes.js';
+export { fileStamp, type RestoreReport, restoreSqliteFile } from './restore.js';

@@ -314,6 +314,11 @@ export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.m
 /** Thrown when the file cannot be used as it is; the store turns it into InvalidInputError. */
 export class SchemaProblem extends Error {}
 
+/** The file's schema version: undefined when it has no schema_version table (not Hortus's, or new). */
+export function schemaVersionOf(db: Database.Database): number | undefined {
+  return storedVersion(db);
+}
+
 function storedVersion(db: Database.Database): number | undefined {
   const table = db
     .prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'`)

@@ -22,4 +22,24 @@ export class SqliteServerSecretRepository extends SqliteRepository implements Se
       }),
     );
   }
+
+  async list(): Promise<{ name: string; value: string }[]> {
+    return this.run(
+      () =>
+        this.connection.prepare('SELECT name, value FROM server_secrets ORDER BY name').all() as {
+          name: string;
+          value: string;
+        }[],
+    );
+  }
+
+  async restore(name: string, value: string): Promise<void> {
+    this.run(() =>
+      this.connection
+        .prepare(
+          'INSERT INTO server_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+        )
+        .run(name, value),
+    );
+  }
 }

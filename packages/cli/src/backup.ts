@@ -17,7 +17,7 @@ export function registerBackupCommand(program: Command, io: RunIo): void {
       .command('backup')
       .description(
         'copy the SQLite data file to <file> while the server keeps running (a new file; restore by ' +
-          'stopping the server and putting the copy in place of HORTUS_DATA_DIR/hortus.db)',
+          'stopping the server and running hortus restore <file>)',
       )
       .argument('<file>', 'where the copy goes; must not exist yet')
       .action(async (file: string, _options: unknown, command: Command) => {
@@ -54,5 +54,46 @@ export function registerBackupCommand(program: Command, io: RunIo): void {
         }
       }),
     'hortus backup /var/backups/hortus-2025-06-01.db',
+  );
+}
+
+/**
+ * `hortus restore <file>`: puts a copy `hortus backup` made in place of the SQLite data file, with the
+ * server stopped. Refuses (exit 7) while any process has the data file open; checks the copy (exit 2 when
+ * it is damaged, not Hortus's or from a newer Hortus) before it touches anything; keeps the old file.
+ */
+export function registerRestoreCommand(program: Command, io: RunIo): void {
+  withExamples(
+    program
+      .command('restore')
+      .description(
+        'put a copy made by hortus backup in place of the SQLite data file (stop the server first); the ' +
+          'old file is kept beside it as hortus.db.before-restore-<time>',
+      )
+      .argument('<file>', 'the copy to restore')
+      .action(async (file: string, _options: unknown, command: Command) => {
+        const config = loadConfig(io.env);
+        if (config.store !== 'sqlite') {
+          throw new UsageError(
+            `restore replaces the SQLite data file, and the configured store is ${config.store}. ` +
+              'For MongoDB use mongorestore.',
+          );
+        }
+        const { restoreSqliteFile, sqliteSettingsFromEnv } = await import('@hortus/adapter-sqlite');
+        const settings = config.sqlite ?? sqliteSettingsFromEnv(io.env);
+        const report = restoreSqliteFile(settings.file, file);
+        new Output(io.stdout, command.optsWithGlobals<{ json?: boolean }>().json === true).result(
+          report,
+          ({ from, file: dataFile, kept, schemaVersion }) =>
+            fields([
+              ['Restored', from],
+              ['Into', dataFile],
+              ['Old file kept as', kept ?? '(there was none)'],
+              ['Schema version', schemaVersion],
+              ['Integrity', 'ok'],
+            ]),
+        );
+      }),
+    'hortus restore /var/backups/hortus-2025-06-01.db',
   );
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseEnv } from 'node:util';
 import { Command, CommanderError } from 'commander';
-import { registerBackupCommand } from './backup.js';
+import { registerBackupCommand, registerRestoreCommand } from './backup.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerDataCommands, withExamples } from './commands/index.js';
 import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
@@ -49,7 +49,7 @@ Exit codes:
   4  conflict (already exists)
   5  store or upstream service unavailable, or interrupted (try again later; migrate resumes)
   6  a quota is reached (topics, devices, charts or open notifications)
-  7  refused (a credential is missing or wrong, or not allowed)
+  7  refused (a credential is missing or wrong, not allowed, or the data file is in use)
 
 Environment:
   HORTUS_DATA_DIR  where the SQLite store keeps its file hortus.db (default ./data), used when
@@ -106,6 +106,7 @@ function createProgram(given: RunIo): Command {
   registerDataCommands(program, io);
   registerKeyCommands(program, io);
   registerBackupCommand(program, io);
+  registerRestoreCommand(program, io);
   registerMigrateCommand(program, io);
   registerStoreCommands(program, io);
   registerConfigCommands(program, io);

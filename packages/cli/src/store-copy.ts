@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import {
   CopyStore,
   type CopyStores,
-  copiedResources,
+  copiedRepositories,
   LogIn,
   repositoryTokens,
   STORE_LIFECYCLE,
@@ -89,7 +89,7 @@ async function open(config: AppConfig): Promise<{ container: Container; close: (
 
 function repositoriesOf(container: Container): CopyStores {
   return Object.fromEntries(
-    copiedResources.map((name) => [name, container.get(repositoryTokens[name])]),
+    copiedRepositories.map((name) => [name, container.get(repositoryTokens[name])]),
   ) as unknown as CopyStores;
 }
 

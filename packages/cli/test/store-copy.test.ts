@@ -43,6 +43,19 @@ async function fill(env: Record<string, string>): Promise<void> {
   writeFileSync(image, randomBytes(4096));
   const published = await hortus(undefined, ['firmware', 'publish', image, '--version', '1.2.3'], { env });
   expect(published.code, published.stderr).to.equal(0);
+  const key = await hortus(undefined, ['keys', 'create', '-n', 'dashboard', '-k', 'client', '-g', 'demo'], {
+    env,
+  });
+  expect(key.code, key.stderr).to.equal(0);
+  const notify = await hortus(
+    undefined,
+    ['group', 'notify', 'demo', '--add-webhook', 'https://hooks.example.com/hortus'],
+    { env },
+  );
+  expect(notify.code, notify.stderr).to.equal(0);
+  // An invitation is signed with the store's token key: the server secret the copy must carry over.
+  const invited = await hortus(undefined, ['user', 'invite', 'ben@example.com', '-g', 'demo'], { env });
+  expect(invited.code, invited.stderr).to.equal(0);
 }
 
 async function copy(
@@ -67,9 +80,16 @@ function counts(report: StoreCopyResult): Record<string, [number, number]> {
 const expectedCounts = {
   groups: [1, 1],
   users: [2, 2],
+  accessKeys: [1, 1],
+  devices: [2, 2],
   actions: [4, 4],
+  alertSettings: [1, 1],
+  notifications: [1, 1],
   historyCharts: [1, 1],
   firmware: [1, 1],
+  serverSecrets: [1, 1],
+  // No engine ran on the source; the contract suites prove the engine's state is restored as it was.
+  engineState: [0, 0],
   readings: [2016, 2016],
 };
 
@@ -96,16 +116,29 @@ describe('hortus store copy', function () {
       expect(counts(report)).to.deep.equal(expectedCounts);
       expect(report).to.include({ complete: true, interrupted: false, credentialsMatch: true });
       expect(report.loggedIn).to.equal('ana@example.com');
-      const listed = async (env: Record<string, string>, argv: string[]): Promise<unknown> =>
-        JSON.parse((await hortus(undefined, [...argv, '--json'], { env })).stdout) as unknown;
+      const listed = async (env: Record<string, string>, argv: string[]): Promise<unknown[]> => {
+        const answer = JSON.parse((await hortus(undefined, [...argv, '--json'], { env })).stdout) as unknown;
+        return Array.isArray(answer) ? answer : [answer];
+      };
       for (const argv of [
         ['user', 'list'],
         ['group', 'list'],
         ['action', 'list', '-g', 'demo'],
         ['firmware', 'list'],
+        ['keys', 'list'],
+        ['device', 'list'],
+        ['group', 'notify', 'demo'],
       ]) {
-        expect(await listed(mongo, argv), argv.join(' ')).to.deep.equal(await listed(sqlite, argv));
+        // The same records; only `user list` order may differ (each store lists in its own stored order).
+        expect(await listed(mongo, argv), argv.join(' ')).to.have.deep.members(await listed(sqlite, argv));
       }
+      // Notifications come with their state but new ids (clients ignore them by time, not by id).
+      const withoutIds = async (env: Record<string, string>): Promise<unknown[]> =>
+        (await listed(env, ['notifications', 'list', '-g', 'demo'])).map((notification) => ({
+          ...(notification as Record<string, unknown>),
+          id: undefined,
+        }));
+      expect(await withoutIds(mongo)).to.deep.equal(await withoutIds(sqlite));
       // Progress went to stderr as JSON lines (not a terminal), with the total where it is known.
       expect(stderr).to.match(/"event":"store.copy.progress","resource":"users","copied":2,"total":2/u);
     },

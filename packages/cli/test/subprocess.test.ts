@@ -55,6 +55,7 @@ describe('hortus as a subprocess against MongoDB', function () {
         'cli-test',
         '-t',
         'sensor-box',
+        '--create-group',
         '--json',
       );
       expect(created.stderr).to.equal('');
@@ -64,16 +65,7 @@ describe('hortus as a subprocess against MongoDB', function () {
         group: 'cli-test',
       });
 
-      const again = await hortus(
-        'device',
-        'create',
-        '24:6F:28:CC:00:01',
-        '-g',
-        'cli-test',
-        '-t',
-        'relay',
-        '--create-group',
-      );
+      const again = await hortus('device', 'create', '24:6F:28:CC:00:01', '-g', 'cli-test', '-t', 'relay');
       expect(again.code).to.equal(4);
 
       const server = spawn(process.execPath, [main, 'serve', '--port', '0'], {

@@ -100,6 +100,7 @@ export * from './automations/automation-settings.js';
 export * from './automations/scheduler.port.js';
 export * from './automations/rules.js';
 export * from './automations/wake-ups.js';
+export * from './automations/due-schedule.js';
 export * from './alerts/alert-message.js';
 export * from './alerts/alert-outbox.port.js';
 export * from './alerts/notifier.port.js';

@@ -341,6 +341,8 @@ describe('access keys over HTTP', () => {
             list: () => real.list(),
             revoke: (id, at) => real.revoke(id, at),
             hasAny: through(() => real.hasAny()),
+            listCopies: () => real.listCopies(),
+            restore: (key) => real.restore(key),
           };
           container.rebind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).toConstantValue(flaky);
         },
@@ -380,6 +382,8 @@ describe('access keys over HTTP', () => {
             list: unavailable,
             revoke: unavailable,
             hasAny: unavailable,
+            listCopies: unavailable,
+            restore: unavailable,
           };
           container.rebind<AccessKeyRepository>(ACCESS_KEY_REPOSITORY).toConstantValue(failing);
         },

@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
 import {
+  CLOCK,
+  type Clock,
   ConfigError,
   type Env,
   MAILER,
@@ -11,6 +13,7 @@ import {
   withOriginsOnly,
 } from '@hortus/core';
 import { ContainerModule, inject, injectable } from 'inversify';
+import { webhookRequest } from './webhook-formats.js';
 
 export interface WebhookSettings {
   /** Time for one delivery, retries included. */
@@ -35,21 +38,59 @@ export function webhookSettingsFromEnv(env: Env): WebhookSettings {
   return { ...defaultWebhookSettings, timeoutMs };
 }
 
-/** The signature header's value: HMAC-SHA256 of the exact body, hex, as GitHub-style receivers check it. */
+/**
+ * The old signature header's value (`X-Hortus-Signature`, kept for one release): HMAC-SHA256 of the exact
+ * body, hex, keyed with the secret's text as it was given.
+ */
 export function webhookSignature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
 /**
- * Delivers outbox messages: e-mail through the Mailer (SMTP, or the log without SMTP), webhooks as a signed
- * JSON POST. `X-Hortus-Delivery` is the message id, the same on every attempt, so a receiver can drop the
- * repeat that at-least-once delivery may bring.
+ * The key Standard Webhooks signs with. A `whsec_` secret is, as the spec serializes it, base64 of the key
+ * bytes; any other secret is its own UTF-8 bytes, which receivers' libraries take as `whsec_` + base64 of it.
+ */
+export function standardWebhookKey(secret: string): Buffer {
+  return secret.startsWith('whsec_')
+    ? Buffer.from(secret.slice('whsec_'.length), 'base64')
+    : Buffer.from(secret, 'utf8');
+}
+
+/** The secret as Standard Webhooks libraries take it (`whsec_` + base64 of the key). */
+export function standardWebhookSecret(secret: string): string {
+  return `whsec_${standardWebhookKey(secret).toString('base64')}`;
+}
+
+/**
+ * The Standard Webhooks headers: the message id (the same on every attempt, so a receiver drops repeats),
+ * the send time in whole Unix seconds (so a receiver refuses old ones: a replay), and `v1,` + base64
+ * HMAC-SHA256 over `id.timestamp.body`.
+ */
+export function standardWebhookHeaders(
+  id: string,
+  secret: string,
+  body: string,
+  now: Date,
+): { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string } {
+  const timestamp = String(Math.floor(now.getTime() / 1000));
+  const signature = createHmac('sha256', standardWebhookKey(secret))
+    .update(`${id}.${timestamp}.${body}`, 'utf8')
+    .digest('base64');
+  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` };
+}
+
+/**
+ * Delivers outbox messages: e-mail through the Mailer (SMTP, or the log without SMTP), webhooks as a POST
+ * signed the Standard Webhooks way (and with the old `X-Hortus-Signature`). The message id, the same on
+ * every attempt (`webhook-id`, and the old `X-Hortus-Delivery`), lets a receiver drop the repeat that
+ * at-least-once delivery may bring.
  */
 @injectable()
 export class ChannelNotifier implements Notifier {
   constructor(
     @inject(MAILER) private readonly mailer: Mailer,
     @inject(WEBHOOK_SETTINGS) private readonly webhooks: WebhookSettings,
+    @inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async deliver(message: OutboxMessage): Promise<void> {
@@ -58,7 +99,7 @@ export class ChannelNotifier implements Notifier {
       await this.mailer.send({ to: channel.to, subject: message.subject, text: message.text });
       return;
     }
-    const body = JSON.stringify({ id: message.id, ...message.payload });
+    const { body, headers } = webhookRequest(message, channel.format);
     const { retryDelayMs } = this.webhooks;
     const { url, authorization } = splitCredentials(channel.url);
     // ky is loaded with the first webhook: most processes never send one.
@@ -67,9 +108,10 @@ export class ChannelNotifier implements Notifier {
       await ky.post(url, {
         body,
         headers: {
+          ...headers,
           ...(authorization === undefined ? {} : { authorization }),
-          'content-type': 'application/json',
           'user-agent': 'Hortus',
+          ...standardWebhookHeaders(message.id, channel.secret, body, this.clock.now()),
           'x-hortus-event': message.event,
           'x-hortus-delivery': message.id,
           'x-hortus-signature': webhookSignature(channel.secret, body),

@@ -58,12 +58,13 @@ async function receiver(statuses: number[]): Promise<{ url: string; received: Re
 }
 
 const fast = { timeoutMs: 5_000, retries: 2, retryDelayMs: 20 };
+const clock = { now: () => new Date() };
 
 describe('ChannelNotifier', () => {
   it('when the receiver fails twice and then accepts, then the same signed body is posted three times and delivery succeeds', async () => {
     const hook = await receiver([503, 500]);
     try {
-      const notifier = new ChannelNotifier(new LogMailer(quiet), fast);
+      const notifier = new ChannelNotifier(new LogMailer(quiet), fast, clock);
       await notifier.deliver(outboxMessage({ type: 'webhook', url: hook.url, secret }));
       expect(hook.received).to.have.length(3);
       const bodies = new Set(hook.received.map((r) => r.body));
@@ -95,7 +96,7 @@ describe('ChannelNotifier', () => {
   it('when the receiver keeps failing, then delivery rejects naming only the origin and the status, after the retries', async () => {
     const hook = await receiver([500, 500, 500, 500]);
     try {
-      const notifier = new ChannelNotifier(new LogMailer(quiet), fast);
+      const notifier = new ChannelNotifier(new LogMailer(quiet), fast, clock);
       const rejection = await expect(
         notifier.deliver(outboxMessage({ type: 'webhook', url: hook.url, secret })),
       ).to.be.rejectedWith(Error, /answered 500/u);
@@ -111,7 +112,7 @@ describe('ChannelNotifier', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-      const notifier = new ChannelNotifier(new LogMailer(quiet), { ...fast, timeoutMs: 200 });
+      const notifier = new ChannelNotifier(new LogMailer(quiet), { ...fast, timeoutMs: 200 }, clock);
       await expect(notifier.deliver(outboxMessage({ type: 'webhook', url, secret }))).to.be.rejectedWith(
         Error,
       );
@@ -126,7 +127,7 @@ describe('ChannelNotifier', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const notifier = new ChannelNotifier(new LogMailer(quiet), { ...fast, timeoutMs: 200 });
+      const notifier = new ChannelNotifier(new LogMailer(quiet), { ...fast, timeoutMs: 200 }, clock);
       const rejection = await expect(
         notifier.deliver(outboxMessage({ type: 'webhook', url: `${origin}/hook/token123?key=k3y`, secret })),
       ).to.be.rejectedWith(Error, /timed out/u);
@@ -141,7 +142,7 @@ describe('ChannelNotifier', () => {
   it('when a hook URL has user:password@, then they go as Basic authorization, and no error names them', async () => {
     const hook = await receiver([200, 500, 500, 500]);
     try {
-      const notifier = new ChannelNotifier(new LogMailer(quiet), fast);
+      const notifier = new ChannelNotifier(new LogMailer(quiet), fast, clock);
       const withUser = hook.url.replace('http://', 'http://hook%20user:pa%3Ass@');
       await notifier.deliver(outboxMessage({ type: 'webhook', url: withUser, secret }));
       expect(hook.received[0]?.headers.authorization).to.equal(
@@ -160,7 +161,7 @@ describe('ChannelNotifier', () => {
     const smtp = await startSmtpTestServer();
     const mailer = new SmtpMailer({ smtpUrl: smtp.url, from: 'Hortus <hortus@example.org>' }, quiet);
     try {
-      await new ChannelNotifier(mailer, fast).deliver(
+      await new ChannelNotifier(mailer, fast, clock).deliver(
         outboxMessage({ type: 'email', to: 'grower@example.org' }),
       );
       expect(smtp.delivered).to.have.length(1);

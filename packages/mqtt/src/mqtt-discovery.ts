@@ -172,9 +172,7 @@ export class DiscoveryState {
       }
     }
     for (const topic of before) {
-      if (now.has(topic)) continue;
-      this.configs.delete(topic);
-      messages.push({ topic, payload: '' });
+      if (!now.has(topic)) messages.push(...this.clear(topic));
     }
     if (now.size === 0) this.switches.delete(group);
     else this.switches.set(group, now);
@@ -186,24 +184,50 @@ export class DiscoveryState {
     return this.readingRevisions.get(group) !== revision;
   }
 
-  /** Configs for new reading topics and states for new values of the group's latest readings. */
-  readingsOf(group: string, revision: string, latest: readonly Reading[], everything: boolean) {
+  /**
+   * Configs for new reading topics, states for new values of the group's latest readings, and empty configs
+   * for topics no longer among them (their readings were deleted or purged).
+   */
+  readingsOf(
+    group: string,
+    revision: string,
+    latest: readonly Reading[],
+    everything: boolean,
+  ): RetainedMessage[] {
     this.readingRevisions.set(group, revision);
     const messages: RetainedMessage[] = [];
-    if (!isPublishableLevel(group)) return messages;
-    let states = this.sensorStates.get(group);
-    if (states === undefined) this.sensorStates.set(group, (states = new Map()));
-    for (const reading of latest) {
+    const states = new Map<string, string>();
+    const before = this.sensorStates.get(group) ?? new Map<string, string>();
+    for (const reading of isPublishableLevel(group) ? latest : []) {
       if (!isPlainTopic(reading.topic)) continue;
       messages.push(...this.config(sensorConfig(this.names, group, reading.topic), everything));
       const stamp = `${reading.value}@${reading.time.getTime()}`;
-      if (everything || states.get(reading.topic) !== stamp) {
-        states.set(reading.topic, stamp);
+      states.set(reading.topic, stamp);
+      if (everything || before.get(reading.topic) !== stamp) {
         messages.push({
           topic: sensorStateTopic(this.names, group, reading.topic),
           payload: String(reading.value),
         });
       }
+    }
+    for (const topic of before.keys()) {
+      if (!states.has(topic)) messages.push(...this.clear(sensorConfig(this.names, group, topic).topic));
+    }
+    if (states.size === 0) this.sensorStates.delete(group);
+    else this.sensorStates.set(group, states);
+    return messages;
+  }
+
+  /** Sensor configs of groups that no longer exist. */
+  groupsGone(current: ReadonlySet<string>): RetainedMessage[] {
+    const messages: RetainedMessage[] = [];
+    for (const [group, states] of [...this.sensorStates]) {
+      if (current.has(group)) continue;
+      for (const topic of states.keys()) {
+        messages.push(...this.clear(sensorConfig(this.names, group, topic).topic));
+      }
+      this.sensorStates.delete(group);
+      this.readingRevisions.delete(group);
     }
     return messages;
   }
@@ -216,6 +240,12 @@ export class DiscoveryState {
   /** After a reconnect the broker may have lost its retained messages: the next sync sends everything. */
   forgetReadings(): void {
     this.readingRevisions.clear();
+  }
+
+  /** An empty retained config removes the entity from Home Assistant. */
+  private clear(topic: string): RetainedMessage[] {
+    this.configs.delete(topic);
+    return [{ topic, payload: '' }];
   }
 
   private config(message: RetainedMessage, everything: boolean): RetainedMessage[] {

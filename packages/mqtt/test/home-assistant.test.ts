@@ -11,6 +11,8 @@ import {
   createCoreModule,
   defaultCoreSettings,
   DeleteAction,
+  DeleteGroup,
+  DeleteReadings,
   GetAction,
   LOGGER,
   type Logger,
@@ -186,6 +188,10 @@ suite(`Home Assistant discovery and MQTT commands against Mosquitto${brokerUp ? 
     const ids = Object.values(found).map((config) => config['unique_id']);
     expect(new Set(ids).size, 'unique ids differ').to.equal(4);
 
+    expect(h.events.find((event) => event['event'] === 'mqtt.started')).to.include({
+      discovery: true,
+      commands: true,
+    });
     const states = await retained(`${prefix}/hortus/#`);
     expect(states).to.include({
       [status]: 'online',
@@ -287,6 +293,30 @@ suite(`Home Assistant discovery and MQTT commands against Mosquitto${brokerUp ? 
     });
   });
 
+  it("when a topic's readings are deleted, then its sensor config is cleared; when the group is deleted, every config of it", async () => {
+    await h.bridge.start();
+    await eventually(async () => expect(Object.keys(await configs())).to.have.length(4));
+
+    await h.container.get(DeleteReadings).execute({
+      group: 'greenhouse',
+      topic: 'esp/co2',
+      from: '2000-01-01T00:00:00Z',
+      to: '2100-01-01T00:00:00Z',
+    });
+
+    await eventually(async () =>
+      expect(Object.keys(await configs())).to.have.members([
+        'sensor:esp/air/temperature',
+        'sensor:esp/ground/moisture/1',
+        'switch:pump_1',
+      ]),
+    );
+
+    await h.container.get(DeleteGroup).execute({ group: 'greenhouse', confirm: true });
+
+    await eventually(async () => expect(await configs()).to.deep.equal({}));
+  });
+
   it('when a new reading topic and a new action appear, then their configs are published; a new value updates the sensor state', async () => {
     await h.bridge.start();
     await eventually(async () => expect(Object.keys(await configs())).to.have.length(4));
@@ -323,6 +353,24 @@ suite(`Home Assistant discovery and MQTT commands against Mosquitto${brokerUp ? 
     h = server(prefix);
     await h.bridge.start();
     await eventually(async () => expect(await retained(status)).to.deep.equal({ [status]: 'online' }));
+  });
+
+  it('when one of two servers stops, then the status topic is back to online at once: the other still runs', async () => {
+    const status = `${prefix}/hortus/status`;
+    const other = server(prefix);
+    await h.bridge.start();
+    await other.bridge.start();
+    await eventually(async () => expect(await retained(status)).to.deep.equal({ [status]: 'online' }));
+    const watcher = await client();
+    const seen: string[] = [];
+    watcher.on('message', (_topic, payload) => seen.push(payload.toString()));
+    await watcher.subscribeAsync(status, { qos: 1 });
+
+    await other.bridge.stop();
+
+    await eventually(() => expect(seen.slice(-2)).to.deep.equal(['offline', 'online']));
+    expect(await retained(status)).to.deep.equal({ [status]: 'online' });
+    expect(h.bridge.stats().received, 'status messages are not readings').to.equal(0);
   });
 
   it("when the server's connection is lost without a goodbye, then the broker publishes its last will: offline", async () => {

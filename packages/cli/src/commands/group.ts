@@ -13,6 +13,7 @@ import {
   UpdateGroupSettings,
   groupPackages,
   maskWebhookUrl,
+  webhookFormats,
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
@@ -185,10 +186,13 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
         'show or change where alerts of a group are sent besides e-mail (webhooks), and which events',
       )
       .argument('<name>', 'group name')
-      .option('--add-webhook <url>', 'POST each message as signed JSON to this http(s) URL')
+      .option(
+        '--add-webhook <url>',
+        'POST each message as JSON to this http(s) URL, signed the Standard Webhooks way',
+      )
       .option(
         '--secret-stdin',
-        'read the HMAC-SHA256 key for --add-webhook from stdin (16+ characters; generated when no key is given)',
+        'read the signing secret for --add-webhook from stdin (whsec_ + base64 of 24-64 bytes, or any 16+ characters; generated when none is given)',
       )
       .option('--secret-file <path>', 'read the key for --add-webhook from this file')
       .addOption(
@@ -196,6 +200,14 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
           '--secret <text>',
           'the key as an argument (deprecated: others see it in the process list)',
         ).hideHelp(),
+      )
+      .addOption(
+        new Option(
+          '--format <format>',
+          "body for --add-webhook: json (Hortus's own) or the shape of ntfy, gotify, slack, discord",
+        )
+          .choices(webhookFormats)
+          .default('json'),
       )
       .option('--remove-webhook <url>', 'stop sending to this URL (whole, or masked as the listing shows it)')
       .option(
@@ -212,6 +224,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
             secretFile?: string;
             removeWebhook?: string;
             events?: string[];
+            format: string;
           },
           command: Command,
         ) => {
@@ -224,6 +237,8 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
             throw new UsageError('give one of --secret-stdin, --secret-file and --secret');
           if (given.includes(true) && options.addWebhook === undefined)
             throw new UsageError('--secret-stdin, --secret-file and --secret go with --add-webhook');
+          if (options.format !== 'json' && options.addWebhook === undefined)
+            throw new UsageError('--format goes with --add-webhook');
           if (options.secret !== undefined)
             io.stderr.write(
               'hortus: warning: --secret shows the key to every user of this machine (process list); use --secret-stdin or --secret-file\n',
@@ -234,14 +249,15 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
               ...(options.secretStdin === true ? { stdin: true } : {}),
               ...(options.secretFile === undefined ? {} : { file: options.secretFile }),
             })) ??
-            randomBytes(24).toString('base64url');
+            // The Standard Webhooks form, which receivers' libraries take as it is.
+            `whsec_${randomBytes(32).toString('base64')}`;
           const events = options.events?.flatMap((event) => event.split(',')).filter((event) => event !== '');
           const settings = await store(command, (useCase) =>
             useCase(ConfigureGroupNotify).execute({
               group: name,
               ...(options.addWebhook === undefined
                 ? {}
-                : { addWebhook: { url: options.addWebhook, secret } }),
+                : { addWebhook: { url: options.addWebhook, secret, format: options.format } }),
               ...(options.removeWebhook === undefined ? {} : { removeWebhook: options.removeWebhook }),
               ...(events === undefined ? {} : { events }),
             }),
@@ -256,6 +272,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
             ...settings,
             webhooks: settings.webhooks.map((hook) => ({
               url: maskWebhookUrl(hook.url),
+              format: hook.format ?? 'json',
               secret: hook.url === added ? hook.secret : `…${hook.secret.slice(-4)}`,
             })),
           };
@@ -268,7 +285,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
               ...(view.webhooks.length === 0
                 ? [['Webhooks', '(none)'] as const]
                 : view.webhooks.map(
-                    (h, i) => [`Webhook ${i + 1}`, `${h.url} (secret ${h.secret})`] as const,
+                    (h, i) => [`Webhook ${i + 1}`, `${h.url} (${h.format}, secret ${h.secret})`] as const,
                   )),
               ...(view.cancelled === undefined
                 ? []
@@ -278,7 +295,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
         },
       ),
     'hortus group notify greenhouse-1',
-    'hortus group notify greenhouse-1 --add-webhook https://ntfy.example.org/greenhouse',
+    'hortus group notify greenhouse-1 --add-webhook https://ntfy.example.org/greenhouse --format ntfy',
     'hortus group notify greenhouse-1 --add-webhook https://hooks.example.org/x --secret-file /run/secrets/hook',
     'hortus group notify greenhouse-1 --events opened resolved no-data switched',
   );

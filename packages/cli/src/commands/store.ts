@@ -13,8 +13,9 @@ export function registerStoreCommands(program: Command, io: RunIo): void {
     store
       .command('copy')
       .description(
-        'copy everything of the configured store into another (groups, users with their password hashes, ' +
-          'actions, history charts, firmware, readings), records as they are; safe to run again: it ' +
+        'copy the configured store into another (groups, users with their password hashes, access keys, ' +
+          'devices with their keys, actions, alert settings, notifications, history charts, firmware, the token key, engine state, ' +
+          'readings), records as they are; safe to run again: it ' +
           'resumes without duplicating; refuses a target holding another installation unless --force',
       )
       .requiredOption('--to <target>', 'a MongoDB URI (mongodb://host:27017/hortus) or a SQLite file path')

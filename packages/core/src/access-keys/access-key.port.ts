@@ -1,4 +1,4 @@
-import { type AccessKey, type NewAccessKey } from './access-key.js';
+import { type AccessKey, type AccessKeyCopy, type NewAccessKey } from './access-key.js';
 
 export interface AccessKeyRepository {
   /** Throws ConflictError when a key with that secretHash exists. */
@@ -12,6 +12,13 @@ export interface AccessKeyRepository {
    * has that id (malformed ids included).
    */
   revoke(id: string, at: Date): Promise<AccessKey | undefined>;
+  /** Every key with its secret's digest, revoked ones included, oldest first (`hortus store copy`). */
+  listCopies(): Promise<AccessKeyCopy[]>;
+  /**
+   * Stores a key copied from another store as it is (id, digest, times), replacing the key with that id
+   * (and one with that digest under another id): copying it again changes nothing.
+   */
+  restore(key: AccessKeyCopy): Promise<void>;
   /** True once any key was created, revoked ones included. */
   hasAny(): Promise<boolean>;
 }

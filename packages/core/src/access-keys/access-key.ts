@@ -19,6 +19,11 @@ export interface AccessKey {
   readonly revokedAt?: Date;
 }
 
+/** A key with the digest of its secret: what `hortus store copy` reads and writes as it is. */
+export interface AccessKeyCopy extends AccessKey {
+  readonly secretHash: string;
+}
+
 export interface NewAccessKey {
   readonly name: string;
   readonly kind: AccessKeyKind;

@@ -49,6 +49,10 @@ export interface ServerSecretRepository {
    * calls (several servers starting together) all answer the one value that was stored.
    */
   findOrCreate(name: string, candidate: string): Promise<string>;
+  /** Every stored secret by name (`hortus store copy`). */
+  list(): Promise<{ readonly name: string; readonly value: string }[]>;
+  /** Stores a secret copied from another store, replacing the one of that name. */
+  restore(name: string, value: string): Promise<void>;
 }
 
 export const PASSWORD_HASHER = Symbol.for('hortus.PasswordHasher');

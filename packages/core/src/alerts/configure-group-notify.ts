@@ -6,6 +6,8 @@ import {
   defaultAlertEvents,
   type GroupNotifySettings,
   type Webhook,
+  type WebhookFormat,
+  webhookFormats,
   wantsEmail,
 } from './alert-message.js';
 import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from './alert-outbox.port.js';
@@ -13,7 +15,8 @@ import { maskWebhookUrl } from './webhook-url.js';
 
 export interface NotifyChange {
   readonly group: string;
-  readonly addWebhook?: Webhook;
+  /** `format` is checked here: it may come as any text from a transport. */
+  readonly addWebhook?: Omit<Webhook, 'format'> & { readonly format?: string };
   readonly removeWebhook?: string;
   readonly events?: readonly string[];
 }
@@ -29,6 +32,25 @@ function requireWebhookUrl(value: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw InvalidInputError.forField('url', 'must be an http:// or https:// URL');
   return url.toString();
+}
+
+/**
+ * Any text of 16+ characters, or a Standard Webhooks secret: `whsec_` + base64 of 24 to 64 bytes, as the
+ * spec has it (a `whsec_` text that is not one would be signed with a key the receiver does not hold).
+ */
+function requireWebhookSecret(secret: string): void {
+  if (!secret.startsWith('whsec_')) {
+    if (secret.length < 16) throw InvalidInputError.forField('secret', 'must be at least 16 characters');
+    return;
+  }
+  const encoded = secret.slice('whsec_'.length);
+  const bytes = (encoded.length / 4) * 3 - (encoded.match(/=*$/u)?.[0].length ?? 0);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/u.test(encoded) || encoded.length % 4 !== 0 || bytes < 24 || bytes > 64)
+    throw InvalidInputError.forField('secret', 'starting with whsec_ must be base64 of 24 to 64 bytes');
+}
+
+function isWebhookFormat(value: string): value is WebhookFormat {
+  return (webhookFormats as readonly string[]).includes(value);
 }
 
 /** A hook is named by its whole URL, or by the masked form listings show when that names only one. */
@@ -73,9 +95,17 @@ export class ConfigureGroupNotify {
     }
     if (change.addWebhook !== undefined) {
       const url = requireWebhookUrl(change.addWebhook.url);
-      if (change.addWebhook.secret.length < 16)
-        throw InvalidInputError.forField('secret', 'must be at least 16 characters');
-      webhooks = [...webhooks.filter((hook) => hook.url !== url), { url, secret: change.addWebhook.secret }];
+      requireWebhookSecret(change.addWebhook.secret);
+      const format = change.addWebhook.format ?? 'json';
+      if (!isWebhookFormat(format))
+        throw InvalidInputError.forField('format', `must be one of ${webhookFormats.join(', ')}`);
+      // json is stored as no format: the same record as a hook from before formats.
+      const hook: Webhook = {
+        url,
+        secret: change.addWebhook.secret,
+        ...(format === 'json' ? {} : { format }),
+      };
+      webhooks = [...webhooks.filter((existing) => existing.url !== url), hook];
     }
     if (change.events !== undefined) {
       const unknown = change.events.filter((event) => !(alertEvents as readonly string[]).includes(event));

@@ -1,5 +1,6 @@
 import {
   type Device,
+  type DeviceCopy,
   type DeviceChanges,
   type DeviceKeys,
   type NewDevice,
@@ -28,6 +29,13 @@ export interface DeviceRepository {
   setKeys(deviceId: string, keys: DeviceKeys): Promise<boolean>;
   /** Notes an onboarding: kept newest first (at most MAX_ONBOARDINGS_KEPT), and the device was seen then. */
   recordOnboarding(deviceId: string, onboarding: Onboarding, changes: DeviceChanges): Promise<void>;
+  /** Every device with its key digests, ordered by group then deviceId (`hortus store copy`). */
+  listCopies(): Promise<DeviceCopy[]>;
+  /**
+   * Stores a device copied from another store as it is (id, keys, onboardings, times), replacing the
+   * device with that deviceId: copying it again changes nothing.
+   */
+  restore(device: DeviceCopy): Promise<void>;
   /** Removes the device when it belongs to that group; false when no device of the group has that id. */
   delete(group: string, deviceId: string): Promise<boolean>;
   /** Removes every device of the group; answers how many. */

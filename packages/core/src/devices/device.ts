@@ -34,6 +34,12 @@ export interface Device {
 
 export type NewDevice = Pick<Device, 'deviceId' | 'group' | 'type'>;
 
+/** A device with the digests of its keys: what `hortus store copy` reads and writes as it is. */
+export interface DeviceCopy extends Device {
+  readonly keyHash?: string;
+  readonly previousKeyHash?: string;
+}
+
 /** A box that asked to onboard but is not registered: shown to operators, who may claim it. */
 export interface PendingDevice {
   /** The id as the box sent it. */

@@ -1,3 +1,4 @@
+import { type GroupNotifySettings } from '../alerts/alert-message.js';
 import { type HistoryChart } from '../history-charts/history-chart.js';
 import { type Repositories } from '../repositories.js';
 import { type ReadingCursor, type ReadingRepository } from '../readings/reading.port.js';
@@ -7,15 +8,37 @@ import { ConflictError, InvalidInputError, type ResourceName } from '../shared/e
 export const copiedResources = [
   'groups',
   'users',
+  'accessKeys',
+  'devices',
   'actions',
+  'alertSettings',
+  'notifications',
   'historyCharts',
   'firmware',
+  'serverSecrets',
+  'engineState',
   'readings',
 ] as const;
 export type CopiedResource = (typeof copiedResources)[number];
 
+/** The repositories a copy reads (source) or writes (target); alert settings live in the outbox's. */
+export const copiedRepositories = [
+  'groups',
+  'users',
+  'accessKeys',
+  'devices',
+  'actions',
+  'alertOutbox',
+  'notifications',
+  'historyCharts',
+  'firmware',
+  'serverSecrets',
+  'engineState',
+  'readings',
+] as const satisfies readonly (keyof Repositories)[];
+
 /** The repositories of one store that a copy reads (source) or writes (target). */
-export type CopyStores = Pick<Repositories, CopiedResource>;
+export type CopyStores = Pick<Repositories, (typeof copiedRepositories)[number]>;
 
 export interface ResourceCopyReport {
   readonly resource: CopiedResource;
@@ -60,7 +83,7 @@ const silent: CopyProgress = { begin: () => undefined, advance: () => undefined,
  * Copies one store into another, every record as it is (ids, password hashes, times). Each write
  * replaces the record with the same key (readings and firmware: skipped when present), so running it again
  * after an interruption continues without duplicating anything. Refuses a target that holds another
- * installation's records: a group or user the source does not have under the same id, or readings of a
+ * installation's records: a group, user or access key the source does not have under the same id, or readings of a
  * group the source does not know.
  */
 export class CopyStore {
@@ -161,6 +184,44 @@ export class CopyStore {
           await target.users.restore({ ...user, ...credentials });
           return true;
         });
+      case 'accessKeys':
+        return step(await source.accessKeys.listCopies(), async (key) => {
+          await target.accessKeys.restore(key);
+          return true;
+        });
+      case 'devices':
+        return step(await source.devices.listCopies(), async (device) => {
+          await target.devices.restore(device);
+          return true;
+        });
+      case 'alertSettings':
+        return step(await alertSettings(source), async (settings) => {
+          await target.alertOutbox.saveSettings(settings);
+          return true;
+        });
+      case 'serverSecrets':
+        return step(await source.serverSecrets.list(), async ({ name, value }) => {
+          await target.serverSecrets.restore(name, value);
+          return true;
+        });
+      case 'notifications':
+        for (const group of await groupNames(source)) {
+          const copies = await source.notifications.listCopies(group);
+          for (let start = 0; start < copies.length; start += this.options.pageSize) {
+            if (this.stopped()) return false;
+            const page = copies.slice(start, start + this.options.pageSize);
+            // Stored once per (group, time, message): copying again adds nothing.
+            entry.written += await target.notifications.addMissing(page);
+            entry.source += page.length;
+            progress.advance(page.length);
+          }
+        }
+        return true;
+      case 'engineState':
+        return step(await source.engineState.list(), async ({ key, state }) => {
+          await target.engineState.restore(key, state);
+          return true;
+        });
       case 'actions':
         for (const group of [...(await source.actions.groupRevisions()).keys()].sort()) {
           const done = await step(await source.actions.listByGroup(group), async (action) => {
@@ -215,6 +276,23 @@ export class CopyStore {
         return (await stores.groups.list()).length;
       case 'users':
         return (await stores.users.list()).length;
+      case 'accessKeys':
+        return (await stores.accessKeys.list()).length;
+      case 'devices':
+        return (await stores.devices.list()).length;
+      case 'alertSettings':
+        return (await alertSettings(stores)).length;
+      case 'serverSecrets':
+        return (await stores.serverSecrets.list()).length;
+      case 'engineState':
+        return (await stores.engineState.list()).length;
+      case 'notifications': {
+        let count = 0;
+        for (const group of await groupNames(stores)) {
+          count += (await stores.notifications.listCopies(group)).length;
+        }
+        return count;
+      }
       case 'actions': {
         let count = 0;
         for (const group of (await stores.actions.groupRevisions()).keys()) {
@@ -247,6 +325,10 @@ export class CopyStore {
     for (const user of await this.target.users.list()) {
       if ((await this.source.users.findById(user.id)) === undefined) refuse('user', `the user ${user.email}`);
     }
+    const sourceKeys = new Set((await this.source.accessKeys.list()).map((key) => key.id));
+    for (const key of await this.target.accessKeys.list()) {
+      if (!sourceKeys.has(key.id)) refuse('access-key', `the access key ${key.name}`);
+    }
     const sourceGroups = new Set([
       ...(await this.source.readings.groups()),
       ...(await this.source.groups.list()).map((group) => group.name),
@@ -255,6 +337,25 @@ export class CopyStore {
       if (!sourceGroups.has(group)) refuse('reading', `readings of the group ${group}`);
     }
   }
+}
+
+/** Every group the store knows: those with a record, and those holding readings only. */
+async function groupNames(stores: CopyStores): Promise<string[]> {
+  const names = new Set([
+    ...(await stores.groups.list()).map((group) => group.name),
+    ...(await stores.readings.groups()),
+  ]);
+  return [...names].sort();
+}
+
+/** The notify settings of the store's groups (webhooks with their secrets, which events). */
+async function alertSettings(stores: CopyStores): Promise<GroupNotifySettings[]> {
+  const found: GroupNotifySettings[] = [];
+  for (const group of await stores.groups.list()) {
+    const settings = await stores.alertOutbox.getSettings(group.name);
+    if (settings !== undefined) found.push(settings);
+  }
+  return found;
 }
 
 /** Every chart record: clients name a record by any userId, not only a stored user's. */

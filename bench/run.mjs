@@ -16,6 +16,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 import { cliMarkdown, cliStart, cliTargets } from './cli.mjs';
 import { boxesMarkdown, boxesPart, boxesTargets } from './boxes.mjs';
+import { engineMarkdown, enginePart, engineTargets } from './engine.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const smoke = process.argv.includes('--smoke');
@@ -23,7 +24,8 @@ const smoke = process.argv.includes('--smoke');
 const onlyArgument = process.argv.find((argument) => argument.startsWith('--only='));
 const parts = new Set(
   (
-    onlyArgument?.slice('--only='.length) ?? 'polling,scale,memory,sqlite,mongo,logins,capacity,boxes,cli'
+    onlyArgument?.slice('--only='.length) ??
+    'polling,scale,memory,sqlite,mongo,logins,capacity,boxes,engine,cli'
   ).split(','),
 );
 
@@ -1249,6 +1251,7 @@ function targets(results) {
     );
   }
   list.push(...boxesTargets(results.boxes));
+  list.push(...engineTargets(results.engine));
   list.push(...cliTargets(results.cli));
   return list;
 }
@@ -1390,6 +1393,7 @@ function markdown(results) {
   }
   if (results.capacity !== undefined) lines.push(...capacityMarkdown(results.capacity));
   if (results.boxes !== undefined) lines.push(...boxesMarkdown(results.boxes));
+  lines.push(...engineMarkdown(results.engine));
   lines.push(...cliMarkdown(results.cli));
   return `${lines.join('\n')}\n`;
 }
@@ -1436,6 +1440,7 @@ async function main() {
   results.boxes = await timed('boxes', () =>
     boxesPart({ startServer, mongoServer, dropDatabase, log, smoke }),
   );
+  results.engine = await timed('engine', () => enginePart({ smoke }));
   results.cli = await timed('cli', () => cliStart({ rounds: smoke ? 1 : 5 }));
   results.targets = targets(results);
   results.seconds = round((performance.now() - started) / 1000, 1);

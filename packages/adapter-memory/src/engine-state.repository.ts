@@ -18,6 +18,16 @@ export class InMemoryEngineStateRepository implements EngineStateRepository {
     return true;
   }
 
+  async list(): Promise<{ key: string; state: EngineState }[]> {
+    return [...this.entries.keys()]
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .map((key) => ({ key, state: copy(this.entries.get(key) as EngineState) }));
+  }
+
+  async restore(key: string, state: EngineState): Promise<void> {
+    this.entries.set(key, copy(state));
+  }
+
   async purgeBefore(before: Date): Promise<number> {
     let purged = 0;
     for (const [key, entry] of this.entries) {

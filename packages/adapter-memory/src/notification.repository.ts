@@ -3,6 +3,7 @@ import {
   type ImportedNotification,
   type NewNotification,
   type Notification,
+  notificationCopy,
   type NotificationRepository,
   readIgnoreState,
   type StoredIgnoreState,
@@ -106,6 +107,12 @@ export class InMemoryNotificationRepository implements NotificationRepository {
       if (stored.ignore === 'false') open.push(toNotification(stored));
     }
     return open;
+  }
+
+  async listCopies(group: string): Promise<ImportedNotification[]> {
+    return (this.byGroup.get(group)?.created ?? []).map((stored) =>
+      notificationCopy(toNotification(stored), stored.ignore),
+    );
   }
 
   async countOpen(group: string): Promise<number> {

@@ -6,6 +6,7 @@ import {
   type AlertOutboxRepository,
   type Channel,
   type GroupNotifySettings,
+  type Webhook,
   type NewOutboxMessage,
   type OutboxMessage,
   type OutboxStatus,
@@ -31,7 +32,7 @@ interface OutboxDocument {
 
 interface NotifySettingsDocument {
   _id: string;
-  webhooks: { url: string; secret: string }[];
+  webhooks: Webhook[];
   events: AlertEvent[];
 }
 
@@ -98,7 +99,11 @@ export class MongoAlertOutboxRepository
     if (document === null) return undefined;
     return {
       group,
-      webhooks: document.webhooks.map(({ url, secret }) => ({ url, secret })),
+      webhooks: document.webhooks.map(({ url, secret, format }) => ({
+        url,
+        secret,
+        ...(format === undefined ? {} : { format }),
+      })),
       events: [...document.events],
     };
   }
@@ -108,7 +113,11 @@ export class MongoAlertOutboxRepository
       this.settings.replaceOne(
         { _id: settings.group },
         {
-          webhooks: settings.webhooks.map(({ url, secret }) => ({ url, secret })),
+          webhooks: settings.webhooks.map(({ url, secret, format }) => ({
+            url,
+            secret,
+            ...(format === undefined ? {} : { format }),
+          })),
           events: [...settings.events],
         },
         { upsert: true },

@@ -87,6 +87,28 @@ export class MongoEngineStateRepository
     });
   }
 
+  /** A key's newest version is its state: older ones may linger until the next write drops them. */
+  async list(): Promise<{ key: string; state: EngineState }[]> {
+    const documents = await this.run(() => this.collection.find({}).sort({ key: 1, version: -1 }).toArray());
+    const newest = new Map<string, EngineStateDocument>();
+    for (const document of documents) {
+      const known = newest.get(document.key);
+      if (known === undefined || document.version > known.version) newest.set(document.key, document);
+    }
+    return [...newest.keys()]
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .map((key) => ({ key, state: engineStateMapper.toEntity(newest.get(key) as EngineStateDocument) }));
+  }
+
+  async restore(key: string, state: EngineState): Promise<void> {
+    await this.run(() => this.collection.deleteMany({ key }));
+    await this.run(() =>
+      this.collection.insertOne(
+        engineStateMapper.toDocument(key, state.version, state.value, state.updatedAt),
+      ),
+    );
+  }
+
   async purgeBefore(before: Date): Promise<number> {
     const result = await this.run(() => this.collection.deleteMany({ updatedAt: { $lt: before } }));
     return result.deletedCount;

@@ -5,6 +5,7 @@ import {
   type NewNotification,
   type Notification,
   notificationKey,
+  notificationCopy,
   type NotificationRepository,
   readIgnoreState,
   type StoredIgnoreState,
@@ -128,6 +129,13 @@ export class MongoNotificationRepository
       this.collection.find({ group, ignore: 'false' }).sort({ _id: -1 }).toArray(),
     );
     return documents.map(notificationMapper.toEntity);
+  }
+
+  async listCopies(group: string): Promise<ImportedNotification[]> {
+    const documents = await this.run(() => this.collection.find({ group }).sort({ _id: 1 }).toArray());
+    return documents.map((document) =>
+      notificationCopy(notificationMapper.toEntity(document), document.ignore),
+    );
   }
 
   async deleteByGroup(group: string): Promise<number> {

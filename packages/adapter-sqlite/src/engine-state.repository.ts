@@ -28,6 +28,28 @@ export class SqliteEngineStateRepository extends SqliteRepository implements Eng
     super(connection, 'action', 'Another writer stored that engine state version first');
   }
 
+  async list(): Promise<{ key: string; state: EngineState }[]> {
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare('SELECT key, version, value, updated_at FROM engine_state ORDER BY key')
+          .all() as (EngineStateRow & { key: string })[],
+    );
+    return rows.map((row) => ({ key: row.key, state: engineStateMapper.toEntity(row) }));
+  }
+
+  async restore(key: string, state: EngineState): Promise<void> {
+    this.run(() =>
+      this.connection
+        .prepare(
+          `INSERT INTO engine_state (key, version, value, updated_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (key) DO UPDATE SET version = excluded.version, value = excluded.value,
+             updated_at = excluded.updated_at`,
+        )
+        .run(key, state.version, JSON.stringify(state.value), state.updatedAt.getTime()),
+    );
+  }
+
   async get(key: string): Promise<EngineState | undefined> {
     const row = this.run(
       () =>

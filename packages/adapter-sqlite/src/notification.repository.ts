@@ -3,6 +3,7 @@ import {
   type ImportedNotification,
   type NewNotification,
   type Notification,
+  notificationCopy,
   type NotificationRepository,
   readIgnoreState,
   type StoredIgnoreState,
@@ -111,6 +112,18 @@ export class SqliteNotificationRepository extends SqliteRepository implements No
           .all(group) as NotificationRow[],
     );
     return rows.map(notificationMapper.toEntity);
+  }
+
+  async listCopies(group: string): Promise<ImportedNotification[]> {
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(`SELECT ${columns} FROM notifications WHERE grp = ? ORDER BY seq`)
+          .all(group) as NotificationRow[],
+    );
+    return rows.map((row) =>
+      notificationCopy(notificationMapper.toEntity(row), row.ignore as StoredIgnoreState),
+    );
   }
 
   async deleteByGroup(group: string): Promise<number> {

@@ -40,7 +40,9 @@ describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
     expect(added.code, added.stderr).to.equal(0);
     expect(added.stdout + added.stderr).not.to.match(/T0KEN|querytoken|pa55word|hook%20user|stdin-secret/u);
     const shown = JSON.parse(added.stdout) as { webhooks: { url: string; secret: string }[] };
-    expect(shown.webhooks).to.deep.equal([{ url: 'https://hooks.example.org/…oken', secret: '…6789' }]);
+    expect(shown.webhooks).to.deep.equal([
+      { url: 'https://hooks.example.org/…oken', format: 'json', secret: '…6789' },
+    ]);
     expect((await stored())?.webhooks).to.deep.equal([{ url: new URL(HOOK).toString(), secret: SECRET }]);
 
     const second = await hortus(
@@ -50,8 +52,10 @@ describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
     );
     expect(second.code, second.stderr).to.equal(0);
     const listed = await hortus(container, ['group', 'notify', 'gh']);
-    expect(listed.stdout).to.match(/^Webhook 1: +https:\/\/hooks\.example\.org\/…oken \(secret …6789\)$/mu);
-    expect(listed.stdout).to.match(/^Webhook 2: +https:\/\/ntfy\.example\.org\/… \(secret …hars\)$/mu);
+    expect(listed.stdout).to.match(
+      /^Webhook 1: +https:\/\/hooks\.example\.org\/…oken \(json, secret …6789\)$/mu,
+    );
+    expect(listed.stdout).to.match(/^Webhook 2: +https:\/\/ntfy\.example\.org\/… \(json, secret …hars\)$/mu);
     expect(listed.stdout).not.to.match(/T0KEN|querytoken|pa55word|\\n/u);
   });
 
@@ -177,6 +181,41 @@ describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
       expect(refused.code).to.not.equal(0);
       expect(refused.stderr).to.contain('whsec_ must be base64 of 24 to 64 bytes');
     }
+    expect(await stored()).to.equal(undefined);
+  });
+
+  it('when a hook is added with --format ntfy, then the format is stored with it and listed; json stays the default', async () => {
+    const ntfy = await hortus(container, [
+      'group',
+      'notify',
+      'gh',
+      '--add-webhook',
+      'https://ntfy.example.org/gh',
+      '--format',
+      'ntfy',
+    ]);
+    expect(ntfy.code, ntfy.stderr).to.equal(0);
+    expect(ntfy.stdout).to.match(/^Webhook 1: +https:\/\/ntfy\.example\.org\/… \(ntfy, secret whsec_/mu);
+    await hortus(container, ['group', 'notify', 'gh', '--add-webhook', 'https://hooks.example.org/x']);
+    const hooks = (await stored())?.webhooks ?? [];
+    expect(hooks.map((hook) => hook.format)).to.deep.equal(['ntfy', undefined]);
+  });
+
+  it('when --format is unknown, or given without --add-webhook, then the command is refused and nothing is stored', async () => {
+    const unknown = await hortus(container, [
+      'group',
+      'notify',
+      'gh',
+      '--add-webhook',
+      'https://hooks.example.org/x',
+      '--format',
+      'teams',
+    ]);
+    expect(unknown.code).to.equal(2);
+    expect(unknown.stderr).to.match(/ntfy, gotify, slack, discord|"teams" is invalid/u);
+    const alone = await hortus(container, ['group', 'notify', 'gh', '--format', 'slack']);
+    expect(alone.code).to.equal(2);
+    expect(alone.stderr).to.contain('--format goes with --add-webhook');
     expect(await stored()).to.equal(undefined);
   });
 });

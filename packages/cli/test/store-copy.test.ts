@@ -84,9 +84,12 @@ const expectedCounts = {
   devices: [2, 2],
   actions: [4, 4],
   alertSettings: [1, 1],
+  notifications: [1, 1],
   historyCharts: [1, 1],
   firmware: [1, 1],
   serverSecrets: [1, 1],
+  // No engine ran on the source; the contract suites prove the engine's state is restored as it was.
+  engineState: [0, 0],
   readings: [2016, 2016],
 };
 
@@ -129,6 +132,13 @@ describe('hortus store copy', function () {
         // The same records; only `user list` order may differ (each store lists in its own stored order).
         expect(await listed(mongo, argv), argv.join(' ')).to.have.deep.members(await listed(sqlite, argv));
       }
+      // Notifications come with their state but new ids (clients ignore them by time, not by id).
+      const withoutIds = async (env: Record<string, string>): Promise<unknown[]> =>
+        (await listed(env, ['notifications', 'list', '-g', 'demo'])).map((notification) => ({
+          ...(notification as Record<string, unknown>),
+          id: undefined,
+        }));
+      expect(await withoutIds(mongo)).to.deep.equal(await withoutIds(sqlite));
       // Progress went to stderr as JSON lines (not a terminal), with the total where it is known.
       expect(stderr).to.match(/"event":"store.copy.progress","resource":"users","copied":2,"total":2/u);
     },

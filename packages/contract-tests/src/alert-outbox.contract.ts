@@ -36,6 +36,28 @@ export function alertOutboxRepositoryContract(name: string, createStore: StoreFa
       expect(await repository().getSettings('other')).to.equal(undefined);
     });
 
+    it('when hooks have a format, then it is stored with each hook and with each message to it', async () => {
+      const settings = {
+        group: 'gh',
+        webhooks: [
+          { url: 'https://ntfy.example.org/gh', secret: 'a-secret-of-16-chars', format: 'ntfy' as const },
+          { url: 'https://hooks.example.org/x', secret: 'a-secret-of-16-chars' },
+        ],
+        events: ['opened'] as const,
+      };
+      await repository().saveSettings(settings);
+      expect(await repository().getSettings('gh')).to.deep.equal(settings);
+      const channel = {
+        type: 'webhook',
+        url: 'https://discord.example.org/x',
+        secret: 's',
+        format: 'discord',
+      };
+      await repository().enqueue([{ ...message(0), channel: channel as NewOutboxMessage['channel'] }]);
+      const [claimed] = await repository().claimDue(at(0), MINUTE, 10);
+      expect(claimed?.channel).to.deep.equal(channel);
+    });
+
     it('when messages are enqueued, then they are plain pending data, due at once, listed newest first', async () => {
       const [first] = await repository().enqueue([message(0)]);
       await repository().enqueue([message(MINUTE), message(0, 'other')]);

@@ -90,7 +90,15 @@ const device: DeviceCopy = {
 export function storeCopyContract(
   name: string,
   createStore: StoreFactory<
-    'groups' | 'users' | 'actions' | 'historyCharts' | 'accessKeys' | 'devices' | 'serverSecrets'
+    | 'groups'
+    | 'users'
+    | 'actions'
+    | 'historyCharts'
+    | 'accessKeys'
+    | 'devices'
+    | 'serverSecrets'
+    | 'engineState'
+    | 'notifications'
   >,
 ): void {
   describe(`${name}: restoring copied records (hortus store copy)`, () => {
@@ -189,6 +197,45 @@ export function storeCopyContract(
 
       expect(await store().serverSecrets.findOrCreate('token-key', 'another')).to.equal('copied');
       expect(await store().serverSecrets.list()).to.deep.equal([{ name: 'token-key', value: 'copied' }]);
+    });
+
+    it('when engine states are restored, then list answers each key once, ordered, with version, value and time as they were', async () => {
+      await store().engineState.compareAndSet('["slot","b"]', 0, { fired: false }, at(0));
+      await store().engineState.compareAndSet('["slot","b"]', 1, { fired: true }, at(MINUTE));
+      const copied = { version: 7, value: { fired: true, count: 3, note: null }, updatedAt: at(2 * MINUTE) };
+
+      await store().engineState.restore('["slot","a"]', copied);
+      await store().engineState.restore('["slot","b"]', copied);
+      await store().engineState.restore('["slot","b"]', copied);
+
+      expect(await store().engineState.list()).to.deep.equal([
+        { key: '["slot","a"]', state: copied },
+        { key: '["slot","b"]', state: copied },
+      ]);
+      expect(
+        await store().engineState.compareAndSet('["slot","b"]', 7, { fired: false }, at(3 * MINUTE)),
+      ).to.equal(true);
+    });
+
+    it('when notifications are listed for a copy, then every one of the group comes, ignored ones too, oldest first, and adding them again adds nothing', async () => {
+      const first = await store().notifications.create({
+        group: 'g',
+        time: at(0),
+        message: 'too warm',
+        topic: 't',
+        value: 31,
+      });
+      await store().notifications.create({ group: 'g', time: at(MINUTE), message: 'too dry' });
+      await store().notifications.create({ group: 'other', time: at(0), message: 'elsewhere' });
+      await store().notifications.ignoreAt('g', [first.time]);
+
+      const copies = await store().notifications.listCopies('g');
+
+      expect(copies).to.deep.equal([
+        { group: 'g', time: at(0), message: 'too warm', ignore: 'true', topic: 't', value: 31 },
+        { group: 'g', time: at(MINUTE), message: 'too dry', ignore: 'false' },
+      ]);
+      expect(await store().notifications.addMissing(copies)).to.equal(0);
     });
 
     it('when records exist for several user ids, then userIds answers each once, in code-unit order', async () => {

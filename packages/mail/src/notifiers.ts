@@ -13,6 +13,7 @@ import {
   withOriginsOnly,
 } from '@hortus/core';
 import { ContainerModule, inject, injectable } from 'inversify';
+import { webhookRequest } from './webhook-formats.js';
 
 export interface WebhookSettings {
   /** Time for one delivery, retries included. */
@@ -98,7 +99,7 @@ export class ChannelNotifier implements Notifier {
       await this.mailer.send({ to: channel.to, subject: message.subject, text: message.text });
       return;
     }
-    const body = JSON.stringify({ id: message.id, ...message.payload });
+    const { body, headers } = webhookRequest(message, channel.format);
     const { retryDelayMs } = this.webhooks;
     const { url, authorization } = splitCredentials(channel.url);
     // ky is loaded with the first webhook: most processes never send one.
@@ -107,8 +108,8 @@ export class ChannelNotifier implements Notifier {
       await ky.post(url, {
         body,
         headers: {
+          ...headers,
           ...(authorization === undefined ? {} : { authorization }),
-          'content-type': 'application/json',
           'user-agent': 'Hortus',
           ...standardWebhookHeaders(message.id, channel.secret, body, this.clock.now()),
           'x-hortus-event': message.event,

@@ -92,7 +92,8 @@ export class HomeAssistantLink {
       const filter = this.commands.filter();
       filters.push(sharedGroup === false ? filter : `$share/${sharedGroup}/${filter}`);
     }
-    if (this.discoveryOn) filters.push(`${this.discoveryPrefix}/status`);
+    // The status topic too: another server's goodbye or last will must not mark Hortus away while this one runs.
+    if (this.discoveryOn) filters.push(`${this.discoveryPrefix}/status`, this.status);
     if (filters.length === 0) return;
     const granted = await client.subscribeAsync(filters, { qos: 1 });
     const refused = granted.find((grant) => grant.qos >= 128);
@@ -119,18 +120,26 @@ export class HomeAssistantLink {
   }
 
   /**
-   * Takes the messages meant for this side: commands and Home Assistant's birth message. Answers false for
-   * every other topic (sensor messages for the bridge).
+   * Takes the messages meant for this side: commands, the status topic and Home Assistant's birth message.
+   * Answers false for every other topic (sensor messages for the bridge). `client` is undefined while the
+   * bridge stops: nothing is published then.
    */
-  receive(client: MqttClient, topic: string, payload: Buffer, packet: IPublishPacket): boolean {
+  receive(client: MqttClient | undefined, topic: string, payload: Buffer, packet: IPublishPacket): boolean {
     const target = this.commands?.target(topic);
     if (target !== undefined) {
+      // While stopping (no client) a command is still applied: the broker has handed it over.
       void this.commands?.handle(target, payload, packet.retain);
+      return true;
+    }
+    if (this.discoveryOn && topic === this.status) {
+      // Several servers share the topic: the one that stopped or died said offline, this one is still here.
+      if (client !== undefined && payload.toString('utf8') === NOT_AVAILABLE) this.announce(client);
       return true;
     }
     if (this.discoveryOn && topic === `${this.discoveryPrefix}/status`) {
       // Home Assistant restarted (or its MQTT integration reloaded): it wants every config again.
-      if (payload.toString('utf8').trim() === 'online' && this.discovery !== undefined) {
+      const online = payload.toString('utf8').trim() === 'online';
+      if (client !== undefined && online && this.discovery !== undefined) {
         const configs = this.discovery.allConfigs();
         for (const message of configs) this.sendMessage(client, message);
         this.announce(client);

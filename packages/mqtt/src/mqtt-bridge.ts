@@ -264,8 +264,7 @@ export class MqttBridge {
   }
 
   private receive(topic: string, payload: Buffer, packet: IPublishPacket): void {
-    const client = this.client;
-    if (client !== undefined && this.homeAssistant.receive(client, topic, payload, packet)) return;
+    if (this.homeAssistant.receive(this.client, topic, payload, packet)) return;
     this.counts.received += 1;
     // Retained sensor values are old samples: legacy ones carry no time and would be stored as new.
     if (packet.retain) {

@@ -355,6 +355,24 @@ suite(`Home Assistant discovery and MQTT commands against Mosquitto${brokerUp ? 
     await eventually(async () => expect(await retained(status)).to.deep.equal({ [status]: 'online' }));
   });
 
+  it('when one of two servers stops, then the status topic is back to online at once: the other still runs', async () => {
+    const status = `${prefix}/hortus/status`;
+    const other = server(prefix);
+    await h.bridge.start();
+    await other.bridge.start();
+    await eventually(async () => expect(await retained(status)).to.deep.equal({ [status]: 'online' }));
+    const watcher = await client();
+    const seen: string[] = [];
+    watcher.on('message', (_topic, payload) => seen.push(payload.toString()));
+    await watcher.subscribeAsync(status, { qos: 1 });
+
+    await other.bridge.stop();
+
+    await eventually(() => expect(seen.slice(-2)).to.deep.equal(['offline', 'online']));
+    expect(await retained(status)).to.deep.equal({ [status]: 'online' });
+    expect(h.bridge.stats().received, 'status messages are not readings').to.equal(0);
+  });
+
   it("when the server's connection is lost without a goodbye, then the broker publishes its last will: offline", async () => {
     const sockets = new Set<net.Socket>();
     const relay = net.createServer((downstream) => {

@@ -24,6 +24,7 @@ import { type Server } from 'node:http';
 import { type Server as SecureServer } from 'node:https';
 import { type AddressInfo } from 'node:net';
 import { type Container } from 'inversify';
+import { BackupJob } from './backups.js';
 import { MQTT_RETRY_MS, MqttBridgeKeeper, RetentionJob, startAlertDelivery } from './background.js';
 import { type AppConfig } from './config.js';
 import { accessState, isLoopback, listeningAddresses, OPEN_TO_NETWORK } from './exposure.js';
@@ -73,6 +74,7 @@ interface BackgroundWork {
   readonly delivery?: ScheduledTask;
   readonly mqtt?: MqttBridgeKeeper;
   readonly retention: RetentionJob;
+  readonly backups?: BackupJob;
 }
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
@@ -199,6 +201,7 @@ function prepareBackground(
   const scheduler = container.get<Scheduler>(SCHEDULER);
   const bridge = config.mqtt === undefined ? undefined : container.get(MqttBridge);
   const retention = new RetentionJob(container.get(ApplyRetention), logger);
+  const backups = scheduledBackups(config, container.get<StoreLifecycle>(STORE_LIFECYCLE), logger);
   return ({ metrics }) => {
     if (bridge !== undefined) {
       metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
@@ -211,7 +214,12 @@ function prepareBackground(
       delivery?: ScheduledTask;
       mqtt?: MqttBridgeKeeper;
       retention: RetentionJob;
+      backups?: BackupJob;
     } = { retention };
+    if (backups !== undefined) {
+      backups.start(scheduler);
+      work.backups = backups;
+    }
     if (engine !== undefined) {
       work.engine = engine.start((result) => {
         metrics.automationTick(result);
@@ -234,6 +242,21 @@ function prepareBackground(
     }
     return work;
   };
+}
+
+/** The backup job when BACKUP_DIR is set and the store can make online copies; a warning otherwise. */
+function scheduledBackups(config: AppConfig, store: StoreLifecycle, logger: Logger): BackupJob | undefined {
+  if (config.backups === undefined) return undefined;
+  const backup = store.backup?.bind(store);
+  if (backup === undefined) {
+    logger.warn('scheduled backups do not apply to this store', {
+      store: config.store,
+      dir: config.backups.dir,
+      hint: config.store === 'mongodb' ? 'back MongoDB up with mongodump' : 'the memory store has no file',
+    });
+    return undefined;
+  }
+  return new BackupJob(backup, config.backups, logger);
 }
 
 /** Where a message went, without a webhook URL's path or query (they often hold its token). */
@@ -325,6 +348,8 @@ async function shutDown(
     background.engine?.stop(),
     background.delivery?.stop(),
     background.retention.stop(),
+    // A backup under way finishes: it is one consistent copy or none (a cut one is removed).
+    background.backups?.stop(),
   ]);
   if (background.engine !== undefined) logger.info('automations stopped');
   // After the requests: a change they made is still published; what the bridge queued is stored.

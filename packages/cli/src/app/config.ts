@@ -34,6 +34,7 @@ import {
   type WebhookSettings,
   webhookSettingsFromEnv,
 } from '@hortus/mail';
+import { type BackupSettings, backupSettingsFromEnv } from './backups.js';
 import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt/settings';
 
 /** sqlite: one file on this machine (the default); mongodb: a database server; memory: gone at exit. */
@@ -77,6 +78,8 @@ export interface AppConfig extends HttpSettings {
   readonly tls?: TlsSettings;
   /** HORTUS_DATA_DIR: the SQLite file's directory, and where TLS=self-signed keeps its certificate. */
   readonly dataDir?: string;
+  /** Scheduled backups of the SQLite store (BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP); off without BACKUP_DIR. */
+  readonly backups?: BackupSettings;
 }
 
 export const MIN_COMMITS_CACHE_MS = 30_000;
@@ -149,6 +152,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const tls = collectProblems(problems, () => tlsSettingsFromEnv(env));
   const dataDir = optional('HORTUS_DATA_DIR') ?? DEFAULT_DATA_DIR;
 
+  const backups = backupSettingsFromEnv(env, problems);
+
   const mqtt = mqttConfigFromEnv(env);
   if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
 
@@ -190,6 +195,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ...(webhooks === undefined ? {} : { webhooks }),
     ...(tls === undefined ? {} : { tls }),
     dataDir,
+    ...(backups === undefined ? {} : { backups }),
   };
 }
 

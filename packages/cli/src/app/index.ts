@@ -4,3 +4,4 @@ export * from './config.js';
 export * from './container.js';
 export * from './exposure.js';
 export * from './json-logger.js';
+export * from './backups.js';

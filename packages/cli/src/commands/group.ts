@@ -13,11 +13,13 @@ import {
   UpdateGroupSettings,
   groupPackages,
   maskWebhookUrl,
+  webhookFormats,
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
+import { registerGroupAlertCommand } from './group-alert.js';
 import { readSecret } from './secret-input.js';
 import { jsonArgument, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 
@@ -178,6 +180,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
     'hortus group set-settings greenhouse-1 @settings.json',
   );
 
+  registerGroupAlertCommand(group, io);
   withExamples(
     group
       .command('notify')
@@ -200,6 +203,14 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
           'the key as an argument (deprecated: others see it in the process list)',
         ).hideHelp(),
       )
+      .addOption(
+        new Option(
+          '--format <format>',
+          "body for --add-webhook: json (Hortus's own) or the shape of ntfy, gotify, slack, discord",
+        )
+          .choices(webhookFormats)
+          .default('json'),
+      )
       .option('--remove-webhook <url>', 'stop sending to this URL (whole, or masked as the listing shows it)')
       .option(
         '--events <events...>',
@@ -215,6 +226,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
             secretFile?: string;
             removeWebhook?: string;
             events?: string[];
+            format: string;
           },
           command: Command,
         ) => {
@@ -227,6 +239,8 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
             throw new UsageError('give one of --secret-stdin, --secret-file and --secret');
           if (given.includes(true) && options.addWebhook === undefined)
             throw new UsageError('--secret-stdin, --secret-file and --secret go with --add-webhook');
+          if (options.format !== 'json' && options.addWebhook === undefined)
+            throw new UsageError('--format goes with --add-webhook');
           if (options.secret !== undefined)
             io.stderr.write(
               'hortus: warning: --secret shows the key to every user of this machine (process list); use --secret-stdin or --secret-file\n',
@@ -245,7 +259,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
               group: name,
               ...(options.addWebhook === undefined
                 ? {}
-                : { addWebhook: { url: options.addWebhook, secret } }),
+                : { addWebhook: { url: options.addWebhook, secret, format: options.format } }),
               ...(options.removeWebhook === undefined ? {} : { removeWebhook: options.removeWebhook }),
               ...(events === undefined ? {} : { events }),
             }),
@@ -260,6 +274,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
             ...settings,
             webhooks: settings.webhooks.map((hook) => ({
               url: maskWebhookUrl(hook.url),
+              format: hook.format ?? 'json',
               secret: hook.url === added ? hook.secret : `…${hook.secret.slice(-4)}`,
             })),
           };
@@ -272,7 +287,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
               ...(view.webhooks.length === 0
                 ? [['Webhooks', '(none)'] as const]
                 : view.webhooks.map(
-                    (h, i) => [`Webhook ${i + 1}`, `${h.url} (secret ${h.secret})`] as const,
+                    (h, i) => [`Webhook ${i + 1}`, `${h.url} (${h.format}, secret ${h.secret})`] as const,
                   )),
               ...(view.cancelled === undefined
                 ? []
@@ -282,7 +297,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
         },
       ),
     'hortus group notify greenhouse-1',
-    'hortus group notify greenhouse-1 --add-webhook https://ntfy.example.org/greenhouse',
+    'hortus group notify greenhouse-1 --add-webhook https://ntfy.example.org/greenhouse --format ntfy',
     'hortus group notify greenhouse-1 --add-webhook https://hooks.example.org/x --secret-file /run/secrets/hook',
     'hortus group notify greenhouse-1 --events opened resolved no-data switched',
   );

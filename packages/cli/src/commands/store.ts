@@ -14,7 +14,7 @@ export function registerStoreCommands(program: Command, io: RunIo): void {
       .command('copy')
       .description(
         'copy the configured store into another (groups, users with their password hashes, access keys, ' +
-          'devices with their keys, actions, alert settings, history charts, firmware, the token key, ' +
+          'devices with their keys, actions, alert settings, notifications, history charts, firmware, the token key, engine state, ' +
           'readings), records as they are; safe to run again: it ' +
           'resumes without duplicating; refuses a target holding another installation unless --force',
       )

@@ -7,10 +7,20 @@ export const alertEvents = ['opened', 'resolved', 'no-data', 'switched'] as cons
 export type AlertEvent = (typeof alertEvents)[number];
 export const defaultAlertEvents: readonly AlertEvent[] = ['opened', 'resolved', 'no-data'];
 
+/**
+ * The body a webhook is sent: `json` is Hortus's own (the default); the others are the shape that service
+ * takes at its publish URL (ntfy: text with Title/Priority/Tags headers; Gotify: {title, message,
+ * priority}; Slack incoming webhooks: {text}; Discord: {content}).
+ */
+export const webhookFormats = ['json', 'ntfy', 'gotify', 'slack', 'discord'] as const;
+export type WebhookFormat = (typeof webhookFormats)[number];
+
 export interface Webhook {
   readonly url: string;
   /** Key of the HMAC-SHA256 signature the receiver checks. */
   readonly secret: string;
+  /** Absent: `json` (hooks stored before formats existed have none). */
+  readonly format?: WebhookFormat;
 }
 
 /** Where a group's alerts go besides e-mail (which the group settings the client writes decide). */
@@ -22,7 +32,12 @@ export interface GroupNotifySettings {
 
 export type Channel =
   | { readonly type: 'email'; readonly to: string }
-  | { readonly type: 'webhook'; readonly url: string; readonly secret: string };
+  | {
+      readonly type: 'webhook';
+      readonly url: string;
+      readonly secret: string;
+      readonly format?: WebhookFormat;
+    };
 
 /** `cancelled`: its webhook was removed before it went out; it is never sent and no longer holds the secret. */
 export type OutboxStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';

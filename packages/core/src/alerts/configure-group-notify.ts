@@ -6,6 +6,8 @@ import {
   defaultAlertEvents,
   type GroupNotifySettings,
   type Webhook,
+  type WebhookFormat,
+  webhookFormats,
   wantsEmail,
 } from './alert-message.js';
 import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from './alert-outbox.port.js';
@@ -13,7 +15,8 @@ import { maskWebhookUrl } from './webhook-url.js';
 
 export interface NotifyChange {
   readonly group: string;
-  readonly addWebhook?: Webhook;
+  /** `format` is checked here: it may come as any text from a transport. */
+  readonly addWebhook?: Omit<Webhook, 'format'> & { readonly format?: string };
   readonly removeWebhook?: string;
   readonly events?: readonly string[];
 }
@@ -44,6 +47,10 @@ function requireWebhookSecret(secret: string): void {
   const bytes = (encoded.length / 4) * 3 - (encoded.match(/=*$/u)?.[0].length ?? 0);
   if (!/^[A-Za-z0-9+/]*={0,2}$/u.test(encoded) || encoded.length % 4 !== 0 || bytes < 24 || bytes > 64)
     throw InvalidInputError.forField('secret', 'starting with whsec_ must be base64 of 24 to 64 bytes');
+}
+
+function isWebhookFormat(value: string): value is WebhookFormat {
+  return (webhookFormats as readonly string[]).includes(value);
 }
 
 /** A hook is named by its whole URL, or by the masked form listings show when that names only one. */
@@ -89,7 +96,16 @@ export class ConfigureGroupNotify {
     if (change.addWebhook !== undefined) {
       const url = requireWebhookUrl(change.addWebhook.url);
       requireWebhookSecret(change.addWebhook.secret);
-      webhooks = [...webhooks.filter((hook) => hook.url !== url), { url, secret: change.addWebhook.secret }];
+      const format = change.addWebhook.format ?? 'json';
+      if (!isWebhookFormat(format))
+        throw InvalidInputError.forField('format', `must be one of ${webhookFormats.join(', ')}`);
+      // json is stored as no format: the same record as a hook from before formats.
+      const hook: Webhook = {
+        url,
+        secret: change.addWebhook.secret,
+        ...(format === 'json' ? {} : { format }),
+      };
+      webhooks = [...webhooks.filter((existing) => existing.url !== url), hook];
     }
     if (change.events !== undefined) {
       const unknown = change.events.filter((event) => !(alertEvents as readonly string[]).includes(event));

@@ -20,6 +20,10 @@ export interface EngineStateRepository {
   compareAndSet(key: string, expectedVersion: number, value: EngineValue, at: Date): Promise<boolean>;
   /** Forgets entries last written before `before` (old slot claims); answers how many went. */
   purgeBefore(before: Date): Promise<number>;
+  /** Every key with its current state, ordered by key (`hortus store copy`). */
+  list(): Promise<{ readonly key: string; readonly state: EngineState }[]>;
+  /** Stores a state copied from another store as it is (its version too), replacing the key's. */
+  restore(key: string, state: EngineState): Promise<void>;
 }
 
 /**

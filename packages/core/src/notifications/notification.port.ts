@@ -8,6 +8,11 @@ export interface NotificationRepository {
    * (group, time, message) is stored already or came earlier in the list; answers how many were stored.
    */
   addMissing(notifications: readonly ImportedNotification[]): Promise<number>;
+  /**
+   * Every notification of the group, ignored ones too, with its stored ignore state, oldest first
+   * (`hortus store copy`, which writes them with addMissing).
+   */
+  listCopies(group: string): Promise<ImportedNotification[]>;
   /** Notifications of the group with ignore `false`, the most recently created first. */
   listOpen(group: string): Promise<Notification[]>;
   /** Sets ignore `true` on every notification of the group whose time is one of `times`; answers how many matched. */

@@ -32,6 +32,21 @@ export type ImportedNotification = Omit<Notification, 'id' | 'ignore'> & {
   readonly ignore: StoredIgnoreState;
 };
 
+/** A stored notification as another store takes it in (addMissing): without its id, with its stored state. */
+export function notificationCopy(
+  notification: Notification,
+  ignore: StoredIgnoreState,
+): ImportedNotification {
+  return {
+    group: notification.group,
+    time: notification.time,
+    message: notification.message,
+    ignore,
+    ...(notification.topic === undefined ? {} : { topic: notification.topic }),
+    ...(notification.value === undefined ? {} : { value: notification.value }),
+  };
+}
+
 /** Keys notifications moved from another system: one (group, time, message) is stored once. */
 export function notificationKey(notification: Pick<Notification, 'group' | 'time' | 'message'>): string {
   return JSON.stringify([notification.group, notification.time.getTime(), notification.message]);

@@ -11,6 +11,8 @@ export interface StoreLifecycle {
   ping(): Promise<boolean>;
   /** What start found that the operator should hear about (data files other users may read); one sentence each. */
   startWarnings?(): readonly string[];
+  /** A consistent copy into a new file while the store serves; only a store that is one file has it. */
+  backup?(file: string): Promise<{ readonly totalPages: number }>;
 }
 
 export const STORE_LIFECYCLE = Symbol.for('hortus.StoreLifecycle');

@@ -12,9 +12,11 @@ export const copiedResources = [
   'devices',
   'actions',
   'alertSettings',
+  'notifications',
   'historyCharts',
   'firmware',
   'serverSecrets',
+  'engineState',
   'readings',
 ] as const;
 export type CopiedResource = (typeof copiedResources)[number];
@@ -27,9 +29,11 @@ export const copiedRepositories = [
   'devices',
   'actions',
   'alertOutbox',
+  'notifications',
   'historyCharts',
   'firmware',
   'serverSecrets',
+  'engineState',
   'readings',
 ] as const satisfies readonly (keyof Repositories)[];
 
@@ -200,6 +204,24 @@ export class CopyStore {
           await target.serverSecrets.restore(name, value);
           return true;
         });
+      case 'notifications':
+        for (const group of await groupNames(source)) {
+          const copies = await source.notifications.listCopies(group);
+          for (let start = 0; start < copies.length; start += this.options.pageSize) {
+            if (this.stopped()) return false;
+            const page = copies.slice(start, start + this.options.pageSize);
+            // Stored once per (group, time, message): copying again adds nothing.
+            entry.written += await target.notifications.addMissing(page);
+            entry.source += page.length;
+            progress.advance(page.length);
+          }
+        }
+        return true;
+      case 'engineState':
+        return step(await source.engineState.list(), async ({ key, state }) => {
+          await target.engineState.restore(key, state);
+          return true;
+        });
       case 'actions':
         for (const group of [...(await source.actions.groupRevisions()).keys()].sort()) {
           const done = await step(await source.actions.listByGroup(group), async (action) => {
@@ -262,6 +284,15 @@ export class CopyStore {
         return (await alertSettings(stores)).length;
       case 'serverSecrets':
         return (await stores.serverSecrets.list()).length;
+      case 'engineState':
+        return (await stores.engineState.list()).length;
+      case 'notifications': {
+        let count = 0;
+        for (const group of await groupNames(stores)) {
+          count += (await stores.notifications.listCopies(group)).length;
+        }
+        return count;
+      }
       case 'actions': {
         let count = 0;
         for (const group of (await stores.actions.groupRevisions()).keys()) {
@@ -306,6 +337,15 @@ export class CopyStore {
       if (!sourceGroups.has(group)) refuse('reading', `readings of the group ${group}`);
     }
   }
+}
+
+/** Every group the store knows: those with a record, and those holding readings only. */
+async function groupNames(stores: CopyStores): Promise<string[]> {
+  const names = new Set([
+    ...(await stores.groups.list()).map((group) => group.name),
+    ...(await stores.readings.groups()),
+  ]);
+  return [...names].sort();
 }
 
 /** The notify settings of the store's groups (webhooks with their secrets, which events). */

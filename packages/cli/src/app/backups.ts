@@ -1,0 +1,147 @@
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  type Env,
+  envReader,
+  isDomainError,
+  type Logger,
+  type ScheduledTask,
+  type Scheduler,
+} from '@hortus/core';
+
+/** Scheduled backups of the SQLite store (BACKUP_DIR, BACKUP_INTERVAL in hours, BACKUP_KEEP). */
+export interface BackupSettings {
+  readonly dir: string;
+  readonly intervalMs: number;
+  readonly keep: number;
+}
+
+const HOUR_MS = 3_600_000;
+export const backupDefaults = { BACKUP_INTERVAL: '24', BACKUP_KEEP: '7' } as const;
+/** The longest interval: a month. The shortest, 0.001 h (3.6 s), is for trying it out. */
+const MAX_INTERVAL_HOURS = 24 * 31;
+/** How often the job looks whether a backup is due; it also bounds how late one is after a restart. */
+const CHECK_MS = 60_000;
+
+/** Undefined (off) without BACKUP_DIR; problems go into `problems`, as every settings parser does. */
+export function backupSettingsFromEnv(env: Env, problems: string[]): BackupSettings | undefined {
+  const { read, optional, integer } = envReader(env, backupDefaults, problems);
+  const dir = optional('BACKUP_DIR');
+  const hoursText = read('BACKUP_INTERVAL');
+  const hours = /^\d+(\.\d+)?$/u.test(hoursText) ? Number(hoursText) : Number.NaN;
+  if (!(hours >= 0.001 && hours <= MAX_INTERVAL_HOURS)) {
+    problems.push(
+      `BACKUP_INTERVAL must be a number of hours from 0.001 to ${MAX_INTERVAL_HOURS}, got "${hoursText}"`,
+    );
+  }
+  const keep = integer('BACKUP_KEEP', 1, 10_000);
+  if (dir === undefined) return undefined;
+  return { dir: resolve(dir), intervalMs: Math.round(hours * HOUR_MS), keep };
+}
+
+const NAME = /^hortus-(\d{4}-\d\d-\d\d)T(\d\d)-(\d\d)-(\d\d)-(\d{3})Z\.db$/u;
+
+/** The file name of a backup made at `at`: sorts by time, valid on every file system. */
+export function backupFileName(at: Date): string {
+  return `hortus-${at.toISOString().replace(/:/gu, '-').replace('.', '-')}.db`;
+}
+
+/** When the backup of that name was made; undefined for any other file (the job never touches those). */
+export function backupTime(name: string): number | undefined {
+  const parts = NAME.exec(name);
+  if (parts === null) return undefined;
+  const [, day, h, m, s, ms] = parts;
+  const time = Date.parse(`${day}T${h}:${m}:${s}.${ms}Z`);
+  return Number.isNaN(time) ? undefined : time;
+}
+
+/** What the job needs of the store: an online copy into a new file (SqliteStore.backup). */
+export type OnlineBackup = (file: string) => Promise<{ readonly totalPages: number }>;
+
+/**
+ * Makes a backup whenever the newest one in the directory is `intervalMs` old (so a restart neither skips
+ * one nor makes an extra one), names it by its time, and deletes the oldest of its own files beyond `keep`.
+ * Never two at once: the scheduler skips a tick while a run is busy, and runOnce refuses to overlap too.
+ */
+export class BackupJob {
+  private task: ScheduledTask | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly backup: OnlineBackup,
+    private readonly settings: BackupSettings,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  start(scheduler: Scheduler): void {
+    this.task = scheduler.every(Math.min(CHECK_MS, this.settings.intervalMs), () => this.runOnce());
+    this.logger.info('scheduled backups on', {
+      dir: this.settings.dir,
+      intervalHours: this.settings.intervalMs / HOUR_MS,
+      keep: this.settings.keep,
+    });
+    // The first look is at once: a server that was down for longer than the interval backs up now.
+    void this.runOnce();
+  }
+
+  async stop(): Promise<void> {
+    await this.task?.stop();
+    await this.running;
+  }
+
+  /** Makes a backup when one is due, then prunes; failures are logged, never thrown. */
+  runOnce(): Promise<void> {
+    this.running ??= this.due().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private ownBackups(): { name: string; time: number }[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.settings.dir);
+    } catch {
+      return [];
+    }
+    return names
+      .map((name) => ({ name, time: backupTime(name) }))
+      .filter((entry): entry is { name: string; time: number } => entry.time !== undefined)
+      .sort((a, b) => a.time - b.time);
+  }
+
+  private async due(): Promise<void> {
+    const now = this.now();
+    const newest = this.ownBackups().at(-1);
+    if (newest !== undefined && now - newest.time < this.settings.intervalMs) return;
+    const file = join(this.settings.dir, backupFileName(new Date(now)));
+    try {
+      mkdirSync(this.settings.dir, { recursive: true, mode: 0o700 });
+      const { totalPages } = await this.backup(file);
+      this.logger.info('backup made', { file, pages: totalPages, ms: this.now() - now });
+    } catch (error) {
+      const level = isDomainError(error) ? 'warn' : 'error';
+      this.logger[level]('backup failed', {
+        file,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return;
+    }
+    this.prune();
+  }
+
+  private prune(): void {
+    const backups = this.ownBackups();
+    for (const { name } of backups.slice(0, Math.max(0, backups.length - this.settings.keep))) {
+      const file = join(this.settings.dir, name);
+      try {
+        rmSync(file, { force: true });
+        this.logger.info('backup deleted', { file, keep: this.settings.keep });
+      } catch (error) {
+        this.logger.warn('backup not deleted', {
+          file,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+  }
+}

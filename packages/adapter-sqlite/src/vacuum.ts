@@ -43,7 +43,12 @@ function sqliteTempDir(): string {
  * checkpoint: so it runs only with that much free space, else it says so and the next start tries again.
  * Other processes may read meanwhile; their writes wait (and may time out) until it is done.
  */
-export function switchToIncrementalVacuum(db: Database.Database, file: string): ServeNote[] {
+export function switchToIncrementalVacuum(
+  db: Database.Database,
+  file: string,
+  /** Free bytes of the file system holding `dir` (tests pass a full disk). */
+  freeIn: (dir: string) => number = freeBytes,
+): ServeNote[] {
   if (db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL) return [];
   const bytes = bytesOf(file);
   const tempDir = sqliteTempDir();
@@ -55,7 +60,7 @@ export function switchToIncrementalVacuum(db: Database.Database, file: string): 
   const sameDevice = statSync(dirname(file)).dev === statSync(tempDir).dev;
   const checks = sameDevice ? [{ dir: dirname(file), needed: 2 * bytes + SLACK_BYTES }] : room;
   for (const { dir, needed } of checks) {
-    const free = freeBytes(dir);
+    const free = freeIn(dir);
     if (free < needed) {
       return [
         {

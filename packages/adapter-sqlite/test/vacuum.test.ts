@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { statSync } from 'node:fs';
 import { expect } from 'chai';
 import { type NewReading } from '@hortus/core';
-import { type SqliteStore } from '@hortus/adapter-sqlite';
+import { type SqliteStore, switchToIncrementalVacuum } from '@hortus/adapter-sqlite';
 import { openTestStore } from './fixture.js';
 
 const READINGS = 60_000;
@@ -89,6 +89,27 @@ describe('SQLite file size after purges (incremental vacuum)', function () {
       const seeded = bytesOf(store, file);
       expect(await purge(store)).to.equal(READINGS);
       expect(bytesOf(store, file)).to.be.below(seeded * 0.75);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('when the disk lacks room for the one-time rewrite, then it warns with the figures and leaves the file as it was', async () => {
+    const { store, file, dispose } = await openTestStore();
+    try {
+      await seed(store);
+      store.database.pragma('auto_vacuum = NONE');
+      store.database.exec('VACUUM');
+
+      const notes = switchToIncrementalVacuum(store.database, file, () => 1024);
+
+      expect(notes.map(({ level, event }) => ({ level, event }))).to.deep.equal([
+        { level: 'warn', event: 'data file not switched to incremental vacuum' },
+      ]);
+      expect(String(notes[0]?.fields['reason'])).to.match(
+        /has 1024 bytes free, the one-time rewrite needs \d+/u,
+      );
+      expect(store.database.pragma('auto_vacuum', { simple: true })).to.equal(0);
     } finally {
       await dispose();
     }

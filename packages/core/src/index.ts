@@ -108,6 +108,8 @@ export * from './alerts/queue-alert-messages.js';
 export * from './alerts/deliver-alert-messages.js';
 export * from './alerts/configure-group-notify.js';
 export * from './alerts/webhook-url.js';
+export * from './alerts/topic-ranges.js';
+export * from './alerts/set-topic-alert.js';
 export * from './automations/run-automations.js';
 export * from './automations/list-automation-events.js';
 export * from './automations/automation-engine.js';

@@ -130,6 +130,8 @@ export function restoreSqliteFile(file: string, from: string, now: Date = new Da
       takeAlone(target);
       kept = `${target}.before-restore-${stamp}`;
       renameSync(target, kept);
+      // The log is folded in and the file left WAL mode, so a -shm (a crashed server's) indexes nothing.
+      rmSync(`${target}-shm`, { force: true });
       for (const suffix of COMPANIONS) {
         if (existsSync(target + suffix)) renameSync(target + suffix, kept + suffix);
       }

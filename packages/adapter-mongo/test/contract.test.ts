@@ -1,4 +1,5 @@
-import { storeContract } from '@hortus/contract-tests';
+import { MongoAttemptCounter } from '@hortus/adapter-mongo';
+import { attemptCounterContract, storeContract } from '@hortus/contract-tests';
 import { serverSuite, useTestDatabase } from './fixture.js';
 
 // Every contract case runs against every MongoDB-wire server, FerretDB v1 included.
@@ -8,5 +9,13 @@ describe(serverSuite('Mongo adapter against the contract suites'), () => {
   storeContract('Mongo', async () => {
     await database().clear();
     return database().repositories;
+  });
+
+  attemptCounterContract('Mongo', async () => {
+    await database().clear();
+    return {
+      counter: new MongoAttemptCounter(database().store.database),
+      exactUnderConcurrency: !(await database().store.isFerretDb()),
+    };
   });
 });

@@ -3,6 +3,9 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ContainerModule } from 'inversify';
 import {
+  ATTEMPT_COUNTER,
+  type AttemptCounter,
+  InProcessAttemptCounter,
   bindRepositoryClasses,
   InvalidInputError,
   newRepositories,
@@ -40,6 +43,8 @@ function bindRepositories(connection: SqliteConnection, lifecycle: StoreLifecycl
     bind<SqliteConnection>(SQLITE_CONNECTION).toConstantValue(connection);
     bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
     bindRepositoryClasses(bind, sqliteRepositoryClasses);
+    // One server per file: the log-in and sign-up counts stay in the process.
+    bind<AttemptCounter>(ATTEMPT_COUNTER).to(InProcessAttemptCounter).inSingletonScope();
   });
 }
 

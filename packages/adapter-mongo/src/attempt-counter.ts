@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { inject, injectable } from 'inversify';
 import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import {
@@ -11,7 +12,7 @@ import { type MongoDatabase } from './database.js';
 import { type CollectionSpec, isUnavailableError, MONGO_DATABASE, withDeadline } from './support.js';
 
 /**
- * One document per counted key (`<limit>:<key>`, points, expire), written by rate-limiter-flexible. The
+ * One document per counted key (`<limit>:<sha256 of the key>`, points, expire), written by rate-limiter-flexible. The
  * indexes are ours (its own creation is off): the key is unique, so servers racing on a new key meet in
  * one document. No TTL index: FerretDB v1 has none ("expireAfterSeconds is not implemented"), so the
  * counter removes expired windows itself (PRUNE_EVERY_MS); on MongoDB a TTL index would do the same.
@@ -43,7 +44,10 @@ export class MongoAttemptCounter implements AttemptCounter {
   async consume(limit: AttemptLimit, key: string): Promise<AttemptDecision> {
     this.pruneNowAndThen();
     try {
-      const counted = await withDeadline(this.limiter(limit).consume(key), this.database.operationDeadlineMs);
+      const counted = await withDeadline(
+        this.limiter(limit).consume(stored(key)),
+        this.database.operationDeadlineMs,
+      );
       return { allowed: true, remaining: counted.remainingPoints };
     } catch (error) {
       // The library refuses with its result (not an Error) when the points are used up.
@@ -55,11 +59,11 @@ export class MongoAttemptCounter implements AttemptCounter {
   }
 
   async reward(limit: AttemptLimit, key: string): Promise<void> {
-    await this.run(this.limiter(limit).reward(key));
+    await this.run(this.limiter(limit).reward(stored(key)));
   }
 
   async forget(limit: AttemptLimit, key: string): Promise<void> {
-    await this.run(this.limiter(limit).delete(key));
+    await this.run(this.limiter(limit).delete(stored(key)));
   }
 
   /** Removes ended windows in the background; a failure only means it is tried again later. */
@@ -98,6 +102,11 @@ export class MongoAttemptCounter implements AttemptCounter {
     }
     return limiter;
   }
+}
+
+/** The key as stored: a digest, so the database keeps no e-mail or client address in the clear. */
+function stored(key: string): string {
+  return createHash('sha256').update(key).digest('base64url');
 }
 
 function storeError(error: unknown): unknown {

@@ -140,17 +140,22 @@ describe('hortus restore <file>', function () {
     future.exec('INSERT INTO schema_version (version, applied_at) VALUES (999, 0)');
     future.close();
 
+    const live = join(scratch, 'live.db');
+    expect((await hortus(undefined, ['backup', live], { env })).code).to.equal(0);
+    writeFileSync(`${live}-wal`, 'the newest writes');
+
     const outcomes = await Promise.all(
-      [notes, foreign, newer, join(scratch, 'missing.db')].map(async (file) =>
+      [notes, foreign, newer, join(scratch, 'missing.db'), live].map(async (file) =>
         hortus(undefined, ['restore', file], { env }),
       ),
     );
 
-    expect(outcomes.map(({ code }) => code)).to.deep.equal([2, 2, 2, 2]);
+    expect(outcomes.map(({ code }) => code)).to.deep.equal([2, 2, 2, 2, 2]);
     expect(outcomes[0]?.stderr).to.contain('is not a SQLite database');
     expect(outcomes[1]?.stderr).to.contain('not a Hortus one');
     expect(outcomes[2]?.stderr).to.contain('newer Hortus (schema version 999');
     expect(outcomes[3]?.stderr).to.contain('does not exist');
+    expect(outcomes[4]?.stderr).to.contain('has a write-ahead log beside it');
     expect(readdirSync(dataDir).filter((name) => name.includes('restor'))).to.deep.equal([]);
     expect(await groupsIn(dataDir)).to.deep.equal(['kept']);
   });

@@ -1,4 +1,4 @@
-import { GetGroup, readTopicRanges, SetTopicAlert, type TopicRange } from '@hortus/core';
+import { GetGroup, SetTopicAlert, type TopicRange, watchedRanges } from '@hortus/core';
 import { type Command } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
@@ -52,7 +52,7 @@ export function registerGroupAlertCommand(group: Command, io: RunIo): void {
       .command('alert')
       .description(
         "show or set a topic's alert range (any topic: humidity, light, CO2, ...), kept in the group settings " +
-          'beside tempMin/tempMax and moistureMin/moistureMax; without options, shows the ranges',
+          'beside tempMin/tempMax and moistureMin/moistureMax; without options, lists every range the alerts use',
       )
       .argument('<group>', 'group name')
       .argument('[topic]', 'the topic, as the readings carry it (e.g. esp/air/humidity)')
@@ -77,18 +77,15 @@ export function registerGroupAlertCommand(group: Command, io: RunIo): void {
         if (changes && options.remove === true) throw new UsageError('--remove takes no other option');
         if (topic === undefined || (!changes && options.remove !== true)) {
           const found = await store(command, (useCase) => useCase(GetGroup).execute({ name }));
-          const ranges = [...readTopicRanges(found.settings)]
+          const ranges = [...watchedRanges(found.settings)]
             .filter(([name]) => topic === undefined || name === topic)
-            .map(([name, range]) => ({ topic: name, ...range }));
+            .map(([name, { range, source }]) => ({ topic: name, ...range, source }));
           outputFor(io, command).result(ranges, (all) =>
-            listOrNote(
-              all,
-              'No topic ranges (tempMin/tempMax, moistureMin/moistureMax are in the settings).',
-              (rows) =>
-                table(
-                  ['TOPIC', 'MIN', 'MAX', 'HYSTERESIS', 'DELAY'],
-                  rows.map((r) => row(r.topic, r)),
-                ),
+            listOrNote(all, 'No alert ranges.', (rows) =>
+              table(
+                ['TOPIC', 'MIN', 'MAX', 'HYSTERESIS', 'DELAY', 'FROM'],
+                rows.map((r) => [...row(r.topic, r), r.source]),
+              ),
             ),
           );
           return;

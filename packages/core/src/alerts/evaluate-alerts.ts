@@ -8,28 +8,16 @@ import {
   type EngineStateRepository,
 } from '../automations/engine-state.port.js';
 import { type WakeUps } from '../automations/wake-ups.js';
-import { readNumberSetting } from '../groups/group-settings.js';
 import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { type Notification } from '../notifications/notification.js';
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
-import { type Reading, sensorTopics } from '../readings/reading.js';
+import { type Reading } from '../readings/reading.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { CORE_LIMITS, type CoreLimits } from '../shared/settings.js';
-import { readTopicRanges, type TopicRange } from './topic-ranges.js';
-
-/** The original's settings keys, which bound these topics (a topic's own range in `alertRanges` wins). */
-const watchedRanges = [
-  { label: 'Temperature', topics: [sensorTopics.temperature], min: 'tempMin', max: 'tempMax' },
-  {
-    label: 'Soil moisture',
-    topics: [sensorTopics.moisture1, sensorTopics.moisture2, sensorTopics.moisture3],
-    min: 'moistureMin',
-    max: 'moistureMax',
-  },
-] as const;
+import { watchedRanges, type WatchedRange } from './topic-ranges.js';
 
 type AlertKind = 'low' | 'high' | 'no-data';
 
@@ -89,7 +77,7 @@ export class EvaluateAlerts {
     if (latest.length === 0) return outcome;
     // Appended one by one: a spread of a group's topics as arguments overflows the stack past ~100k.
     await this.checkSilence(group, latest, now, outcome, wake);
-    const ranges = readTopicRanges(group.settings);
+    const ranges = watchedRanges(group.settings);
     for (const reading of latest) {
       if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) continue;
       await this.checkRange(group, ranges, reading, now, outcome, wake);
@@ -97,35 +85,15 @@ export class EvaluateAlerts {
     return outcome;
   }
 
-  /** The topic's own range when it has one, else the original's keys that cover it. */
-  private rangeOf(
-    group: Group,
-    ranges: ReadonlyMap<string, TopicRange>,
-    topic: string,
-  ): { label: string; range: TopicRange } | undefined {
-    const own = ranges.get(topic);
-    if (own !== undefined) return { label: topic, range: own };
-    const watched = watchedRanges.find((candidate) =>
-      (candidate.topics as readonly string[]).includes(topic),
-    );
-    if (watched === undefined) return undefined;
-    const min = readNumberSetting(group.settings, watched.min);
-    const max = readNumberSetting(group.settings, watched.max);
-    return {
-      label: `${watched.label} (${topic})`,
-      range: { ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) },
-    };
-  }
-
   private async checkRange(
     group: Group,
-    ranges: ReadonlyMap<string, TopicRange>,
+    ranges: ReadonlyMap<string, WatchedRange>,
     reading: Reading,
     now: Date,
     outcome: GroupAlerts,
     wake: WakeUps | undefined,
   ): Promise<void> {
-    const found = this.rangeOf(group, ranges, reading.topic);
+    const found = ranges.get(reading.topic);
     if (found === undefined) return;
     const { label, range } = found;
     const hysteresis = range.hysteresis ?? this.settings.deadBand;

@@ -1,4 +1,5 @@
-import { readSetting } from '../groups/group-settings.js';
+import { readNumberSetting, readSetting } from '../groups/group-settings.js';
+import { sensorTopics } from '../readings/reading.js';
 import { isPlainObject } from '../shared/validation.js';
 
 /**
@@ -71,4 +72,52 @@ export function withTopicRanges(settings: unknown, ranges: ReadonlyMap<string, T
 
 function without(object: Readonly<Record<string, unknown>>, key: string): Record<string, unknown> {
   return Object.fromEntries(Object.entries(object).filter(([name]) => name !== key));
+}
+
+/** The original's settings keys, which bound these topics. */
+const originalRanges = [
+  {
+    label: 'Temperature',
+    topics: [sensorTopics.temperature],
+    min: 'tempMin',
+    max: 'tempMax',
+    source: 'tempMin/tempMax',
+  },
+  {
+    label: 'Soil moisture',
+    topics: [sensorTopics.moisture1, sensorTopics.moisture2, sensorTopics.moisture3],
+    min: 'moistureMin',
+    max: 'moistureMax',
+    source: 'moistureMin/moistureMax',
+  },
+] as const;
+
+export interface WatchedRange {
+  /** How alerts name the topic. */
+  readonly label: string;
+  readonly range: TopicRange;
+  /** Where the range comes from: the topic's own, or the original's keys. */
+  readonly source: 'alertRanges' | 'tempMin/tempMax' | 'moistureMin/moistureMax';
+}
+
+/**
+ * Every topic the group's alerts watch, with its range: the original's keys for their topics, and each
+ * topic's own range, which wins over them for its topic.
+ */
+export function watchedRanges(settings: unknown): Map<string, WatchedRange> {
+  const watched = new Map<string, WatchedRange>();
+  for (const original of originalRanges) {
+    const min = readNumberSetting(settings, original.min);
+    const max = readNumberSetting(settings, original.max);
+    if (min === undefined && max === undefined) continue;
+    for (const topic of original.topics)
+      watched.set(topic, {
+        label: `${original.label} (${topic})`,
+        range: { ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) },
+        source: original.source,
+      });
+  }
+  for (const [topic, range] of readTopicRanges(settings))
+    watched.set(topic, { label: topic, range, source: ALERT_RANGES_KEY });
+  return watched;
 }

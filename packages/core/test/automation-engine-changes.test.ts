@@ -3,6 +3,7 @@ import { expect } from './support.js';
 import { Container, ContainerModule } from 'inversify';
 import {
   ACTION_REPOSITORY,
+  type ActionRepository,
   ALERT_OUTBOX_REPOSITORY,
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
@@ -67,7 +68,7 @@ class CountingGroups {
 function server(
   store: MemoryStore,
   clock: FakeClock,
-  options: { feed?: ChangeFeed; fullPassMs?: number } = {},
+  options: { feed?: ChangeFeed; fullPassMs?: number; actions?: ActionRepository } = {},
 ) {
   const groups = new CountingGroups(store.groups);
   const container = new Container();
@@ -82,7 +83,7 @@ function server(
     ),
     new ContainerModule(({ bind }) => {
       bind(READING_REPOSITORY).toConstantValue(store.readings);
-      bind(ACTION_REPOSITORY).toConstantValue(store.actions);
+      bind(ACTION_REPOSITORY).toConstantValue(options.actions ?? store.actions);
       bind(DEVICE_REPOSITORY).toConstantValue(store.devices);
       bind(NOTIFICATION_REPOSITORY).toConstantValue(store.notifications);
       bind(HISTORY_CHART_REPOSITORY).toConstantValue(store.historyCharts);
@@ -279,5 +280,35 @@ describe('automation engine driven by changes', () => {
     const recovered = await app.engine.tick();
 
     expect(recovered.evaluated).to.deep.equal(['gh-1']);
+  });
+
+  it('when a group fails to evaluate, then it is reported and evaluated again at the next tick, though nothing changed', async () => {
+    const store = createMemoryStore();
+    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+    let failing = false;
+    const actions = new Proxy(store.actions, {
+      get: (target, property, receiver) =>
+        property === 'listByGroup' && failing
+          ? () => Promise.reject(new Error('broken record'))
+          : (Reflect.get(target, property, receiver) as unknown),
+    });
+    const app = server(store, clock, { actions });
+    for (const name of ['gh-1', 'gh-2']) await app.createGroup.execute({ name });
+    await app.engine.tick();
+
+    await app.record.execute([{ group: 'gh-1', topic: sensorTopics.humidity, value: 50 }]);
+    failing = true;
+    clock.set('2026-06-10T12:00:10Z');
+    const failed = await app.engine.tick();
+    failing = false;
+    clock.set('2026-06-10T12:00:20Z');
+    const retried = await app.engine.tick();
+    clock.set('2026-06-10T12:00:30Z');
+    const after = await app.engine.tick();
+
+    expect(failed.failures.map((failure) => failure.group)).to.deep.equal(['gh-1']);
+    expect(retried.evaluated).to.deep.equal(['gh-1']);
+    expect(retried.failures).to.deep.equal([]);
+    expect(after.evaluated).to.deep.equal([]);
   });
 });

@@ -1,10 +1,11 @@
 // Polling latency while retention purges old readings on the SQLite store: p50/p99 of the polled routes
 // with the server idle, then while ApplyRetention deletes N readings in its batches (as RetentionJob runs
-// it in the server's own process), and the purge's rate. Figures only, printed on stdout.
+// it in the server's own process), the purge's rate, and the data file's size before and after the purge
+// (incremental vacuum gives the freed pages back batch by batch). Figures only, printed on stdout.
 //
 //   pnpm build && node bench/purge.mjs [readings=1500000] [pollers=10]
 import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,12 @@ import { pathToFileURL, URL } from 'node:url';
 
 const hortus = (pkg) => import(new URL(`../packages/${pkg}/dist/src/index.js`, import.meta.url).href);
 const DAY_MS = 86_400_000;
+/** The data file and its write-ahead log, in bytes. */
+const fileBytes = (file) =>
+  ['', '-wal'].reduce(
+    (sum, suffix) => sum + (existsSync(file + suffix) ? statSync(file + suffix).size : 0),
+    0,
+  );
 
 if (process.argv[2] === '--server') {
   // The server under test, with the old readings seeded straight into the store and a purge on request.
@@ -52,6 +59,11 @@ if (process.argv[2] === '--server') {
     await readings.add([{ group: 'bench', topic, value: 21, time: new Date() }]);
   }
   const seedSeconds = (performance.now() - seedStart) / 1000;
+  const store = container.get(STORE_LIFECYCLE);
+  const file = join(process.env.BENCH_DATA_DIR, 'hortus.db');
+  // Sizes are taken with the log folded in, so they are the file's own.
+  const checkpointed = () => (store.database.pragma('wal_checkpoint(TRUNCATE)'), fileBytes(file));
+  const seededBytes = checkpointed();
   const running = await startServer(config, { container, logger, retentionFirstRunMs: DAY_MS });
   const job = new RetentionJob(container.get(ApplyRetention), {
     ...logger,
@@ -61,13 +73,20 @@ if (process.argv[2] === '--server') {
     if (message === 'purge') {
       const started = performance.now();
       await job.runOnce();
-      process.send({ type: 'purged', seconds: (performance.now() - started) / 1000 });
+      const seconds = (performance.now() - started) / 1000;
+      process.send({ type: 'purged', seconds, bytes: fileBytes(file), checkpointedBytes: checkpointed() });
     } else if (message === 'stop') {
       await running.close();
       process.exit(0);
     }
   });
-  process.send({ type: 'ready', url: running.url, seeded: perTopic * topics.length, seedSeconds });
+  process.send({
+    type: 'ready',
+    url: running.url,
+    seeded: perTopic * topics.length,
+    seedSeconds,
+    seededBytes,
+  });
 } else {
   const total = Number(process.argv[2] ?? 1_500_000);
   const pollers = Number(process.argv[3] ?? 10);
@@ -127,13 +146,17 @@ if (process.argv[2] === '--server') {
   child.send('purge');
   const purged = next('purged');
   const during = await poll(purged);
-  const { seconds } = await purged;
+  const { seconds, bytes, checkpointedBytes } = await purged;
   child.send('stop');
   await new Promise((resolve) => child.once('exit', resolve));
   rmSync(dataDir, { recursive: true, force: true });
   const deleted = purgeLog?.deleted ?? 0;
   console.log(
     `purge on SQLite: ${deleted} readings in ${seconds.toFixed(1)} s (${Math.round(deleted / seconds)} readings/s), ${pollers} pollers`,
+  );
+  const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+  console.log(
+    `data file: ${mb(ready.seededBytes)} seeded, ${mb(bytes)} right after the purge (file + log), ${mb(checkpointedBytes)} after a checkpoint (summaries kept)`,
   );
   console.log(`polling idle:         ${stats(idle)}`);
   console.log(`polling during purge: ${stats(during)}`);

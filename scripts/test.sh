@@ -63,7 +63,7 @@ npx --no-install mocha | tee -a "$summaries" || status=$?
 # The HTTP suites and the in-process CLI suites once more on each persistent store: the same tests, the
 # other adapters. Each test server or CLI test gets a data directory (SQLite) or a database on $MONGODB_URI
 # (MongoDB) of its own; suites that stub the store keep memory.
-CLI_STORE_SUITES=(cli.test.js keys.test.js accounts.test.js hostile-cli.test.js device-boxes.test.js firmware.test.js box-simulate.test.js)
+CLI_STORE_SUITES=(cli.test.js cli-data.test.js cli-checks.test.js keys.test.js accounts.test.js hostile-cli.test.js device-boxes.test.js firmware.test.js box-simulate.test.js)
 http_pass() {
   echo "HTTP and CLI suites again on the $1 store (HORTUS_TEST_STORE=$1)" >&2
   HORTUS_TEST_STORE="$1" npx --no-install mocha --no-config --reporter ./scripts/mocha-summary-reporter.cjs \

@@ -1,5 +1,8 @@
 import { ContainerModule } from 'inversify';
 import {
+  ATTEMPT_COUNTER,
+  type AttemptCounter,
+  InProcessAttemptCounter,
   bindRepositoryClasses,
   newRepositories,
   type Repositories,
@@ -36,5 +39,6 @@ export function memoryStoreModule(): ContainerModule {
     bind<MemoryChanges>(MEMORY_CHANGES).to(MemoryChanges).inSingletonScope();
     bindRepositoryClasses(bind, inMemoryRepositoryClasses);
     bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(inMemoryLifecycle);
+    bind<AttemptCounter>(ATTEMPT_COUNTER).to(InProcessAttemptCounter).inSingletonScope();
   });
 }

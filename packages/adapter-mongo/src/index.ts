@@ -23,3 +23,4 @@ export { RevisionMirror } from './revisions.js';
 export { MongoDatabase } from './database.js';
 export * from './firmware.repository.js';
 export * from './change-feed.js';
+export { attemptCollection, MongoAttemptCounter } from './attempt-counter.js';

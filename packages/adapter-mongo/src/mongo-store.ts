@@ -1,6 +1,8 @@
 import { ContainerModule } from 'inversify';
 import { type Db, MongoClient, type MongoClientOptions } from 'mongodb';
 import {
+  ATTEMPT_COUNTER,
+  type AttemptCounter,
   bindRepositoryClasses,
   newRepositories,
   type Repositories,
@@ -9,6 +11,7 @@ import {
   StoreUnavailableError,
 } from '@hortus/core';
 import { accessKeyCollection } from './access-key.repository.js';
+import { attemptCollection, MongoAttemptCounter } from './attempt-counter.js';
 import { actionCollection } from './action.repository.js';
 import { automationLogCollection } from './automation-log.repository.js';
 import { MongoDatabase } from './database.js';
@@ -70,6 +73,7 @@ export const collections: readonly CollectionSpec[] = [
   notifySettingsCollection,
   outboxClaimCollection,
   schemaVersionCollection,
+  attemptCollection,
 ];
 
 /** The database named in the URI path, if any (`mongodb://host/<db>?...`). */
@@ -113,6 +117,8 @@ function bindRepositories(database: MongoDatabase, lifecycle?: StoreLifecycle): 
     bind<MongoDatabase>(MONGO_DATABASE).toConstantValue(database);
     if (lifecycle !== undefined) bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
     bindRepositoryClasses(bind, mongoRepositoryClasses);
+    // In the database: every server on this MongoDB counts log-ins and sign-ups together.
+    bind<AttemptCounter>(ATTEMPT_COUNTER).to(MongoAttemptCounter).inSingletonScope();
   });
 }
 

@@ -124,6 +124,13 @@ describe(serverSuite('Mongo store on a server'), () => {
       ],
       ['outboxclaims', { message: { key: { message: 1 }, unique: false } }],
       [
+        'attempts',
+        {
+          key_unique: { key: { key: 1 }, unique: true },
+          expire: { key: { expire: 1 }, unique: false },
+        },
+      ],
+      [
         'readingrollups_1h',
         { chunk_v_unique: { key: { group: 1, topic: 1, start: 1, v: 1 }, unique: true } },
       ],

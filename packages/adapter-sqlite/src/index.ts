@@ -17,4 +17,5 @@ export * from './firmware.repository.js';
 export { GroupCommit } from './group-commit.js';
 export * from './change-feed.js';
 export * from './file-modes.js';
+export { type ServeNote, switchToIncrementalVacuum } from './vacuum.js';
 export { fileStamp, type RestoreReport, restoreSqliteFile } from './restore.js';

@@ -255,10 +255,23 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
               .run({ series: id, start, end, bucket: level.unitMs });
           }
         }
-        if (deleted > 0) this.revisions.bump([group]);
+        if (deleted > 0) {
+          this.revisions.bump([group]);
+          this.reclaim();
+        }
         return deleted;
       }),
     );
+  }
+
+  /**
+   * Gives the pages a delete freed back to the file system, in the delete's transaction, so the file
+   * shrinks batch by batch (a file in auto_vacuum=INCREMENTAL, see SqliteStore; a no-op in any other).
+   * Its cost is moving the pages at the file's end into the freed ones: about the size of the batch.
+   */
+  private reclaim(): void {
+    // exec, not a prepared statement's run(): each step of this pragma frees one page, exec steps to the end.
+    this.connection.database.exec('PRAGMA incremental_vacuum');
   }
 
   async groups(): Promise<string[]> {
@@ -277,16 +290,18 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
       }[];
       let deleted = 0;
       for (const { id } of series) {
-        deleted += this.connection.write(() =>
-          rollupLevels.reduce(
+        deleted += this.connection.write(() => {
+          const removed = rollupLevels.reduce(
             (sum, level) =>
               sum +
               this.connection
                 .prepare(`DELETE FROM ${level.table} WHERE series = ? AND start < ?`)
                 .run(id, before.getTime() - level.unitMs + 1).changes,
             0,
-          ),
-        );
+          );
+          if (removed > 0) this.reclaim();
+          return removed;
+        });
       }
       return deleted;
     });

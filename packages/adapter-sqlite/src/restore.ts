@@ -109,6 +109,14 @@ export function restoreSqliteFile(file: string, from: string, now: Date = new Da
   if (!existsSync(source) || !statSync(source).isFile()) {
     throw InvalidInputError.forField('file', `${from} does not exist or is not a file`);
   }
+  const log = `${source}-wal`;
+  if (existsSync(log) && statSync(log).size > 0) {
+    // Its newest writes are in that log, which a copy of the file alone would lose.
+    throw InvalidInputError.forField(
+      'file',
+      `${from} has a write-ahead log beside it (${log}): it is in use or was not closed cleanly; restore a copy made by hortus backup`,
+    );
+  }
   if (source === target) {
     throw InvalidInputError.forField('file', `${from} is the data file itself; name a copy`);
   }
@@ -130,6 +138,8 @@ export function restoreSqliteFile(file: string, from: string, now: Date = new Da
       takeAlone(target);
       kept = `${target}.before-restore-${stamp}`;
       renameSync(target, kept);
+      // The log is folded in and the file left WAL mode, so a -shm (a crashed server's) indexes nothing.
+      rmSync(`${target}-shm`, { force: true });
       for (const suffix of COMPANIONS) {
         if (existsSync(target + suffix)) renameSync(target + suffix, kept + suffix);
       }

@@ -3,6 +3,9 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ContainerModule } from 'inversify';
 import {
+  ATTEMPT_COUNTER,
+  type AttemptCounter,
+  InProcessAttemptCounter,
   bindRepositoryClasses,
   InvalidInputError,
   newRepositories,
@@ -12,7 +15,8 @@ import {
   StoreUnavailableError,
 } from '@hortus/core';
 import { createPrivateFile, DATA_DIR_MODE, widePermissions } from './file-modes.js';
-import { checkSchema, migrate, SchemaProblem } from './schema.js';
+import { checkSchema, migrate, SchemaProblem, schemaVersionOf } from './schema.js';
+import { type ServeNote, switchToIncrementalVacuum } from './vacuum.js';
 import { sqliteRepositoryClasses } from './repositories.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, type SqliteStoreSettings } from './settings.js';
 import { isUnavailableError, SQLITE_CONNECTION, SqliteConnection } from './support.js';
@@ -39,6 +43,8 @@ function bindRepositories(connection: SqliteConnection, lifecycle: StoreLifecycl
     bind<SqliteConnection>(SQLITE_CONNECTION).toConstantValue(connection);
     bind<StoreLifecycle>(STORE_LIFECYCLE).toConstantValue(lifecycle);
     bindRepositoryClasses(bind, sqliteRepositoryClasses);
+    // One server per file: the log-in and sign-up counts stay in the process.
+    bind<AttemptCounter>(ATTEMPT_COUNTER).to(InProcessAttemptCounter).inSingletonScope();
   });
 }
 
@@ -107,6 +113,8 @@ export class SqliteStore implements StoreLifecycle {
     try {
       // Reading the schema first proves the file is a Hortus SQLite database before anything is written.
       checkSchema(handle);
+      // A new file frees pages as it goes (see reading deletes); it must be set before the first table.
+      if (schemaVersionOf(handle) === undefined) handle.pragma('auto_vacuum = INCREMENTAL');
       if (!inMemory) handle.pragma('journal_mode = WAL');
       handle.pragma(`synchronous = ${this.settings.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
       migrate(handle);
@@ -142,6 +150,15 @@ export class SqliteStore implements StoreLifecycle {
     }
     if (isUnavailableError(error)) return unusable(file, reason(error));
     return error instanceof Error ? error : new Error(String(error));
+  }
+
+  /**
+   * One-time work a server does at start, before it listens: a file made before auto_vacuum=INCREMENTAL
+   * is rewritten once (VACUUM) so that purges shrink it. CLI commands never do it.
+   */
+  async prepareToServe(): Promise<readonly ServeNote[]> {
+    if (this.settings.file === ':memory:') return [];
+    return switchToIncrementalVacuum(this.database, this.settings.file);
   }
 
   /** True when the file answers a query. */

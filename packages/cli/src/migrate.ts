@@ -63,7 +63,7 @@ const reportsOfFailedRuns = new WeakMap<Error, MigrationReport>();
  */
 export const MIGRATE_STORE_TIMEOUT_MS = 120_000;
 
-function bulkDeadlines(env: RunIo['env']): RunIo['env'] {
+export function bulkDeadlines(env: RunIo['env']): RunIo['env'] {
   const given = env['MONGODB_TIMEOUT_MS']?.trim();
   const configured = given === undefined || given === '' ? undefined : Number(given);
   if (configured === 0 || (configured !== undefined && configured >= MIGRATE_STORE_TIMEOUT_MS)) return env;

@@ -15,6 +15,7 @@ import { type AppConfig, loadConfig } from './app/config.js';
 import { coreOnStore } from './app/container.js';
 import { Interrupted, UsageError } from './exit-codes.js';
 import { type RunIo, type SignalSource } from './io.js';
+import { bulkDeadlines } from './migrate.js';
 import { databaseName, dbNameInUri, redactMongoUri } from './migrate/source.js';
 import { type Output, table, type TextSink } from './output.js';
 import { StoreCopyProgress } from './store-copy/progress.js';
@@ -139,11 +140,13 @@ export async function runStoreCopy(io: RunIo, output: Output, options: StoreCopy
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > STORE_COPY_MAX_PAGE) {
     throw new UsageError(`--page-size must be a whole number from 1 to ${STORE_COPY_MAX_PAGE}`);
   }
-  const sourceConfig = loadConfig(io.env);
+  // Pages of thousands of records, and whole-store counts, not one request: MongoDB gets migrate's deadline.
+  const env = bulkDeadlines(io.env);
+  const sourceConfig = loadConfig(env);
   if (sourceConfig.store === 'memory') {
     throw new UsageError('store copy copies a persistent store; STORE=memory keeps nothing to copy');
   }
-  const target = targetConfig(io.env, options.to);
+  const target = targetConfig(env, options.to);
   if (location(sourceConfig) === location(target)) {
     throw new UsageError(
       `--to names the store Hortus is configured with (${describe(target)}): a store cannot be copied onto itself`,

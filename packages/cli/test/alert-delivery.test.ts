@@ -120,6 +120,15 @@ describe('alert delivery across a server crash', function () {
           .update(hook?.body ?? '')
           .digest('hex')}`,
       );
+      // The Standard Webhooks signature, as a receiver computes it from the whsec_ form of the secret.
+      const id = String(hook?.headers['webhook-id']);
+      const timestamp = String(hook?.headers['webhook-timestamp']);
+      expect(Math.abs(Date.now() / 1000 - Number(timestamp))).to.be.below(300);
+      expect(hook?.headers['webhook-signature']).to.equal(
+        `v1,${createHmac('sha256', Buffer.from(secret, 'utf8'))
+          .update(`${id}.${timestamp}.${hook?.body ?? ''}`)
+          .digest('base64')}`,
+      );
       expect(smtp.delivered[0]?.to).to.deep.equal(['grower@example.org']);
       expect(smtp.delivered[0]?.data).to.match(/^Subject: \[Hortus\] gh: Temperature/mu);
       expect(smtp.delivered[0]?.body).to.contain('is above its maximum of 30: 35');

@@ -234,7 +234,27 @@ describe('hortus serve with BACKUP_DIR', function () {
     }
   });
 
-  it('when the store has no file (memory, MongoDB), then it warns that scheduled backups do not apply', async () => {
+  const mongoUri = process.env['MONGODB_URI']?.trim() ?? '';
+  (mongoUri === '' ? it.skip : it)(
+    `when the store is MongoDB, then it warns that scheduled backups do not apply and names mongodump${mongoUri === '' ? ' [skipped: MONGODB_URI is unset]' : ''}`,
+    async () => {
+      const backupDir = join(scratchDataDir(), 'backups');
+      const log = await serveFor(
+        { MONGODB_URI: mongoUri, BACKUP_DIR: backupDir, AUTOMATIONS: 'off' },
+        (text) => text.includes('"listening"'),
+      );
+
+      const warning = log
+        .split('\n')
+        .filter((line) => line.includes('"scheduled backups do not apply to this store"'))
+        .map((line) => JSON.parse(line) as { store: string; hint: string });
+      expect(warning).to.have.length(1);
+      expect(warning[0]).to.include({ store: 'mongodb', hint: 'back MongoDB up with mongodump' });
+      expect(existsSync(backupDir)).to.equal(false);
+    },
+  );
+
+  it('when the store has no file (memory), then it warns that scheduled backups do not apply', async () => {
     const backupDir = join(scratchDataDir(), 'backups');
     const log = await serveFor({ STORE: 'memory', BACKUP_DIR: backupDir }, (text) =>
       text.includes('"listening"'),

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
@@ -31,6 +33,51 @@ async function serving(env: Record<string, string>): Promise<{ stop: () => Promi
 
 describe('hortus restore <file>', function () {
   this.timeout(30_000);
+
+  it('when a server in another process has the file open, then it refuses; after that server was killed (-9), the old file keeps what its log held', async () => {
+    const dataDir = scratchDataDir();
+    const env = { HOST: '127.0.0.1', HORTUS_DATA_DIR: dataDir };
+    const copy = join(scratchDataDir(), 'copy.db');
+    mkdirSync(join(copy, '..'), { recursive: true });
+    expect((await hortus(undefined, ['backup', copy], { env })).code).to.equal(0);
+    const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
+    const server = spawn(process.execPath, [main, 'serve', '--port', '0'], {
+      env: { ...process.env, ...env, LOG_FORMAT: 'json' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    let log = '';
+    server.stdout.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
+    let refused;
+    try {
+      for (let attempt = 0; !log.includes('"listening"'); attempt += 1) {
+        if (attempt > 600) throw new Error(`the server did not start: ${log}`);
+        await sleep(25);
+      }
+      // Written while the server holds the file: it sits in the write-ahead log, not yet in the file.
+      expect((await hortus(undefined, ['group', 'create', 'in-the-log'], { env })).code).to.equal(0);
+      refused = await hortus(undefined, ['restore', copy], { env });
+    } finally {
+      server.kill('SIGKILL');
+      await exited;
+    }
+    expect(refused.code).to.equal(exitCodes.refused);
+
+    const restored = await hortus(undefined, ['restore', copy, '--json'], { env });
+
+    expect(restored.code, restored.stderr).to.equal(exitCodes.ok);
+    const { kept } = JSON.parse(restored.stdout) as { kept: string };
+    expect(readdirSync(dataDir).filter((name) => name.startsWith('hortus.db.before-restore'))).to.deep.equal([
+      kept.slice(dataDir.length + 1),
+    ]);
+    const old = new Database(kept, { readonly: true });
+    try {
+      const names = old.prepare('SELECT name FROM groups').all() as { name: string }[];
+      expect(names.map(({ name }) => name)).to.include('in-the-log');
+    } finally {
+      old.close();
+    }
+  });
 
   it('when a server has the data file open, then it refuses with exit 7 and changes nothing; once stopped, the copy goes in and the old file is kept', async () => {
     const dataDir = scratchDataDir();
@@ -93,17 +140,22 @@ describe('hortus restore <file>', function () {
     future.exec('INSERT INTO schema_version (version, applied_at) VALUES (999, 0)');
     future.close();
 
+    const live = join(scratch, 'live.db');
+    expect((await hortus(undefined, ['backup', live], { env })).code).to.equal(0);
+    writeFileSync(`${live}-wal`, 'the newest writes');
+
     const outcomes = await Promise.all(
-      [notes, foreign, newer, join(scratch, 'missing.db')].map(async (file) =>
+      [notes, foreign, newer, join(scratch, 'missing.db'), live].map(async (file) =>
         hortus(undefined, ['restore', file], { env }),
       ),
     );
 
-    expect(outcomes.map(({ code }) => code)).to.deep.equal([2, 2, 2, 2]);
+    expect(outcomes.map(({ code }) => code)).to.deep.equal([2, 2, 2, 2, 2]);
     expect(outcomes[0]?.stderr).to.contain('is not a SQLite database');
     expect(outcomes[1]?.stderr).to.contain('not a Hortus one');
     expect(outcomes[2]?.stderr).to.contain('newer Hortus (schema version 999');
     expect(outcomes[3]?.stderr).to.contain('does not exist');
+    expect(outcomes[4]?.stderr).to.contain('has a write-ahead log beside it');
     expect(readdirSync(dataDir).filter((name) => name.includes('restor'))).to.deep.equal([]);
     expect(await groupsIn(dataDir)).to.deep.equal(['kept']);
   });

@@ -13,6 +13,7 @@ export * from './engine-state.contract.js';
 export * from './automation-log.contract.js';
 export * from './access-key.contract.js';
 export * from './server-secret.contract.js';
+export * from './attempt-counter.contract.js';
 export * from './alert-outbox.contract.js';
 export * from './firmware.contract.js';
 export * from './store-copy.contract.js';

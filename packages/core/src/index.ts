@@ -1,6 +1,8 @@
 export * from './shared/errors.js';
 export * from './shared/validation.js';
 export * from './shared/clock.port.js';
+export * from './shared/attempt-counter.port.js';
+export * from './shared/in-process-attempt-counter.js';
 export * from './shared/logger.port.js';
 export * from './shared/settings.js';
 export * from './shared/env.js';
@@ -108,6 +110,8 @@ export * from './alerts/queue-alert-messages.js';
 export * from './alerts/deliver-alert-messages.js';
 export * from './alerts/configure-group-notify.js';
 export * from './alerts/webhook-url.js';
+export * from './alerts/topic-ranges.js';
+export * from './alerts/set-topic-alert.js';
 export * from './automations/run-automations.js';
 export * from './automations/list-automation-events.js';
 export * from './automations/automation-engine.js';

@@ -20,6 +20,7 @@ import { ActionChanges } from './actions/action-changes.js';
 import { CreateAction } from './actions/create-action.js';
 import { DeleteAction } from './actions/delete-action.js';
 import { ConfigureGroupNotify } from './alerts/configure-group-notify.js';
+import { SetTopicAlert } from './alerts/set-topic-alert.js';
 import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
 import { QueueAlertMessages } from './alerts/queue-alert-messages.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
@@ -171,6 +172,7 @@ export const useCases = [
   QueueAlertMessages,
   DeliverAlertMessages,
   ConfigureGroupNotify,
+  SetTopicAlert,
   AutomationEngine,
   ListAutomationEvents,
   CreateAccessKey,

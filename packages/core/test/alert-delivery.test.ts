@@ -94,6 +94,25 @@ describe('alert delivery', () => {
     expect(back.queued.map((m) => m.event)).to.deep.equal(['resolved', 'resolved']);
   });
 
+  it('when a webhook has a format, then each message to it carries the format to the notifier; json is stored as none', async () => {
+    const app = await greenhouse(undefined, []);
+    const notify = app.get(ConfigureGroupNotify);
+    await notify.execute({ group: 'gh', addWebhook: { ...hook, format: 'ntfy' } });
+    await notify.execute({
+      group: 'gh',
+      addWebhook: { url: 'https://hooks.example.org/plain', secret: hook.secret, format: 'json' },
+    });
+    await expect(
+      notify.execute({ group: 'gh', addWebhook: { ...hook, format: 'teams' } }),
+    ).to.be.rejectedWith(InvalidInputError, /format/u);
+    await temperature(app, 31);
+    const { queued } = await app.get(AutomationEngine).tick();
+    expect(queued.map((m) => m.channel)).to.deep.equal([
+      { type: 'webhook', url: hook.url, secret: hook.secret, format: 'ntfy' },
+      { type: 'webhook', url: 'https://hooks.example.org/plain', secret: hook.secret },
+    ]);
+  });
+
   it('when e-mail is off and no webhook is set, then nothing is queued', async () => {
     const app = await greenhouse(undefined, [{ emailNotification: false }, { email: 'grower@example.org' }]);
     await temperature(app, 31);

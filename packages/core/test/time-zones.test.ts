@@ -1,5 +1,12 @@
 import { Temporal } from 'temporal-polyfill';
-import { dueSlot, fromLocal, localDayBounds, localHoursSoFar, toLocal } from '@hortus/core';
+import {
+  dueSlot,
+  fromLocal,
+  instantOfWallClock,
+  localDayBounds,
+  localHoursSoFar,
+  toLocal,
+} from '@hortus/core';
 import { expect } from './support.js';
 
 const grace = 5 * 60_000;
@@ -159,5 +166,48 @@ describe('time zones against Temporal, every IANA zone, 1990-2040', function () 
     const { start, end } = localDayBounds(new Date('2026-09-06T12:00:00Z'), 'America/Santiago');
     expect(start.toISOString()).to.equal('2026-09-06T04:00:00.000Z');
     expect(end.getTime() - start.getTime()).to.equal(23 * 3_600_000);
+  });
+
+  it('when box stamps are read again and again around every transition of every zone (2020-2030), then each is the instant Temporal gives, the repeated hour by arrival', () => {
+    const problems: string[] = [];
+    let checked = 0;
+    for (const timeZone of Intl.supportedValuesOf('timeZone')) {
+      let at: Temporal.ZonedDateTime | null =
+        Temporal.Instant.from('2020-01-01T00:00:00Z').toZonedDateTimeISO(timeZone);
+      while ((at = at.getTimeZoneTransition('next')) !== null && at.year < 2030 && problems.length < 20) {
+        const before = at.subtract({ nanoseconds: 1 }).toPlainDateTime();
+        const after = at.toPlainDateTime();
+        // Wall times on both sides of the transition and within the hours next to it, each read twice
+        // (the second read may come from what the first learnt about its hour).
+        for (const base of [before, after]) {
+          for (const minutes of [-90, -61, -60, -30, -1, 0, 1, 30, 59, 60, 61, 90]) {
+            const plain = base.add({ minutes }).round({ smallestUnit: 'minute', roundingMode: 'floor' });
+            const wall = new Date(plain.toZonedDateTime('UTC').epochMilliseconds);
+            const earlier = plain.toZonedDateTime(timeZone, { disambiguation: 'earlier' }).epochMilliseconds;
+            const later = plain.toZonedDateTime(timeZone, { disambiguation: 'later' }).epochMilliseconds;
+            const repeated = [earlier, later].every((ms) =>
+              Temporal.Instant.fromEpochMilliseconds(ms)
+                .toZonedDateTimeISO(timeZone)
+                .toPlainDateTime()
+                .equals(plain),
+            );
+            const compatible = plain.toZonedDateTime(timeZone, {
+              disambiguation: 'compatible',
+            }).epochMilliseconds;
+            for (const arrival of [earlier, later]) {
+              const expected = earlier === later || !repeated ? compatible : arrival;
+              for (let read = 0; read < 2; read += 1) {
+                const got = instantOfWallClock(wall, timeZone, new Date(arrival)).getTime();
+                if (got !== expected && problems.length < 20)
+                  problems.push(`${timeZone} ${plain.toString()} read ${read}: ${got} not ${expected}`);
+                checked += 1;
+              }
+            }
+          }
+        }
+      }
+    }
+    expect(problems).to.deep.equal([]);
+    expect(checked).to.be.greaterThan(10_000);
   });
 });

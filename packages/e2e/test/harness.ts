@@ -21,10 +21,12 @@ import {
   NOTIFICATION_REPOSITORY,
   READING_REPOSITORY,
   RecordReadings,
+  STORE_LIFECYCLE,
+  type StoreLifecycle,
   USER_REPOSITORY,
   type Logger,
 } from '@hortus/core';
-import { MongoStore } from '@hortus/adapter-mongo';
+import { attemptCollection, MongoStore } from '@hortus/adapter-mongo';
 import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
 import { type AppConfig, createContainer, loadConfig, type RunningServer, startServer } from '@hortus/cli';
 import { type Container } from 'inversify';
@@ -252,6 +254,17 @@ export async function startTestServer(
       }
     },
   };
+}
+
+/**
+ * Lets the log-in and sign-up windows pass: the fake clock moves on. On MongoDB the attempts are counted
+ * in the database on real time (rate-limiter-flexible), which no fake clock moves, so they are removed;
+ * the AttemptCounter contract proves there that a window ends by itself.
+ */
+export async function attemptWindowsPass(api: TestServer, ms: number): Promise<void> {
+  api.clock.advance(ms);
+  const store = api.container.get<StoreLifecycle>(STORE_LIFECYCLE);
+  if (store instanceof MongoStore) await store.db.collection(attemptCollection.name).deleteMany({});
 }
 
 /** Polls until the check passes (returns without throwing); after `waitMs` it fails with the check's error. */

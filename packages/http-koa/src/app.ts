@@ -3,6 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import { type AccessControl } from './access/access.js';
 import { accessRuleOf } from './access/route-rules.js';
 import { allowedOrigins, cors, requestLog } from './edge/request.js';
+import { boxLane } from './lane/box-lane.js';
 import { pollLane } from './lane/poll-lane.js';
 import { type TrustProxy } from './config.js';
 import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './edge/errors.js';
@@ -78,6 +79,8 @@ export interface AppOptions {
   readonly client?: ClientSettings;
   /** Whether polls are answered by the poll lane (lane/poll-lane.ts) in front of Koa; on unless false. */
   readonly pollLane?: boolean;
+  /** Whether the box endpoint is answered by the box lane (lane/box-lane.ts) in front of Koa; as pollLane. */
+  readonly boxLane?: boolean;
   /** How long requests wait for a cacheable answer being built, and how many builds run at once. */
   readonly answerBuilds?: BuildBounds;
   /** Where onboarding sends boxes (BOX_PUBLIC_HOST, HTTPS_PORT); the HTTPS port 8443 when absent. */
@@ -221,7 +224,25 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   app.use(unmatched);
   const koaHandle = app.callback();
   const viaKoa: RequestListener = (request, response) => void koaHandle(request, response);
-  if (options.pollLane === false) return { koa: app, handle: viaKoa };
+  const clientAddress = app.proxy ? clientAddressOf(trustProxy) : undefined;
+  const viaBoxLane =
+    (options.boxLane ?? options.pollLane) === false
+      ? viaKoa
+      : boxLane(
+          {
+            useCases,
+            logger: options.logger,
+            requestLogger,
+            metrics: options.metrics,
+            clientFaults,
+            checkHost,
+            clientAddress,
+            limiter,
+            bodyTimeoutMs,
+          },
+          viaKoa,
+        );
+  if (options.pollLane === false) return { koa: app, handle: viaBoxLane };
   const handle = pollLane(
     {
       routers: apiRouters,
@@ -233,10 +254,10 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
       access,
       allowedOrigins: allowedOrigins(options.corsOrigins),
       checkHost,
-      clientAddress: app.proxy ? clientAddressOf(trustProxy) : undefined,
+      clientAddress,
       limiter,
     },
-    viaKoa,
+    viaBoxLane,
   );
   return { koa: app, handle };
 }

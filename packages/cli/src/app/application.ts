@@ -91,6 +91,7 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
     await store.start();
     for (const message of store.startWarnings?.() ?? [])
       logger.warn('data files readable by others', { message });
+    for (const note of (await store.prepareToServe?.()) ?? []) logger[note.level](note.event, note.fields);
     const demo = options.demo === true ? await container.get(SeedDemo).execute() : undefined;
     if (demo !== undefined) {
       const event = demo.created.length === 0 ? 'demo already there' : 'demo seeded';

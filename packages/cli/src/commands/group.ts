@@ -19,6 +19,7 @@ import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
+import { registerGroupAlertCommand } from './group-alert.js';
 import { readSecret } from './secret-input.js';
 import { jsonArgument, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 
@@ -179,6 +180,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
     'hortus group set-settings greenhouse-1 @settings.json',
   );
 
+  registerGroupAlertCommand(group, io);
   withExamples(
     group
       .command('notify')

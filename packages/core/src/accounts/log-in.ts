@@ -34,16 +34,16 @@ export class LogIn {
       throw InvalidInputError.forField('email', `must be at most ${EMAIL_MAX_LENGTH} characters`);
     }
     const password = requirePassword(input.password, 'password', 'current');
-    const attempt = this.throttle.begin({ email: emailKey(input.email), address: clientAddress });
+    const attempt = await this.throttle.begin({ email: emailKey(input.email), address: clientAddress });
     const user = await this.users.findByEmail(input.email);
     const credentials = user === undefined ? undefined : await this.users.findCredentials(user.id);
     const hash = credentials?.passwordHash;
     const matches = await this.hasher.verify(password, hash ?? this.hasher.dummyHash);
     if (user === undefined || credentials === undefined || hash === undefined || !matches) {
-      attempt.failed();
+      await attempt.failed();
       throw new UnauthenticatedError(INVALID_CREDENTIALS, true);
     }
-    attempt.succeeded();
+    await attempt.succeeded();
     if (this.hasher.needsRehash(hash)) {
       const stronger = await this.hasher.hash(password);
       await this.users.setPassword(user.id, stronger, { endSessions: false, ifHashIs: hash });

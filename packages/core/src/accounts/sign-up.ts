@@ -68,7 +68,7 @@ export class SignUp {
     }
     if ((await this.users.findByEmail(email)) !== undefined) throw new ConflictError('user', EMAIL_TAKEN);
     // Counted before the slow hash; an admin (the operator, an admin key) is not limited.
-    if (!isAdmin(context.caller)) this.throttle.take(context.clientAddress ?? '');
+    if (!isAdmin(context.caller)) await this.throttle.take(context.clientAddress ?? '');
     const passwordHash = await this.hasher.hash(password, { deferrable: true });
     let user: User;
     try {

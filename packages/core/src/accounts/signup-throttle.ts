@@ -1,52 +1,50 @@
 import { inject, injectable } from 'inversify';
-import { CLOCK, type Clock } from '../shared/clock.port.js';
+import {
+  ATTEMPT_COUNTER,
+  type AttemptCounter,
+  type AttemptDecision,
+  type AttemptLimit,
+} from '../shared/attempt-counter.port.js';
 import { ThrottledError } from '../shared/errors.js';
 import { ACCOUNT_SETTINGS, type AccountSettings } from './account.js';
 
-/** Bounds the memory a sign-up from many addresses can take; the oldest addresses go first. */
-const MAX_TRACKED_ADDRESSES = 50_000;
+/** The one key of the total limit (every address together). */
+const ALL = 'all';
 
 /**
- * Sign-ups per client address and from all addresses together within a sliding window, counted before
- * the password is hashed: 40 sign-ups sent at once used to be 40 bcrypt hashes ahead of every log-in.
- * Each one that passes is counted, whatever its outcome after (it cost its hash). The counts live in
- * this process: each server of several counts on its own.
+ * Sign-ups per client address and from all addresses together within a window, counted before the
+ * password is hashed: 40 sign-ups sent at once used to be 40 bcrypt hashes ahead of every log-in. Each
+ * one that passes is counted, whatever its outcome after (it cost its hash). The counts are on the
+ * ATTEMPT_COUNTER: in the process on the embedded stores, in the database on MongoDB.
  */
 @injectable()
 export class SignUpThrottle {
-  private readonly byAddress = new Map<string, number[]>();
-  private readonly all: number[] = [];
+  private readonly byAddress: AttemptLimit;
+  private readonly total: AttemptLimit;
 
   constructor(
     @inject(ACCOUNT_SETTINGS) private readonly settings: AccountSettings,
-    @inject(CLOCK) private readonly clock: Clock,
-  ) {}
-
-  /** Throws ThrottledError when the address or the server has used up its sign-ups; else counts this one. */
-  take(address: string): void {
-    const now = this.clock.now().getTime();
-    const times = this.byAddress.get(address) ?? [];
-    const wait = Math.max(
-      this.waitSeconds(times, this.settings.maxSignupsPerAddress, now),
-      this.waitSeconds(this.all, this.settings.maxSignups, now),
-    );
-    if (wait > 0) throw new ThrottledError('Too many sign-ups, try again later', wait);
-    times.push(now);
-    this.all.push(now);
-    if (!this.byAddress.has(address)) {
-      if (this.byAddress.size >= MAX_TRACKED_ADDRESSES) {
-        this.byAddress.delete(this.byAddress.keys().next().value ?? '');
-      }
-      this.byAddress.set(address, times);
-    }
+    @inject(ATTEMPT_COUNTER) private readonly counter: AttemptCounter,
+  ) {
+    const windowMs = settings.signupWindowMs;
+    this.byAddress = { name: 'signup-address', points: settings.maxSignupsPerAddress, windowMs };
+    this.total = { name: 'signup-total', points: settings.maxSignups, windowMs };
   }
 
-  /** Drops the times that left the window; answers how long until one more is allowed (0: now). */
-  private waitSeconds(times: number[], limit: number, now: number): number {
-    const windowStart = now - this.settings.signupWindowMs;
-    while (times.length > 0 && (times[0] ?? 0) <= windowStart) times.shift();
-    if (limit === 0 || times.length < limit) return 0;
-    const oldest = times[times.length - limit] ?? now;
-    return Math.max(1, Math.ceil((oldest + this.settings.signupWindowMs - now) / 1000));
+  /** Rejects with ThrottledError when the address or the server has used up its sign-ups; else counts this one. */
+  async take(address: string): Promise<void> {
+    // A limit of 0 is no limit: nothing is counted for it.
+    const allowed: AttemptDecision = { allowed: true, remaining: Number.POSITIVE_INFINITY };
+    const [mine, all] = await Promise.all([
+      this.settings.maxSignupsPerAddress === 0 ? allowed : this.counter.consume(this.byAddress, address),
+      this.settings.maxSignups === 0 ? allowed : this.counter.consume(this.total, ALL),
+    ]);
+    if (mine.allowed && all.allowed) return;
+    // A refused sign-up is not made: the other limit's count for it is given back.
+    if (mine.allowed && this.settings.maxSignupsPerAddress !== 0)
+      await this.counter.reward(this.byAddress, address);
+    if (all.allowed && this.settings.maxSignups !== 0) await this.counter.reward(this.total, ALL);
+    const wait = Math.max(mine.allowed ? 0 : mine.retryAfterSeconds, all.allowed ? 0 : all.retryAfterSeconds);
+    throw new ThrottledError('Too many sign-ups, try again later', wait);
   }
 }

@@ -3,31 +3,21 @@ import { type AlertChange } from './alert-message.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from '../automations/automation-settings.js';
 import {
   ENGINE_STATE_REPOSITORY,
+  type EngineState,
   engineStateKey,
   type EngineStateRepository,
 } from '../automations/engine-state.port.js';
 import { type WakeUps } from '../automations/wake-ups.js';
-import { readNumberSetting } from '../groups/group-settings.js';
 import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { type Notification } from '../notifications/notification.js';
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
-import { type Reading, sensorTopics } from '../readings/reading.js';
+import { type Reading } from '../readings/reading.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { CORE_LIMITS, type CoreLimits } from '../shared/settings.js';
-
-/** Which settings bound which topics: the keys clients write into a group's settings. */
-const watchedRanges = [
-  { label: 'Temperature', topics: [sensorTopics.temperature], min: 'tempMin', max: 'tempMax' },
-  {
-    label: 'Soil moisture',
-    topics: [sensorTopics.moisture1, sensorTopics.moisture2, sensorTopics.moisture3],
-    min: 'moistureMin',
-    max: 'moistureMax',
-  },
-] as const;
+import { watchedRanges, type WatchedRange } from './topic-ranges.js';
 
 type AlertKind = 'low' | 'high' | 'no-data';
 
@@ -87,44 +77,50 @@ export class EvaluateAlerts {
     if (latest.length === 0) return outcome;
     // Appended one by one: a spread of a group's topics as arguments overflows the stack past ~100k.
     await this.checkSilence(group, latest, now, outcome, wake);
+    const ranges = watchedRanges(group.settings);
     for (const reading of latest) {
       if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) continue;
-      await this.checkRange(group, reading, now, outcome, wake);
+      await this.checkRange(group, ranges, reading, now, outcome, wake);
     }
     return outcome;
   }
 
   private async checkRange(
     group: Group,
+    ranges: ReadonlyMap<string, WatchedRange>,
     reading: Reading,
     now: Date,
     outcome: GroupAlerts,
     wake: WakeUps | undefined,
   ): Promise<void> {
-    const range = watchedRanges.find((candidate) =>
-      (candidate.topics as readonly string[]).includes(reading.topic),
-    );
-    if (range === undefined) return;
-    const min = readNumberSetting(group.settings, range.min);
-    const max = readNumberSetting(group.settings, range.max);
-    const { deadBand } = this.settings;
+    const found = ranges.get(reading.topic);
+    if (found === undefined) return;
+    const { label, range } = found;
+    const hysteresis = range.hysteresis ?? this.settings.deadBand;
     for (const [kind, bound] of [
-      ['low', min],
-      ['high', max],
+      ['low', range.min],
+      ['high', range.max],
     ] as const) {
       if (bound === undefined) continue;
       const outside = kind === 'low' ? reading.value < bound : reading.value > bound;
       const backInside =
-        kind === 'low' ? reading.value >= bound + deadBand : reading.value <= bound - deadBand;
+        kind === 'low' ? reading.value >= bound + hysteresis : reading.value <= bound - hysteresis;
       const words = kind === 'low' ? `below its minimum of ${bound}` : `above its maximum of ${bound}`;
       const message = outside
-        ? `${range.label} (${reading.topic}) is ${words}: ${reading.value}`
-        : `${range.label} (${reading.topic}) is back in range: ${reading.value}`;
-      await this.transition(group.name, reading.topic, kind, outside, backInside, now, outcome, wake, {
-        message,
-        topic: reading.topic,
-        value: reading.value,
-      });
+        ? `${label} is ${words}: ${reading.value}`
+        : `${label} is back in range: ${reading.value}`;
+      await this.transition(
+        group.name,
+        reading.topic,
+        kind,
+        outside,
+        backInside,
+        now,
+        outcome,
+        wake,
+        { message, topic: reading.topic, value: reading.value },
+        range.delayMs ?? 0,
+      );
     }
   }
 
@@ -165,6 +161,8 @@ export class EvaluateAlerts {
    * Opens or closes one alert; the compare-and-set makes sure only one engine writes each notification. An
    * alert that opened less than ALERT_REOPEN_MS ago does not open again yet: a value flapping across its
    * bound gives one alert per interval, and if it is still outside once the interval has passed, it opens then.
+   * With a delay, the value must be seen outside for that long first: the state keeps since when
+   * (`outsideSince`), and a look inside the bound forgets it.
    */
   private async transition(
     group: string,
@@ -176,10 +174,12 @@ export class EvaluateAlerts {
     outcome: GroupAlerts,
     wake: WakeUps | undefined,
     notification: { message: string; topic?: string; value?: number },
+    delayMs = 0,
   ): Promise<void> {
     const alertKey = key(group, topic, kind);
     const stored = await this.state.get(alertKey);
     const isOpen = stored?.value['open'] === true;
+    if (!isOpen && !(await this.delayed(alertKey, stored, open, delayMs, now, wake))) return;
     if (open === isOpen || (!open && !close)) return;
     const openedAt = stored?.value['openedAt'];
     if (open && typeof openedAt === 'number' && now.getTime() - openedAt < this.limits.alertReopenMs) {
@@ -190,6 +190,7 @@ export class EvaluateAlerts {
       outcome.withheld.push({ group, topic, kind });
       return;
     }
+    // Opening drops `outsideSince`: the next breach waits its own delay.
     const value = open
       ? { open, openedAt: now.getTime() }
       : { open, ...(openedAt === undefined ? {} : { openedAt }) };
@@ -198,5 +199,46 @@ export class EvaluateAlerts {
     outcome.raised.push(created);
     const event = !open ? 'resolved' : kind === 'no-data' ? 'no-data' : 'opened';
     outcome.changes.push({ notification: created, event });
+  }
+
+  /**
+   * For a closed alert: whether it may open now. Without a delay, yes; with one, only once the value has
+   * been outside for `delayMs` since it was first seen so. Keeps (or forgets) that time in the state.
+   */
+  private async delayed(
+    alertKey: string,
+    stored: EngineState | undefined,
+    outside: boolean,
+    delayMs: number,
+    now: Date,
+    wake: WakeUps | undefined,
+  ): Promise<boolean> {
+    const since = stored?.value['outsideSince'];
+    const waiting = typeof since === 'number';
+    if (!outside || delayMs <= 0) {
+      if (waiting && stored !== undefined) {
+        const rest = Object.fromEntries(
+          Object.entries(stored.value).filter(([name]) => name !== 'outsideSince'),
+        );
+        await this.state.compareAndSet(alertKey, stored.version, rest, now);
+      }
+      return true;
+    }
+    if (!waiting) {
+      // Another engine may have written first; either way the wait has begun, and the wake-up ends it.
+      await this.state.compareAndSet(
+        alertKey,
+        stored?.version ?? 0,
+        { ...stored?.value, outsideSince: now.getTime() },
+        now,
+      );
+      wake?.at(now.getTime() + delayMs);
+      return false;
+    }
+    if (now.getTime() - since < delayMs) {
+      wake?.at(since + delayMs);
+      return false;
+    }
+    return true;
   }
 }

@@ -11,6 +11,17 @@ export interface StoreLifecycle {
   ping(): Promise<boolean>;
   /** What start found that the operator should hear about (data files other users may read); one sentence each. */
   startWarnings?(): readonly string[];
+  /**
+   * One-time work only a server does at start, before it listens (the SQLite file's switch to incremental
+   * vacuum); answers what it did, for the log. CLI commands never call it.
+   */
+  prepareToServe?(): Promise<
+    readonly {
+      readonly level: 'info' | 'warn';
+      readonly event: string;
+      readonly fields: Readonly<Record<string, unknown>>;
+    }[]
+  >;
   /** A consistent copy into a new file while the store serves; only a store that is one file has it. */
   backup?(file: string): Promise<{ readonly totalPages: number }>;
 }

@@ -142,9 +142,49 @@ export function localHoursSoFar(now: Date, timeZone: string): { hour: number; st
  * is moved forward by the gap, as fromLocal does.
  */
 export function instantOfWallClock(wall: Date, timeZone: string, arrival: Date): Date {
-  const plain = Temporal.Instant.fromEpochMilliseconds(wall.getTime())
-    .toZonedDateTimeISO('UTC')
-    .toPlainDateTime();
+  // Boxes send a reading per request: asking Temporal each time cost about as much as the rest of the
+  // ingest. Within a wall-clock hour that is not at a transition the offset is the same throughout.
+  const wallMs = wall.getTime();
+  const hour = Math.floor(wallMs / HOUR_MS);
+  const zoneHours = steadyHours.get(timeZone);
+  const known = zoneHours?.get(hour);
+  if (known !== undefined) return new Date(wallMs - known);
+  const instant = exactInstantOfWallClock(wallMs, timeZone, arrival);
+  const offset = steadyOffsetOfHour(hour, timeZone);
+  if (offset !== undefined) {
+    // Bounded: boxes stamp recent hours; a flood of odd stamps only refills it.
+    if (zoneHours === undefined || zoneHours.size >= 1000)
+      steadyHours.set(timeZone, new Map([[hour, offset]]));
+    else zoneHours.set(hour, offset);
+  }
+  return instant;
+}
+
+const HOUR_MS = 3_600_000;
+/** Per zone: wall-clock hours (UTC-field ms / 1 h) whose every wall time has one instant, at this offset. */
+const steadyHours = new Map<string, Map<number, number>>();
+
+/** The offset of a wall time that happens exactly once; undefined in a gap or an overlap. */
+function uniqueOffset(wallMs: number, timeZone: string): number | undefined {
+  const plain = Temporal.Instant.fromEpochMilliseconds(wallMs).toZonedDateTimeISO('UTC').toPlainDateTime();
+  const earlier = plain.toZonedDateTime(timeZone, { disambiguation: 'earlier' }).epochMilliseconds;
+  const later = plain.toZonedDateTime(timeZone, { disambiguation: 'later' }).epochMilliseconds;
+  return earlier === later ? wallMs - earlier : undefined;
+}
+
+/**
+ * The one offset of a wall-clock hour whose first and last millisecond each happen once, at the same offset:
+ * no transition lies within it (no zone has two that cancel out within an hour).
+ */
+function steadyOffsetOfHour(hour: number, timeZone: string): number | undefined {
+  const first = uniqueOffset(hour * HOUR_MS, timeZone);
+  return first !== undefined && first === uniqueOffset((hour + 1) * HOUR_MS - 1, timeZone)
+    ? first
+    : undefined;
+}
+
+function exactInstantOfWallClock(wallMs: number, timeZone: string, arrival: Date): Date {
+  const plain = Temporal.Instant.fromEpochMilliseconds(wallMs).toZonedDateTimeISO('UTC').toPlainDateTime();
   const earlier = plain.toZonedDateTime(timeZone, { disambiguation: 'earlier' }).epochMilliseconds;
   const later = plain.toZonedDateTime(timeZone, { disambiguation: 'later' }).epochMilliseconds;
   if (earlier === later) return new Date(earlier);

@@ -76,6 +76,7 @@ export class HttpMetrics {
   private automationsFired = 0;
   private alertsRaised = 0;
   private laneAnswers = 0;
+  private boxLaneAnswers = 0;
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const methodLabel = knownMethods.has(method) ? method : 'OTHER';
@@ -123,6 +124,11 @@ export class HttpMetrics {
   /** One answer written by the poll lane (it is counted in http_requests_total as well). */
   pollLaneAnswered(): void {
     this.laneAnswers += 1;
+  }
+
+  /** One answer written by the box lane (it is counted in http_requests_total as well). */
+  boxLaneAnswered(): void {
+    this.boxLaneAnswers += 1;
   }
 
   readingsIngested(source: IngestSource, count: number): void {
@@ -184,6 +190,11 @@ export class HttpMetrics {
     );
     lines.push('# TYPE hortus_poll_lane_answers_total counter');
     lines.push(`hortus_poll_lane_answers_total ${this.laneAnswers}`);
+    lines.push(
+      '# HELP hortus_box_lane_answers_total Box endpoint requests answered by the box lane, without the middleware chain.',
+    );
+    lines.push('# TYPE hortus_box_lane_answers_total counter');
+    lines.push(`hortus_box_lane_answers_total ${this.boxLaneAnswers}`);
     return `${lines.join('\n')}\n`;
   }
 }

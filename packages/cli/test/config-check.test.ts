@@ -122,6 +122,21 @@ describe('hortus config check', () => {
     expect(JSON.parse(second.stdout)).to.deep.include({ mqtt: report.mqtt });
     expect(report.warnings).to.deep.equal([]);
     expect(first.stdout).not.to.contain('pw');
+    expect(report.mqtt).to.include({ discovery: false, commands: false });
+  });
+
+  it('when MQTT_DISCOVERY=on, then commands are shown on too (they follow discovery unless MQTT_COMMANDS is set)', async () => {
+    const env = {
+      HORTUS_DATA_DIR: scratchDataDir(),
+      MQTT_URL: 'mqtt://127.0.0.1:1883',
+      MQTT_DISCOVERY: 'on',
+    };
+    const on = await hortus(undefined, ['config', 'check'], { env });
+    const off = await hortus(undefined, ['config', 'check'], { env: { ...env, MQTT_COMMANDS: 'off' } });
+
+    expect(on.stdout).to.match(/mqtt\.discovery \(effective\):\s+on/u);
+    expect(on.stdout).to.match(/mqtt\.commands \(effective\):\s+on/u);
+    expect(off.stdout).to.match(/mqtt\.commands \(effective\):\s+off/u);
   });
 
   it('when the configuration is invalid, then it exits 2 naming the problem', async () => {

@@ -1,8 +1,13 @@
 import {
+  ATTEMPT_COUNTER,
+  type AttemptCounter,
   CreateGroup,
   CreateUser,
   defaultAccountSettings,
   LogIn,
+  PASSWORD_HASHER,
+  type PasswordHasher,
+  StoreUnavailableError,
   ThrottledError,
   UnauthenticatedError,
 } from '@hortus/core';
@@ -32,5 +37,24 @@ describe('the log-in throttle under concurrent guesses', () => {
     const throttled = reasons.filter((reason) => reason instanceof ThrottledError).length;
     expect(checked).to.equal(defaultAccountSettings.maxFailedLogins);
     expect(throttled).to.equal(60 - defaultAccountSettings.maxFailedLogins);
+  });
+
+  it('when the attempt counter cannot be reached, then the log-in fails as the store does, before any password check', async () => {
+    const app = createTestApp();
+    const down = (): Promise<never> => Promise.reject(new StoreUnavailableError());
+    const unreachable: AttemptCounter = { consume: down, reward: down, forget: down };
+    app.container.rebind<AttemptCounter>(ATTEMPT_COUNTER).toConstantValue(unreachable);
+    const hasher = app.container.get<PasswordHasher>(PASSWORD_HASHER);
+    let verified = 0;
+    const verify = hasher.verify.bind(hasher);
+    hasher.verify = (...args) => {
+      verified += 1;
+      return verify(...args);
+    };
+
+    await expect(
+      app.get(LogIn).execute({ email: 'ada@example.org', password: 'a rather good passphrase' }, '10.0.0.1'),
+    ).to.be.rejectedWith(StoreUnavailableError);
+    expect(verified).to.equal(0);
   });
 });

@@ -1,4 +1,4 @@
-import { STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
+import { CreateAccessKey, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
 import {
   AccessControl,
   HTTP_SETTINGS,
@@ -230,6 +230,24 @@ describe('The box lane', function () {
       await compare(path, headers, body);
       expect(laneAnswers(laneMetrics) - before, `${path} ${JSON.stringify(headers)}`).to.equal(0);
     }
+  });
+
+  it('when access keys are in use, then box requests (with or without a credential of their own, in any case of path) are answered as Koa does', async () => {
+    const key = await api.container
+      .get(CreateAccessKey)
+      .execute({ name: 'box-lane reader', kind: 'client', groups: [group] });
+    // "Are keys in use" was answered before the first key existed: let the cached answer expire.
+    api.clock.advance(60_000);
+    const find = '{"collection":"actions"}';
+    const headers = { 'content-type': 'application/json', 'api-key': apiKey };
+    const cases: [string, Record<string, string>][] = [
+      ['/api/box/v1/action/find', headers],
+      ['/API/BOX/V1/ACTION/find', headers],
+      ['/api/box/v1/action/find', { ...headers, authorization: `Bearer ${key.secret}` }],
+      ['/api/box/v1/action/find', { ...headers, authorization: 'Bearer hk_not-a-key' }],
+      ['/api/box/v1/action/find', { ...headers, cookie: 'hortus_session=nothing' }],
+    ];
+    for (const [path, sent] of cases) await compare(path, sized(sent, find), find);
   });
 
   it('when the lane and Koa both count, then the metrics of the box endpoint are the same', () => {

@@ -80,8 +80,11 @@ export const knownVariables: readonly string[] = [
   'SIGNUPS_PER_ADDRESS',
   'SIGNUPS_TOTAL',
   'SMTP_URL',
+  // Where SQLite puts VACUUM's temporary copy; the start checks its free space (adapter-sqlite vacuum.ts).
+  'SQLITE_TMPDIR',
   'STORE',
   'TIME_ZONE',
+  'TMPDIR',
   'TLS',
   'TLS_CERT_FILE',
   'TLS_KEY_FILE',

@@ -14,6 +14,9 @@ const MASK = '***';
 interface MqttNames {
   readonly clientId: string;
   readonly sharedGroup: string | false;
+  /** Home Assistant discovery and `.../set` commands, commands following discovery unless set. */
+  readonly discovery: boolean;
+  readonly commands: boolean;
 }
 
 interface ConfigReport {
@@ -45,13 +48,13 @@ export function registerConfigCommands(program: Command, io: RunIo): void {
           loaded.mqtt === undefined
             ? undefined
             : await store(command, async (useCase) => {
-                const { mqttIdentityOf } = await import('@hortus/mqtt');
+                const { homeAssistantSwitches, mqttIdentityOf } = await import('@hortus/mqtt');
                 const mqttConfig = loaded.mqtt ?? { url: '' };
                 const names = await mqttIdentityOf(mqttConfig, useCase(InstallationValues), '');
                 // The random part is drawn anew by every server process: only its form is known here.
                 const clientId =
                   mqttConfig.clientId ?? names.clientId.replace(/-[0-9a-f]+$/u, '-<random per process>');
-                return { clientId, sharedGroup: names.sharedGroup };
+                return { clientId, sharedGroup: names.sharedGroup, ...homeAssistantSwitches(mqttConfig) };
               });
         const report: ConfigReport = {
           configuration: masked(withoutDuplicates(loaded)) as Record<string, unknown>,
@@ -73,6 +76,8 @@ function showReport(report: ConfigReport): string {
       'mqtt.sharedGroup (effective)',
       report.mqtt.sharedGroup === false ? 'off' : report.mqtt.sharedGroup,
     ]);
+    pairs.push(['mqtt.discovery (effective)', report.mqtt.discovery ? 'on' : 'off']);
+    pairs.push(['mqtt.commands (effective)', report.mqtt.commands ? 'on' : 'off']);
   }
   const warnings =
     report.warnings.length === 0

@@ -134,7 +134,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const bodyLimitBytes = integer('BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024);
   const ingestBodyLimitBytes = integer('INGEST_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024);
 
-  const rateLimitPerMinute = integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000);
+  const rateLimitPerMinute = integer('RATE_LIMIT_PER_MINUTE', 0, 100_000_000);
   const trustProxy = parseTrustProxy(read('TRUST_PROXY'), problems);
   const allowedHosts = parseAllowedHosts(optional('ALLOWED_HOSTS'), problems);
   const bodyTimeoutMs = integer('BODY_TIMEOUT_MS', 100, 600_000);

@@ -42,7 +42,8 @@ describe('hortus restore <file>', function () {
     expect((await hortus(undefined, ['backup', copy], { env })).code).to.equal(0);
     const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
     const server = spawn(process.execPath, [main, 'serve', '--port', '0'], {
-      env: { ...process.env, ...env, LOG_FORMAT: 'json' },
+      // The shell's MONGODB_URI (the test command exports it for the Mongo suites) must not move it off SQLite.
+      env: { ...process.env, ...env, STORE: '', MONGODB_URI: '', MQTT_URL: '', LOG_FORMAT: 'json' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const exited = new Promise((resolve) => server.once('exit', resolve));

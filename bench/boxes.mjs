@@ -201,9 +201,12 @@ const median = (values) => {
  * turns so that both meet the same machine: the ratio is the median of the rounds' ratios.
  */
 async function tlsRounds(startServer, tlsDir, run, rounds) {
+  // BENCH_BOXES_TLS_STORE=sqlite: the embedded store behind TLS (each insert then also commits to the file),
+  // its file in the directory that holds the certificate (the server has one data directory).
+  const store = process.env.BENCH_BOXES_TLS_STORE === 'sqlite' ? { BENCH_DATA_DIR: tlsDir } : {};
   const hortus = await startServer(
     'hortus',
-    { BENCH_TLS_DIR: tlsDir, BENCH_BOXES: String(BOXES) },
+    { BENCH_TLS_DIR: tlsDir, BENCH_BOXES: String(BOXES), ...store },
     { pin: false },
   );
   const bare = await startServer('https-bare', { BENCH_TLS_DIR: tlsDir }, { pin: false });
@@ -244,7 +247,8 @@ export async function boxesPart({ startServer, mongoServer, dropDatabase, log, s
   const run = smoke ? { count: 40 } : { seconds: Number(process.env.BENCH_BOXES_SECONDS ?? 5) };
   const result = { load: loadavg().map((value) => round(value)), tls: undefined, keepAlive: [] };
   try {
-    // 1. TLS, a new connection per request, on the memory store (BENCH_BOXES_TLS=off leaves it out).
+    // 1. TLS, a new connection per request, on the memory store (BENCH_BOXES_TLS=off leaves it out;
+    // BENCH_BOXES_TLS_STORE=sqlite puts the embedded store behind it).
     if (process.env.BENCH_BOXES_TLS !== 'off') {
       const pairs = await tlsRounds(startServer, tlsDir, run, smoke ? 1 : 3);
       const ratio = round(median(pairs.map((pair) => pair.ratio)));
@@ -342,7 +346,7 @@ export function boxesMarkdown(boxes) {
   if (boxes.tls !== undefined) {
     const { rounds, ratio, cpuRatio, perServerCpuSecond, boxesPerCore, limit: side } = boxes.tls;
     lines.push(
-      '| TLS, new connection per request (memory store), 16 at a time | req/s | p50 / p99 ms | server CPU | generator CPU | load average after |',
+      `| TLS, new connection per request (${process.env.BENCH_BOXES_TLS_STORE === 'sqlite' ? 'SQLite' : 'memory'} store), 16 at a time | req/s | p50 / p99 ms | server CPU | generator CPU | load average after |`,
       '|---|---|---|---|---|---|',
       ...rounds.flatMap(({ hortus, bare }, index) => [
         `| round ${index + 1}: Hortus terminating TLS | ${hortus.perSecond} | ${hortus.p50Ms} / ${hortus.p99Ms} | ${hortus.serverCpu} | ${hortus.generatorCpu} | ${hortus.load.join(' ')} |`,

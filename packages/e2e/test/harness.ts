@@ -24,10 +24,9 @@ import {
   STORE_LIFECYCLE,
   type StoreLifecycle,
   USER_REPOSITORY,
-  type Logger,
 } from '@hortus/core';
 import { attemptCollection, MongoStore } from '@hortus/adapter-mongo';
-import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
+import { CapturingLogger, TEST_BCRYPT_COST } from '@hortus/contract-tests';
 import { type AppConfig, createContainer, loadConfig, type RunningServer, startServer } from '@hortus/cli';
 import { type Container } from 'inversify';
 
@@ -45,19 +44,7 @@ export class FakeClock implements Clock {
   }
 }
 
-/** Keeps every log line, parsed, so tests can read what the server reported. */
-export class CapturingLogger implements Logger {
-  readonly lines: { level: string; event: string; [field: string]: unknown }[] = [];
-  info(event: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'info', event, ...fields });
-  }
-  warn(event: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'warn', event, ...fields });
-  }
-  error(event: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'error', event, ...fields });
-  }
-}
+export { CapturingLogger };
 
 export interface Reply {
   readonly status: number;

@@ -3,7 +3,7 @@ import * as chai from 'chai';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { memoryStoreModule } from '@hortus/adapter-memory';
-import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
+import { CapturingLogger, TEST_BCRYPT_COST } from '@hortus/contract-tests';
 import {
   COMMIT_FEED,
   type CommitFeed,
@@ -18,20 +18,6 @@ import { mailModule, notifierModule } from '@hortus/mail';
 import { Container, ContainerModule } from 'inversify';
 
 export const { expect } = chai;
-
-/** Keeps what the transport logs, for tests that assert on it. */
-export class CapturingLogger implements Logger {
-  readonly lines: { level: string; event: string; [field: string]: unknown }[] = [];
-  info(event: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'info', event, ...fields });
-  }
-  warn(event: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'warn', event, ...fields });
-  }
-  error(event: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'error', event, ...fields });
-  }
-}
 
 export interface AppOnMemory {
   readonly url: string;

@@ -1,24 +1,11 @@
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { ConfigError } from '@hortus/core';
-import { startSmtpTestServer } from '@hortus/contract-tests';
+import { CapturingLogger, startSmtpTestServer } from '@hortus/contract-tests';
 import { LogMailer, mailSettingsFromEnv, SmtpMailer } from '@hortus/mail';
 
 chai.use(chaiAsPromised);
 const { expect } = chai;
-
-class CapturingLogger {
-  readonly lines: { level: string; event: string; [field: string]: unknown }[] = [];
-  info(event: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'info', event, ...fields });
-  }
-  warn(event: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'warn', event, ...fields });
-  }
-  error(event: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'error', event, ...fields });
-  }
-}
 
 describe('SmtpMailer against a real SMTP server', () => {
   it('when a message is sent, then the server receives it for the recipient, with the subject and the link', async () => {

@@ -1,40 +1,7 @@
-import { CreateAccessKey, RequestPasswordReset, type UserRepository, USER_REPOSITORY } from '@hortus/core';
+import { CreateAccessKey, type UserRepository, USER_REPOSITORY } from '@hortus/core';
 import { type SmtpTestServer, startSmtpTestServer } from '@hortus/contract-tests';
-import { attemptWindowsPass, expect, type Reply, startTestServer, type TestServer } from './harness.js';
-
-const PASSWORD = 'Tomato#Bed42';
-const json = (reply: Reply): Record<string, unknown> => reply.json() as Record<string, unknown>;
-
-interface Account {
-  readonly email: string;
-  readonly userId: string;
-  readonly token: string;
-  readonly group: string;
-  readonly auth: { authorization: string };
-}
-
-/** Signs up and logs in through the routes, as the web client does. */
-async function signUpAndLogIn(api: TestServer, group: string, email: string, headers = {}): Promise<Account> {
-  const created = await api.call('POST', '/api/users', {
-    json: { firstName: 'Ada', lastName: 'Grower', email, password: PASSWORD, group },
-    headers,
-  });
-  expect(created.status, created.text).to.equal(201);
-  const loggedIn = await api.call('POST', '/api/auth', { json: { email, password: PASSWORD } });
-  expect(loggedIn.status, loggedIn.text).to.equal(200);
-  const { token, userId } = (json(loggedIn)['data'] ?? {}) as { token: string; userId: string };
-  return { email, userId, token, group, auth: { authorization: `Bearer ${token}` } };
-}
-
-/** The link is made and mailed after the answer (so its timing tells nothing): wait for that. */
-async function resetsHandled(api: TestServer): Promise<void> {
-  await api.container.get(RequestPasswordReset).settled();
-}
-
-/** Every answer must be free of password hashes. */
-function expectNoHash(reply: Reply): void {
-  expect(reply.text).to.not.match(/\$2[aby]\$/u);
-}
+import { attemptWindowsPass, expect, startTestServer, type TestServer } from './harness.js';
+import { expectNoHash, json, PASSWORD, resetsHandled, signUpAndLogIn } from './accounts-support.js';
 
 describe('accounts over HTTP (AUTH off: the web client sends no credentials on data routes)', () => {
   let api: TestServer;
@@ -501,46 +468,5 @@ describe('accounts over HTTP with AUTH=on, a real SMTP server and invitations', 
       json: { email: ana.email, password: 'Basil#Row77' },
     });
     expect(fresh.status).to.equal(200);
-  });
-});
-
-describe('accounts over HTTP with AUTH=on and SIGNUP=open', () => {
-  it('when anyone signs up, then it is allowed, as the operator chose', async () => {
-    const api = await startTestServer({ AUTH: 'on', SIGNUP: 'open' });
-    try {
-      const group = api.unique('greenhouse');
-      await api.seed.group(group);
-      const account = await signUpAndLogIn(api, group, `${api.unique('ana')}@example.org`);
-      expect(account.token).to.be.a('string');
-    } finally {
-      await api.close();
-    }
-  });
-});
-
-describe('accounts over HTTP: the sign-up throttle', () => {
-  it('when one address signs up past SIGNUPS_PER_ADDRESS, then 429 with Retry-After and no account, while log-in still works', async () => {
-    const api = await startTestServer({ AUTH: 'off', SIGNUPS_PER_ADDRESS: '2' });
-    try {
-      const group = api.unique('greenhouse');
-      await api.seed.group(group);
-      const ana = await signUpAndLogIn(api, group, `${api.unique('ana')}@example.org`);
-      await signUpAndLogIn(api, group, `${api.unique('ben')}@example.org`);
-      const email = `${api.unique('cy')}@example.org`;
-
-      const refused = await api.call('POST', '/api/users', {
-        json: { firstName: 'Cy', lastName: 'Grower', email, password: PASSWORD, group },
-      });
-
-      expect(refused.status, refused.text).to.equal(429);
-      expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 15 * 60);
-      expect(json(refused)['message']).to.be.a('string');
-      const users = api.container.get<UserRepository>(USER_REPOSITORY);
-      expect(await users.findByEmail(email)).to.equal(undefined);
-      const logIn = await api.call('POST', '/api/auth', { json: { email: ana.email, password: PASSWORD } });
-      expect(logIn.status).to.equal(200);
-    } finally {
-      await api.close();
-    }
   });
 });

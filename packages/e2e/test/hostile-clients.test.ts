@@ -1,14 +1,5 @@
-import { request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { CreateAccessKey } from '@hortus/core';
-import {
-  clientAddressOf,
-  hostAllowed,
-  httpSettingsFromEnv,
-  MAX_JSON_DEPTH,
-  textNestedDeeperThan,
-} from '@hortus/http-koa';
+import { clientAddressOf, httpSettingsFromEnv, MAX_JSON_DEPTH, textNestedDeeperThan } from '@hortus/http-koa';
 import { expect, startTestServer, type TestServer } from './harness.js';
 
 /*
@@ -17,66 +8,7 @@ import { expect, startTestServer, type TestServer } from './harness.js';
  * caches. Each answer is a clear 4xx in JSON, and nothing is performed or kept.
  */
 
-interface RawReply {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly text: string;
-}
-
-/** A request through node:http, which (unlike fetch) may name any Host and send raw bytes as the body. */
-function raw(
-  url: string,
-  method: string,
-  path: string,
-  headers: Record<string, string> = {},
-  body?: Buffer | string,
-): Promise<RawReply> {
-  return new Promise((resolve, reject) => {
-    const outgoing = httpRequest(`${url}${path}`, { method, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          text: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      response.on('error', reject);
-    });
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
-}
-
-function portOf(url: string): number {
-  return Number(new URL(url).port);
-}
-
-/** Opens a TCP connection and resolves once connected. */
-function openSocket(url: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(portOf(url), '127.0.0.1', () => resolve(socket));
-    socket.once('error', reject);
-  });
-}
-
-/** Everything the server sends on a socket until it closes it, and how long that took. */
-function untilClosed(socket: Socket): Promise<{ text: string; ms: number }> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', () => undefined);
-    socket.once('close', () =>
-      resolve({ text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }),
-    );
-  });
-}
-
-function deep(levels: number): string {
-  return `${'['.repeat(levels)}1${']'.repeat(levels)}`;
-}
+import { deep, openSocket, raw, untilClosed } from './raw-requests.js';
 
 describe('Hostile clients at the HTTP edge', function () {
   this.timeout(20_000);
@@ -462,77 +394,6 @@ describe('Hostile clients at the HTTP edge', function () {
       expect(sameOrigin.status).to.equal(200);
       expect((await set('off', {})).status).to.equal(200);
       expect(await valueOf(group)).to.equal('off');
-    });
-  });
-
-  describe('DNS rebinding: ALLOWED_HOSTS', () => {
-    it('when the Host is a foreign name, then 421 JSON; localhost names, IP addresses and health checks pass', async () => {
-      const api = await startTestServer();
-      try {
-        const port = portOf(api.url);
-        const foreign = await raw(api.url, 'GET', '/api/group/all', { host: `rebind.example:${port}` });
-        expect(foreign.status).to.equal(421);
-        expect(JSON.parse(foreign.text)).to.deep.equal({
-          message: 'Host "rebind.example" is not served here (see ALLOWED_HOSTS)',
-        });
-        for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'app.localhost']) {
-          expect((await raw(api.url, 'GET', '/', { host })).status, host).to.equal(200);
-        }
-        expect((await raw(api.url, 'GET', '/healthz', { host: 'rebind.example' })).status).to.equal(200);
-      } finally {
-        await api.close();
-      }
-    });
-
-    it('when ALLOWED_HOSTS names hosts or is *, then those pass', async () => {
-      const named = await startTestServer({ ALLOWED_HOSTS: 'greenhouse.example.org, *.farm.example' });
-      const open = await startTestServer({ ALLOWED_HOSTS: '*' });
-      try {
-        expect((await raw(named.url, 'GET', '/', { host: 'greenhouse.example.org' })).status).to.equal(200);
-        expect((await raw(named.url, 'GET', '/', { host: 'north.farm.example:8080' })).status).to.equal(200);
-        expect((await raw(named.url, 'GET', '/', { host: 'localhost' })).status).to.equal(421);
-        expect((await raw(open.url, 'GET', '/', { host: 'anything.example' })).status).to.equal(200);
-      } finally {
-        await Promise.all([named.close(), open.close()]);
-      }
-    });
-
-    it('when hosts are compared, then ports, brackets, case and a trailing dot do not matter', () => {
-      const allowed = hostAllowed(['greenhouse.example.org', '*.localhost']);
-      expect(allowed('GreenHouse.Example.org.:443')).to.equal(true);
-      expect(allowed('a.b.localhost')).to.equal(true);
-      expect(allowed('localhost.evil.example')).to.equal(false);
-      expect(allowed('[fe80::1]:80')).to.equal(true);
-      expect(allowed('')).to.equal(true);
-      expect(() => httpSettingsFromEnv({ ALLOWED_HOSTS: 'bad host' })).to.throw(/ALLOWED_HOSTS/u);
-    });
-  });
-
-  describe('caching of authenticated answers', () => {
-    it('when keys are required, then answers are private and vary by Authorization and Origin', async () => {
-      const api = await startTestServer();
-      try {
-        const group = api.unique('private');
-        await api.seed.group(group);
-        const { secret } = await api.container
-          .get(CreateAccessKey)
-          .execute({ name: 'admin', kind: 'admin', groups: [] });
-        const authorization = `Bearer ${secret}`;
-        const tagged = await api.call('GET', `/api/group/abo?group=${group}`, { headers: { authorization } });
-        expect(tagged.status).to.equal(200);
-        expect(tagged.headers.get('cache-control')).to.equal('private, no-cache');
-        expect(tagged.headers.get('vary'))
-          .to.match(/Authorization/u)
-          .and.match(/Origin/u);
-        const plain = await api.call('GET', '/api/group/all', { headers: { authorization } });
-        expect(plain.headers.get('cache-control')).to.equal('private');
-        const refused = await api.get('/api/group/all');
-        expect(refused.status).to.equal(401);
-        expect(refused.headers.get('cache-control')).to.equal('private');
-        expect(refused.headers.get('vary')).to.match(/Authorization/u);
-      } finally {
-        await api.close();
-      }
     });
   });
 });

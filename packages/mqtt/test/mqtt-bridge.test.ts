@@ -1,137 +1,33 @@
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { expect, use } from 'chai';
 import chaiAsPromised from 'chai-as-promised';
-import { Container, ContainerModule } from 'inversify';
 import { connectAsync, type MqttClient } from 'mqtt';
 import sinon from 'sinon';
-import { memoryStoreModule } from '@hortus/adapter-memory';
 import {
   ACTION_REPOSITORY,
   type ActionRepository,
   CreateAction,
   CreateDevice,
-  createCoreModule,
   FindDevice,
-  defaultCoreSettings,
   GetLatestReading,
   QueryReadings,
   RecordReadings,
   SetActionValue,
-  LOGGER,
-  type Logger,
   SERVER_SECRET_REPOSITORY,
   type ServerSecretRepository,
 } from '@hortus/core';
-import { MqttBridge, type MqttConfig, mqttConfigFromEnv, mqttModule } from '@hortus/mqtt';
-import { freePort, isListening } from '@hortus/contract-tests';
+import {
+  BROKER_URL,
+  BrokerProxy,
+  brokerSuite,
+  eventually,
+  harness,
+  type Harness,
+  requireBroker,
+  suiteNote,
+} from './mqtt-test-support.js';
 
 use(chaiAsPromised);
-
-const BROKER_PORT = 1883;
-const BROKER_URL = `mqtt://127.0.0.1:${BROKER_PORT}`;
-const WAIT_MS = 5000;
-
-/** Polls until the check passes (returns without throwing), failing with its last error after WAIT_MS. */
-async function eventually<T>(check: () => Promise<T> | T): Promise<T> {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
-
-/** A TCP relay to the broker that the test can cut and restore, to play a lost broker. */
-class BrokerProxy {
-  port = 0;
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-
-  async open(): Promise<void> {
-    const server = net.createServer((downstream) => {
-      const upstream = net.connect(BROKER_PORT, '127.0.0.1');
-      for (const socket of [downstream, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => {
-          downstream.destroy();
-          upstream.destroy();
-        });
-      }
-      downstream.pipe(upstream).pipe(downstream);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', resolve);
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    const server = this.server;
-    this.server = undefined;
-    if (server !== undefined) await new Promise((resolve) => server.close(resolve));
-  }
-}
-
-interface Harness {
-  readonly container: Container;
-  readonly bridge: MqttBridge;
-  readonly events: Record<string, unknown>[];
-  readonly prefix: string;
-}
-
-/** The events the bridge logs, as `{ level, event, ...fields }`. */
-function capturingLogger(events: Record<string, unknown>[]): Logger {
-  const log =
-    (level: string) =>
-    (event: string, fields: Readonly<Record<string, unknown>> = {}): void => {
-      events.push({ level, event, ...fields });
-    };
-  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
-}
-
-function harness(overrides: Partial<MqttConfig> = {}): Harness {
-  // A fresh prefix per harness keeps parallel runs and earlier retained messages out of the way.
-  const prefix = `hortus-test-${randomUUID().slice(0, 8)}`;
-  const events: Record<string, unknown>[] = [];
-  const container = new Container();
-  container.load(
-    createCoreModule(defaultCoreSettings),
-    memoryStoreModule(),
-    mqttModule({
-      url: BROKER_URL,
-      topicFilter: `${prefix}/esp/#`,
-      publishPrefix: `${prefix}/hortus`,
-      reconnectPeriodMs: 200,
-      ...overrides,
-    }),
-    new ContainerModule(({ bind }) => {
-      bind<Logger>(LOGGER).toConstantValue(capturingLogger(events));
-    }),
-  );
-  return { container, bridge: container.get(MqttBridge), events, prefix };
-}
-
-const brokerUp = await isListening(BROKER_PORT);
-const ci = process.env['CI'] === 'true';
-const brokerSuite = brokerUp || ci ? describe : describe.skip;
-const brokerMissing = `nothing listens on ${BROKER_URL}`;
-const suiteNote = brokerUp
-  ? ''
-  : ci
-    ? ` (FAILS: ${brokerMissing} and CI=true)`
-    : ` (SKIPPED: ${brokerMissing}; start mosquitto, CI=true makes this fail)`;
-const requireBroker = (): void => {
-  if (!brokerUp) throw new Error(`Mosquitto must run for these tests under CI=true: ${brokerMissing}`);
-};
 
 brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
   let h: Harness;
@@ -560,61 +456,5 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
       await proxy.close();
       await box.publishAsync(`${cut.prefix}/hortus/greenhouse/actions/led_1`, '', { qos: 1, retain: true });
     }
-  });
-});
-
-describe('MqttBridge start and configuration', () => {
-  it('when the broker cannot be reached, then start rejects with a clear error within the bound', async () => {
-    const port = await freePort();
-    const { bridge, events } = harness({ url: `mqtt://127.0.0.1:${port}`, startTimeoutMs: 300 });
-    const startedAt = Date.now();
-
-    await expect(bridge.start()).to.be.rejectedWith(
-      new RegExp(`MQTT broker mqtt://127.0.0.1:${port} not reachable within 300 ms .*ECONNREFUSED`),
-    );
-    expect(Date.now() - startedAt).to.be.below(2000);
-    expect(events.map((event) => event['event'])).to.include('mqtt.start_failed');
-    await bridge.stop();
-  });
-
-  it('when a configuration is invalid, then mqttModule names every problem', () => {
-    expect(() => mqttModule({ url: 'http://broker', topicFilter: 'esp/#/x', publishPrefix: 'a/+' })).to.throw(
-      /MQTT_URL must use one of .*MQTT_TOPIC is not a valid topic filter.*MQTT_PUBLISH_PREFIX/,
-    );
-  });
-
-  it('when MQTT_URL is unset, then the bridge is off; when set, MQTT_TOPIC and the rest are read', () => {
-    expect(mqttConfigFromEnv({ MQTT_TOPIC: 'esp/#' })).to.equal(undefined);
-    expect(mqttConfigFromEnv({ MQTT_URL: ' ' })).to.equal(undefined);
-    expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_STATE_POLL_MS: '2000' })).to.include({
-      statePollMs: 2000,
-    });
-    expect(() =>
-      mqttModule(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_STATE_POLL_MS: 'soon' }) ?? { url: '' }),
-    ).to.throw(/MQTT_STATE_POLL_MS must be a whole number/);
-    expect(
-      mqttConfigFromEnv({
-        MQTT_URL: 'mqtt://broker:1883',
-        MQTT_TOPIC: 'site/esp/#',
-        MQTT_USERNAME: 'hortus',
-      }),
-    ).to.deep.equal({ url: 'mqtt://broker:1883', topicFilter: 'site/esp/#', username: 'hortus' });
-    expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_MAX_PAYLOAD_BYTES: '4096' })).to.include({
-      maxPayloadBytes: 4096,
-    });
-    for (const bad of ['1k', '10', '99999999']) {
-      expect(() =>
-        mqttModule(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_MAX_PAYLOAD_BYTES: bad }) ?? { url: '' }),
-      ).to.throw(/MQTT_MAX_PAYLOAD_BYTES must be a whole number from 64 to 4194304/);
-    }
-    expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'OFF' })).to.include({
-      sharedGroup: false,
-    });
-    expect(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'site-a' })).to.include({
-      sharedGroup: 'site-a',
-    });
-    expect(() =>
-      mqttModule(mqttConfigFromEnv({ MQTT_URL: 'mqtt://b', MQTT_SHARED_GROUP: 'a/b' }) ?? { url: '' }),
-    ).to.throw(/MQTT_SHARED_GROUP must be a name/);
   });
 });

@@ -1,0 +1,111 @@
+import 'reflect-metadata';
+import { Container, ContainerModule } from 'inversify';
+import {
+  ACTION_REPOSITORY,
+  ALERT_OUTBOX_REPOSITORY,
+  ActionChanges,
+  AUTOMATION_LOG_REPOSITORY,
+  type AutomationSet,
+  AutomationEngine,
+  CHANGE_FEED,
+  type Clock,
+  createCoreModule,
+  CreateAction,
+  CreateGroup,
+  DEVICE_REPOSITORY,
+  ENGINE_STATE_REPOSITORY,
+  EvaluateAlerts,
+  GROUP_REPOSITORY,
+  HISTORY_CHART_REPOSITORY,
+  ListOpenNotifications,
+  NOTIFICATION_REPOSITORY,
+  READING_REPOSITORY,
+  RecordReadings,
+  RunAutomations,
+  SCHEDULER,
+  type Scheduler,
+  SetActionValue,
+  USER_REPOSITORY,
+} from '@hortus/core';
+import { createMemoryStore, type MemoryStore } from '@hortus/adapter-memory';
+
+/** The engine suites' server instances over one shared memory store, and their rules. */
+export class FakeClock implements Clock {
+  constructor(private current: Date) {}
+  now(): Date {
+    return new Date(this.current.getTime());
+  }
+  set(iso: string): void {
+    this.current = new Date(iso);
+  }
+}
+
+export type SharedStore = MemoryStore;
+export const sharedStore = createMemoryStore;
+
+export const noScheduler: Scheduler = {
+  every: () => {
+    throw new Error('tests drive ticks by hand');
+  },
+};
+
+/** One server instance: its own container and clock, over a store that instances may share. */
+export function instance(
+  store: SharedStore,
+  clock: FakeClock,
+  timeZone = 'Europe/Berlin',
+  scheduler: Scheduler = noScheduler,
+) {
+  const container = new Container();
+  container.load(
+    createCoreModule({ timeZone, commitsCacheMs: 60_000, automation: { deadBand: 0.5 } }, clock),
+    new ContainerModule(({ bind }) => {
+      bind(READING_REPOSITORY).toConstantValue(store.readings);
+      bind(ACTION_REPOSITORY).toConstantValue(store.actions);
+      bind(DEVICE_REPOSITORY).toConstantValue(store.devices);
+      bind(NOTIFICATION_REPOSITORY).toConstantValue(store.notifications);
+      bind(HISTORY_CHART_REPOSITORY).toConstantValue(store.historyCharts);
+      bind(GROUP_REPOSITORY).toConstantValue(store.groups);
+      bind(USER_REPOSITORY).toConstantValue(store.users);
+      bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
+      bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
+      bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
+      bind(CHANGE_FEED).toConstantValue(store.changeFeed);
+      bind(SCHEDULER).toConstantValue(scheduler);
+    }),
+  );
+  return {
+    run: container.get(RunAutomations),
+    alerts: container.get(EvaluateAlerts),
+    engine: container.get(AutomationEngine),
+    setValue: container.get(SetActionValue),
+    record: container.get(RecordReadings),
+    openNotifications: container.get(ListOpenNotifications),
+    changes: container.get(ActionChanges),
+    createGroup: container.get(CreateGroup),
+    createAction: container.get(CreateAction),
+  };
+}
+
+export type Instance = ReturnType<typeof instance>;
+
+export async function greenhouse(
+  server: Instance,
+  automations: AutomationSet[],
+  settings: unknown = [],
+): Promise<void> {
+  await server.createGroup.execute({ name: 'gh', settings });
+  await server.createAction.execute({ group: 'gh', object: 'pump_1', value: 'off', automations });
+}
+
+export const timeRule = (time: string, frequency: string, action = 'on'): AutomationSet[] =>
+  [{ timeAutomations: [{ action, time, frequency }], sensorAutomations: [] }] as AutomationSet[];
+
+export const sensorRule = (condition: string, value: string, action = 'on'): AutomationSet[] =>
+  [
+    { timeAutomations: [], sensorAutomations: [{ action, sensor: 'temperature', condition, value }] },
+  ] as AutomationSet[];
+
+export async function pumpValue(store: SharedStore): Promise<string | undefined> {
+  return (await store.actions.find('gh', 'pump_1'))?.value;
+}

@@ -1,0 +1,117 @@
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { use } from 'chai';
+import chaiAsPromised from 'chai-as-promised';
+import { Container, ContainerModule } from 'inversify';
+import { memoryStoreModule } from '@hortus/adapter-memory';
+import { createCoreModule, defaultCoreSettings, LOGGER, type Logger } from '@hortus/core';
+import { MqttBridge, type MqttConfig, mqttModule } from '@hortus/mqtt';
+import { isListening } from '@hortus/contract-tests';
+
+use(chaiAsPromised);
+
+/** The MQTT suites' broker, bridge harness and waiting. */
+export const BROKER_PORT = 1883;
+export const BROKER_URL = `mqtt://127.0.0.1:${BROKER_PORT}`;
+export const WAIT_MS = 5000;
+
+/** Polls until the check passes (returns without throwing), failing with its last error after WAIT_MS. */
+export async function eventually<T>(check: () => Promise<T> | T): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** A TCP relay to the broker that the test can cut and restore, to play a lost broker. */
+export class BrokerProxy {
+  port = 0;
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+
+  async open(): Promise<void> {
+    const server = net.createServer((downstream) => {
+      const upstream = net.connect(BROKER_PORT, '127.0.0.1');
+      for (const socket of [downstream, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => {
+          downstream.destroy();
+          upstream.destroy();
+        });
+      }
+      downstream.pipe(upstream).pipe(downstream);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', resolve);
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    const server = this.server;
+    this.server = undefined;
+    if (server !== undefined) await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+export interface Harness {
+  readonly container: Container;
+  readonly bridge: MqttBridge;
+  readonly events: Record<string, unknown>[];
+  readonly prefix: string;
+}
+
+/** The events the bridge logs, as `{ level, event, ...fields }`. */
+export function capturingLogger(events: Record<string, unknown>[]): Logger {
+  const log =
+    (level: string) =>
+    (event: string, fields: Readonly<Record<string, unknown>> = {}): void => {
+      events.push({ level, event, ...fields });
+    };
+  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+}
+
+export function harness(overrides: Partial<MqttConfig> = {}): Harness {
+  // A fresh prefix per harness keeps parallel runs and earlier retained messages out of the way.
+  const prefix = `hortus-test-${randomUUID().slice(0, 8)}`;
+  const events: Record<string, unknown>[] = [];
+  const container = new Container();
+  container.load(
+    createCoreModule(defaultCoreSettings),
+    memoryStoreModule(),
+    mqttModule({
+      url: BROKER_URL,
+      topicFilter: `${prefix}/esp/#`,
+      publishPrefix: `${prefix}/hortus`,
+      reconnectPeriodMs: 200,
+      ...overrides,
+    }),
+    new ContainerModule(({ bind }) => {
+      bind<Logger>(LOGGER).toConstantValue(capturingLogger(events));
+    }),
+  );
+  return { container, bridge: container.get(MqttBridge), events, prefix };
+}
+
+export const brokerUp = await isListening(BROKER_PORT);
+export const ci = process.env['CI'] === 'true';
+export const brokerSuite = brokerUp || ci ? describe : describe.skip;
+export const brokerMissing = `nothing listens on ${BROKER_URL}`;
+export const suiteNote = brokerUp
+  ? ''
+  : ci
+    ? ` (FAILS: ${brokerMissing} and CI=true)`
+    : ` (SKIPPED: ${brokerMissing}; start mosquitto, CI=true makes this fail)`;
+export const requireBroker = (): void => {
+  if (!brokerUp) throw new Error(`Mosquitto must run for these tests under CI=true: ${brokerMissing}`);
+};

@@ -4,6 +4,7 @@ import { type Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
+import { berlinStampOf, FIRMWARE_TOPICS } from '../src/commands/box.js';
 import { scratchDataDir } from './harness.js';
 
 /*
@@ -20,20 +21,6 @@ const LOAD_BEFORE_KILL_MS = 1000;
 const LABEL = '24:6F:28:AA:00:01';
 /** What that box sends as its id: the MAC's bytes reversed (COMPAT "Boxes"). */
 const BOX_ID = '100aa286f24';
-const TOPICS = [
-  'esp/air/temperature',
-  'esp/air/humidity',
-  'esp/air/pressure',
-  'esp/air/gasResistance',
-  'esp/ground/moisture/1',
-  'esp/ground/moisture/2',
-  'esp/ground/light/colorTemp',
-  'esp/ground/light/lux',
-  'esp/ground/light/red',
-  'esp/ground/light/green',
-  'esp/ground/light/blue',
-  'esp/ground/light/clear',
-];
 
 type Serve = ChildProcessByStdio<null, Readable, null>;
 
@@ -73,24 +60,12 @@ function hortus(dataDir: string, args: readonly string[]): Promise<void> {
   });
 }
 
-/** The box's stamp of an instant: Berlin wall-clock time with a literal Z, as firmware 1.0.4 writes it. */
+/**
+ * The box's stamp of an instant: Berlin wall-clock time with a literal Z, as the simulator writes it, but with
+ * the instant's milliseconds, so that concurrent readings of one topic are distinct.
+ */
 function berlinStamp(instant: number): string {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-GB', {
-      timeZone: 'Europe/Berlin',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    })
-      .formatToParts(new Date(instant))
-      .map(({ type, value }) => [type, value]),
-  );
-  const milliseconds = String(instant % 1000).padStart(3, '0');
-  return `${parts['year']}-${parts['month']}-${parts['day']}T${parts['hour']}:${parts['minute']}:${parts['second']}.${milliseconds}Z`;
+  return berlinStampOf(new Date(instant)).replace(/\.000Z$/u, `.${String(instant % 1000).padStart(3, '0')}Z`);
 }
 
 describe('hortus serve on SQLite: SIGKILL while boxes post through the box endpoint', function () {
@@ -141,7 +116,7 @@ describe('hortus serve on SQLite: SIGKILL while boxes post through the box endpo
         }
       }
     };
-    const load = Promise.all(TOPICS.map((topic) => worker(topic)));
+    const load = Promise.all(FIRMWARE_TOPICS.map((topic) => worker(topic)));
     // Awaited below; a worker's failure must not count as unhandled meanwhile.
     load.catch(() => undefined);
     // Mid-stream whatever the machine's load: after enough acknowledged readings, not after a fixed time only.

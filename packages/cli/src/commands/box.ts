@@ -22,6 +22,8 @@ const SENSORS: readonly (readonly [topic: string, base: number, spread: number])
   ['esp/ground/light/blue', 280, 100],
   ['esp/ground/light/clear', 900, 300],
 ];
+/** The topics a box of firmware 1.0.4 posts, in its order. */
+export const FIRMWARE_TOPICS: readonly string[] = SENSORS.map(([topic]) => topic);
 const RELAYS = ['pump_1', 'led_1', 'ventilator_1', 'ventilator_2'] as const;
 const FIRMWARE_VERSION = '1.0.4';
 const NOT_FOUND_BODY = '{"message":"Invalid device ID or device not found"}';

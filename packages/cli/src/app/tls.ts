@@ -28,11 +28,25 @@ export async function loadCertificate(
   dataDir: string,
 ): Promise<LoadedCertificate> {
   if (settings.mode === 'files') {
-    const [cert, key] = await Promise.all([
+    // Both are read before either failure is told, so the message names every file that cannot be read,
+    // the same whichever read finished first.
+    const [cert, key] = await Promise.allSettled([
       readPem(settings.certFile, 'TLS_CERT_FILE'),
       readPem(settings.keyFile, 'TLS_KEY_FILE'),
     ]);
-    return { cert, key, fingerprint: fingerprintOf(cert), created: false, source: settings.certFile };
+    if (cert.status === 'rejected' || key.status === 'rejected') {
+      const failed = [cert, key].flatMap((read) =>
+        read.status === 'rejected' ? [read.reason as Error] : [],
+      );
+      throw new Error(failed.map((error) => error.message).join('; '), { cause: failed[0] });
+    }
+    return {
+      cert: cert.value,
+      key: key.value,
+      fingerprint: fingerprintOf(cert.value),
+      created: false,
+      source: settings.certFile,
+    };
   }
   const directory = join(dataDir, SELF_SIGNED_DIR);
   const certFile = join(directory, SELF_SIGNED_CERT);

@@ -185,9 +185,7 @@ export function registerActionCommands(program: Command, io: RunIo): void {
       .action(async (options: { group: string }, command: Command) => {
         const actions = await store(command, async (useCase) => {
           const found = await useCase(GetActionsOfGroup).execute(options);
-          const limits = readActionLimits(
-            (await useCase(GetGroup).execute({ name: options.group })).settings,
-          );
+          const limits = await limitsOf(useCase, options.group);
           return found.map((a) => withLimit(a, limits.get(a.object)));
         });
         const rules = (a: Action, kind: 'timeAutomations' | 'sensorAutomations'): number =>

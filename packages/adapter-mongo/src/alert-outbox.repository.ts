@@ -9,6 +9,7 @@ import {
   type Webhook,
   type NewOutboxMessage,
   type OutboxMessage,
+  type OutboxPending,
   type OutboxStatus,
 } from '@hortus/core';
 import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
@@ -241,6 +242,17 @@ export class MongoAlertOutboxRepository
     await this.dropSecret(ids);
     await this.run(() => this.claims.deleteMany({ message: { $in: ids } }));
     return modifiedCount;
+  }
+
+  async countPending(now: Date): Promise<OutboxPending> {
+    // Two counts on the status_due index, however many messages were delivered.
+    const [due, deferred] = await this.run(() =>
+      Promise.all([
+        this.collection.countDocuments({ status: 'pending', nextAttemptAt: { $lte: now } }),
+        this.collection.countDocuments({ status: 'pending', nextAttemptAt: { $gt: now } }),
+      ]),
+    );
+    return { due, deferred };
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {

@@ -5,6 +5,7 @@ import {
   type GroupNotifySettings,
   type NewOutboxMessage,
   type OutboxMessage,
+  type OutboxPending,
 } from '@hortus/core';
 import { newId } from './ids.js';
 
@@ -102,6 +103,17 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
       cancelled += 1;
     }
     return cancelled;
+  }
+
+  async countPending(now: Date): Promise<OutboxPending> {
+    let due = 0;
+    let deferred = 0;
+    for (const message of this.messages) {
+      if (message.status !== 'pending') continue;
+      if (message.nextAttemptAt > now) deferred += 1;
+      else due += 1;
+    }
+    return { due, deferred };
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {

@@ -9,6 +9,7 @@ import {
   type Webhook,
   type NewOutboxMessage,
   type OutboxMessage,
+  type OutboxPending,
   type OutboxStatus,
 } from '@hortus/core';
 import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
@@ -275,6 +276,17 @@ export class MongoAlertOutboxRepository
     await this.run(() => this.collection.replaceOne({ _id }, document, { upsert: true }), 2);
     // A lease this store gave an earlier attempt must not keep the restored attempt from being claimed.
     if (message.status === 'pending') await this.run(() => this.claims.deleteMany({ message: _id }));
+  }
+
+  async countPending(now: Date): Promise<OutboxPending> {
+    // Two counts on the status_due index, however many messages were delivered.
+    const [due, deferred] = await this.run(() =>
+      Promise.all([
+        this.collection.countDocuments({ status: 'pending', nextAttemptAt: { $lte: now } }),
+        this.collection.countDocuments({ status: 'pending', nextAttemptAt: { $gt: now } }),
+      ]),
+    );
+    return { due, deferred };
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {

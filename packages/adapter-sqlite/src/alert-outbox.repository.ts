@@ -6,6 +6,7 @@ import {
   type GroupNotifySettings,
   type NewOutboxMessage,
   type OutboxMessage,
+  type OutboxPending,
   type OutboxStatus,
 } from '@hortus/core';
 import { fromJson, newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
@@ -216,6 +217,20 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
         )
         .run(toRow(message)),
     );
+  }
+
+  async countPending(now: Date): Promise<OutboxPending> {
+    // Two counts on the outbox_due index (status, next_attempt_at), however many messages were delivered.
+    const row = this.run(
+      () =>
+        this.connection
+          .prepare(
+            `SELECT (SELECT COUNT(*) FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?) AS due,
+                    (SELECT COUNT(*) FROM outbox WHERE status = 'pending' AND next_attempt_at > ?) AS deferred`,
+          )
+          .get(now.getTime(), now.getTime()) as { due: number; deferred: number },
+    );
+    return { due: row.due, deferred: row.deferred };
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {

@@ -1,5 +1,13 @@
 import { type GroupNotifySettings, type NewOutboxMessage, type OutboxMessage } from './alert-message.js';
 
+/** The outbox's pending messages at one time (its depth, for the metrics). */
+export interface OutboxPending {
+  /** Due: the next delivery round takes them. */
+  readonly due: number;
+  /** Not due yet: leased by a worker sending them, or waiting out a retry's backoff. */
+  readonly deferred: number;
+}
+
 /** The outbox (at-least-once delivery that survives restarts) and each group's notify settings. */
 export interface AlertOutboxRepository {
   getSettings(group: string): Promise<GroupNotifySettings | undefined>;
@@ -29,6 +37,8 @@ export interface AlertOutboxRepository {
    * it, as `cancelWebhook` does. Answers how many messages were cancelled.
    */
   forgetGroup(group: string, reason: string): Promise<number>;
+  /** How many messages are pending, and how many of them are due at `now`. */
+  countPending(now: Date): Promise<OutboxPending>;
   /** A group's messages, newest first. */
   list(group: string, limit: number): Promise<OutboxMessage[]>;
   /**

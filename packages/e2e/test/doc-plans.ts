@@ -47,7 +47,14 @@ const firstKeyId = `"$(hortus keys list --json | node -e 'process.stdout.write(J
 export const filePlans: Readonly<Record<string, FilePlan>> = {
   // `pnpm start` is `hortus serve --demo`; a short engine tick so "within 10 s" is a moment here.
   'README.md': { serverArgs: ['--demo'], env: { AUTOMATION_TICK_MS: '200' } },
-  'docs/alerts.md': { setup: 'hortus group create gh', env: { SECRET: 'a-webhook-secret-of-32-characters' } },
+  'docs/alerts.md': {
+    // The box of the doc's --box examples, registered under that id (`--box` takes the id as registered).
+    setup: 'hortus group create gh && hortus device create a0b1c2d3e4f5 --group gh --type sensor-box',
+    env: { SECRET: 'a-webhook-secret-of-32-characters' },
+  },
+  'docs/automations.md': {
+    setup: 'hortus group create greenhouse-1 && hortus action create pump_1 --group greenhouse-1',
+  },
   'docs/cli.md': { env: { PASSWORD: 'a-password-of-some-length' } },
   'docs/performance.md': { serverArgs: ['--demo'] },
   // The simulated box sends its readings over HTTPS, to the port onboarding names.

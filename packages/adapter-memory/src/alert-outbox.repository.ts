@@ -125,6 +125,18 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
       .map((message) => structuredClone(message));
   }
 
+  async listCopies(after: string | undefined, limit: number): Promise<OutboxMessage[]> {
+    if (!(limit > 0)) return [];
+    const start = after === undefined ? 0 : this.messages.findIndex((message) => message.id === after) + 1;
+    return this.messages.slice(start, start + limit).map((message) => structuredClone(message));
+  }
+
+  async restore(message: OutboxMessage): Promise<void> {
+    const index = this.messages.findIndex((held) => held.id === message.id);
+    if (index === -1) this.messages.push(structuredClone(message));
+    else this.messages[index] = structuredClone(message);
+  }
+
   private updatePending(id: string, change: (message: OutboxMessage) => OutboxMessage): void {
     const index = this.messages.findIndex((message) => message.id === id);
     const message = this.messages[index];

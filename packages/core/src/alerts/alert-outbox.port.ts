@@ -41,6 +41,16 @@ export interface AlertOutboxRepository {
   countPending(now: Date): Promise<OutboxPending>;
   /** A group's messages, newest first. */
   list(group: string, limit: number): Promise<OutboxMessage[]>;
+  /**
+   * Every message of every group, whatever its status (`hortus store copy`): at most `limit`, each group's
+   * in the order queued, starting after the message `after` that the previous page ended with.
+   */
+  listCopies(after: string | undefined, limit: number): Promise<OutboxMessage[]>;
+  /**
+   * Stores a message copied from another store as it is (id, status, attempts, times, secret), replacing
+   * the message with that id: copying it again changes nothing.
+   */
+  restore(message: OutboxMessage): Promise<void>;
 }
 
 export const ALERT_OUTBOX_REPOSITORY = Symbol.for('hortus.AlertOutboxRepository');

@@ -31,6 +31,7 @@ import {
   defaultAutomationSettings,
 } from './automations/automation-settings.js';
 import { ListAutomationEvents } from './automations/list-automation-events.js';
+import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { GetAction } from './actions/get-action.js';
 import { ListChangedActions } from './actions/list-changed-actions.js';
@@ -175,6 +176,7 @@ export const useCases = [
   SetTopicAlert,
   AutomationEngine,
   ListAutomationEvents,
+  ListActionHistory,
   CreateAccessKey,
   RevokeAccessKey,
   ListAccessKeys,

@@ -1,5 +1,6 @@
 import {
   type Action,
+  CLI_ACTOR,
   CreateAction,
   NotFoundError,
   DeleteAction,
@@ -138,7 +139,7 @@ export function registerActionCommands(program: Command, io: RunIo): void {
                   'add --force to set it anyway',
               );
             }
-            return useCase(SetActionValue).execute({ group: options.group, object, value });
+            return useCase(SetActionValue).execute({ group: options.group, object, value, actor: CLI_ACTOR });
           });
           outputFor(io, command).result(updated, showAction);
         },

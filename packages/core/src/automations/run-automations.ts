@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { type Action, type SensorAutomation, type TimeAutomation } from '../actions/action.js';
-import { ActionChanges } from '../actions/action-changes.js';
+import { SetActionValue } from '../actions/set-action-value.js';
 import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
 import { groupTimeZone } from '../groups/group-settings.js';
 import { type Group } from '../groups/group.js';
@@ -45,7 +45,7 @@ export class RunAutomations {
     @inject(READING_REPOSITORY) private readonly readings: ReadingRepository,
     @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
     @inject(AUTOMATION_LOG_REPOSITORY) private readonly log: AutomationLogRepository,
-    @inject(ActionChanges) private readonly changes: ActionChanges,
+    @inject(SetActionValue) private readonly setValue: SetActionValue,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(CORE_SETTINGS) private readonly coreSettings: CoreSettings,
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
@@ -203,9 +203,11 @@ export class RunAutomations {
     why: Pick<NewAutomationEvent, 'reading' | 'slot' | 'late'>,
   ): Promise<Switched | undefined> {
     if (action.value === value) return undefined;
-    const updated = await this.actions.setValue(action.group, action.object, value);
+    const updated = await this.setValue.apply(action.group, action.object, value, {
+      kind: 'engine',
+      id: trigger,
+    });
     if (updated === undefined) return undefined;
-    this.changes.emit(updated);
     const event = await this.log.record({
       group: action.group,
       object: action.object,

@@ -1,4 +1,4 @@
-import { type Action } from '@hortus/core';
+import { type Action, actorOf } from '@hortus/core';
 import {
   actionValue,
   automationLogQuery,
@@ -40,11 +40,12 @@ export const actionRoutes: RouterSpec = {
         400: { description: "`{message}` naming the invalid field, or `{message: 'no data found'}`" },
         500: failed,
       },
-      handle: async ({ query }, { setActionValue }) => {
+      handle: async ({ query, caller }, { setActionValue }) => {
         await setActionValue.execute({
           group: query['group'],
           object: query['object'],
           value: query['value'],
+          actor: actorOf(caller),
         });
         return json({ message: 'Actions success' });
       },

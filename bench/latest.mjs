@@ -4,14 +4,13 @@
 // Figures only; no test depends on them.
 //
 //   node bench/latest.mjs [readings=1000000] [uri]      (after a build)
-// Without a uri: BENCH_MONGODB_URI or MONGODB_URI, else a FerretDB (SQLite) of its own from tools/ferretdb.
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+// Without a uri: BENCH_MONGODB_URI or MONGODB_URI, else a FerretDB of its own from tools/ferretdb (SQLite, or
+// PostgreSQL with BENCH_FERRETDB_BACKEND=postgresql).
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { URL, fileURLToPath, pathToFileURL } from 'node:url';
+import { benchMongoServer } from './ferretdb.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const fromAdapter = createRequire(join(root, 'packages/adapter-mongo/package.json'));
@@ -24,27 +23,6 @@ const total = Number(process.argv[2] ?? 1_000_000);
 const TOPICS = ['humidity', 'light', 'moisture/1', 'moisture/2', 'moisture/3', 'temperature'];
 const BATCH = 10_000;
 const log = (message) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
-
-async function ownFerretDb() {
-  const dir = await mkdtemp(join(tmpdir(), 'hortus-bench-latest-'));
-  const child = spawn(
-    join(root, 'tools/ferretdb/bin/ferretdb-test'),
-    ['-listen', '127.0.0.1:0', '-dir', dir],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const uri = await new Promise((resolve, reject) => {
-    let text = '';
-    child.stdout.on('data', (chunk) => {
-      text += chunk;
-      const match = /^ready (mongodb:\/\/\S+)/mu.exec(text);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`FerretDB exited with ${code}`)));
-  });
-  return { uri, stop: async () => (child.kill('SIGTERM'), await rm(dir, { recursive: true, force: true })) };
-}
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -61,8 +39,10 @@ async function timed(runs, operation) {
   return { runs, p50Ms: +percentile(times, 50).toFixed(2), p99Ms: +percentile(times, 99).toFixed(2) };
 }
 
-const given = process.argv[3] ?? process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI;
-const server = given ? { uri: given, stop: async () => {} } : await ownFerretDb();
+const given = process.argv[3];
+const server = given ? { uri: given, stop: async () => {} } : await benchMongoServer(root);
+if (server === undefined)
+  throw new Error('no MongoDB: give a uri, or build FerretDB (bash scripts/ferretdb.sh build)');
 const dbName = `hortus_bench_latest_${Date.now().toString(36)}`;
 const store = MongoStore.fromSettings({ uri: server.uri, dbName, operationTimeoutMS: 600_000 });
 try {

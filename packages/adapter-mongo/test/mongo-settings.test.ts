@@ -16,20 +16,10 @@ import {
   toDomainError,
   withDeadline,
 } from '@hortus/adapter-mongo';
+import { rejectionOf } from './fixture.js';
 
 chai.use(chaiAsPromised);
 const { expect } = chai;
-
-/** Rejects with whatever `promise` rejects with, and reports how long that took. */
-async function rejectionOf(promise: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
-  const started = Date.now();
-  try {
-    await promise;
-  } catch (error) {
-    return { error, ms: Date.now() - started };
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('Mongo store configuration', () => {
   it('when no write concern is configured, then writes wait for a majority', async () => {

@@ -1,3 +1,4 @@
+import { type ActionHistoryEntry } from '../action-history/action-history.js';
 import { type GroupNotifySettings } from '../alerts/alert-message.js';
 import { type HistoryChart } from '../history-charts/history-chart.js';
 import { type Repositories } from '../repositories.js';
@@ -11,6 +12,7 @@ export const copiedResources = [
   'accessKeys',
   'devices',
   'actions',
+  'actionHistory',
   'alertSettings',
   'notifications',
   'historyCharts',
@@ -28,6 +30,7 @@ export const copiedRepositories = [
   'accessKeys',
   'devices',
   'actions',
+  'actionHistory',
   'alertOutbox',
   'notifications',
   'historyCharts',
@@ -234,6 +237,17 @@ export class CopyStore {
           if (!done) return false;
         }
         return true;
+      case 'actionHistory':
+        for (const group of await source.actionHistory.groups()) {
+          // Oldest first, so entries of the same instant keep their order on the target.
+          const entries = (await historyOf(source, group)).reverse();
+          const done = await step(entries, async (historyEntry) => {
+            await target.actionHistory.restore(historyEntry);
+            return true;
+          });
+          if (!done) return false;
+        }
+        return true;
       case 'historyCharts':
         return step(await chartRecords(source), async (record) => {
           await target.historyCharts.restore(record);
@@ -303,6 +317,12 @@ export class CopyStore {
         }
         return count;
       }
+      case 'actionHistory': {
+        let count = 0;
+        for (const group of await stores.actionHistory.groups())
+          count += (await historyOf(stores, group)).length;
+        return count;
+      }
       case 'historyCharts':
         return (await chartRecords(stores)).length;
       case 'firmware':
@@ -360,6 +380,11 @@ async function alertSettings(stores: CopyStores): Promise<GroupNotifySettings[]>
     if (settings !== undefined) found.push(settings);
   }
   return found;
+}
+
+/** Every history entry of the group, newest first (at most ACTION_HISTORY_KEEP per action are kept). */
+function historyOf(stores: CopyStores, group: string): Promise<ActionHistoryEntry[]> {
+  return stores.actionHistory.list(group, undefined, Number.MAX_SAFE_INTEGER);
 }
 
 /** Every chart record: clients name a record by any userId, not only a stored user's. */

@@ -1,5 +1,6 @@
 import { type Action, actorOf } from '@hortus/core';
 import {
+  actionHistoryQuery,
   actionValue,
   automationLogQuery,
   automationsSchema,
@@ -140,6 +141,40 @@ export const actionRoutes: RouterSpec = {
           message: (await listAutomationEvents.execute({ group: query['group'], count: query['count'] })).map(
             withUnderscoreId,
           ),
+        }),
+    },
+    {
+      method: 'get',
+      path: '/history',
+      access: 'group',
+      writes: false,
+      summary: 'Who switched the actions of a group (or one action) and when, newest first',
+      description:
+        'Every accepted value change, by whom: a log-in (`user`), an access key (`key`), a request without ' +
+        'a credential while access control is off (`anonymous`), the automation engine (`engine`), the ' +
+        'console (`cli`) or an MQTT command (`mqtt`). The newest 1000 entries of each action are kept.',
+      query: actionHistoryQuery,
+      // An unknown action in `object` is a 404, as for get_automations.
+      responses: {
+        200: {
+          description: '`{message: [ActionHistoryEntry]}`',
+          schema: object({
+            message: { type: 'array', items: { $ref: '#/components/schemas/ActionHistoryEntry' } },
+          }),
+        },
+        400: invalid,
+        404: { description: '`{message}`: the group has no such action' },
+        500: failed,
+      },
+      handle: async ({ query }, { listActionHistory }) =>
+        json({
+          message: (
+            await listActionHistory.execute({
+              group: query['group'],
+              object: query['object'],
+              limit: query['limit'],
+            })
+          ).map(withUnderscoreId),
         }),
     },
   ],

@@ -2,6 +2,9 @@ import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 
 import addFormatsModule from 'ajv-formats';
 import {
   ACTION_VALUE_MAX_LENGTH,
+  actorKinds,
+  DEFAULT_ACTION_HISTORY_LIMIT,
+  MAX_ACTION_HISTORY_LIMIT,
   conditions,
   EMAIL_MAX_LENGTH,
   frequencies,
@@ -251,6 +254,17 @@ export const automationLogQuery = object(
   ['group'],
 );
 
+export const actionHistoryQuery = object(
+  {
+    group: groupName(),
+    object: text('Only this action, e.g. pump_1; every action of the group when omitted'),
+    limit: patterned(wholeNumberPattern, 'must be a whole number', {
+      description: `How many entries, newest first (1 to ${MAX_ACTION_HISTORY_LIMIT}); ${DEFAULT_ACTION_HISTORY_LIMIT} when omitted`,
+    }),
+  },
+  ['group'],
+);
+
 /**
  * Deliberately loose: each reading is validated by the core on its own, so one bad item is reported by its
  * index instead of failing the batch. The schema only refuses what cannot be readings at all.
@@ -428,6 +442,23 @@ export const entitySchemas: Record<string, JsonSchema> = {
       },
     },
     ['_id', 'group', 'object', 'value', 'previousValue', 'at', 'trigger', 'rule'],
+  ),
+  ActionHistoryEntry: object(
+    {
+      _id: id,
+      group: { type: 'string' },
+      object: { type: 'string' },
+      value: { type: 'string', description: 'The value set' },
+      at: date,
+      actor: object(
+        {
+          kind: { type: 'string', enum: [...actorKinds] },
+          id: { type: 'string', description: 'The user id (user), the key id (key), the rule kind (engine)' },
+        },
+        ['kind'],
+      ),
+    },
+    ['_id', 'group', 'object', 'value', 'at', 'actor'],
   ),
   HistoryChart: object(
     {

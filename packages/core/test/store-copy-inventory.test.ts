@@ -12,8 +12,6 @@ const notCopied: Readonly<Partial<Record<keyof Repositories, string>>> = {
   // target's counters move as the copy writes there. A cursor from the source means nothing on the
   // target (the engine starts from a reset on a new store anyway).
   changeFeed: 'derived from the revision counters of the copied repositories',
-  // Not copied yet (issue 27 item 4): being added to the copy now; this line goes with it.
-  automationLog: 'not copied yet',
 };
 
 /**

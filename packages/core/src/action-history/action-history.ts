@@ -2,7 +2,7 @@ import { type Caller } from '../accounts/account.js';
 
 /**
  * Who switched an action: a log-in (`user`, its user id), an access key (`key`, its id), a request without a
- * credential while access control is off (`anonymous`), the automation engine (`engine`, the rule kind as
+ * credential while access control is off (`anonymous`), the automation engine (`engine`, the trigger as
  * id), the server's console (`cli`), or a `.../set` MQTT command (`mqtt`; MQTT does not tell who
  * published). Boxes only read actions (COMPAT "Boxes"), so no kind is theirs.
  */

@@ -27,3 +27,28 @@ export function groupTimeZone(settings: unknown, fallback: string): string {
   const zone = readSetting(settings, 'timeZone');
   return typeof zone === 'string' && isValidTimeZone(zone) ? zone : fallback;
 }
+
+/**
+ * The settings with one key set to `value` (or dropped, when undefined), every other key kept where it was:
+ * in the array of one-key objects clients write, its own entry (appended when new); in a plain object, its
+ * key.
+ */
+export function withSetting(settings: unknown, key: string, value: unknown): unknown {
+  if (isPlainObject(settings)) {
+    const rest = without(settings, key);
+    return value === undefined ? rest : { ...rest, [key]: value };
+  }
+  let placed = false;
+  const entries = (Array.isArray(settings) ? (settings as unknown[]) : []).flatMap((entry) => {
+    if (!(isPlainObject(entry) && Object.hasOwn(entry, key))) return [entry];
+    const rest = without(entry, key);
+    if (placed || value === undefined) return Object.keys(rest).length === 0 ? [] : [rest];
+    placed = true;
+    return [{ ...rest, [key]: value }];
+  });
+  return placed || value === undefined ? entries : [...entries, { [key]: value }];
+}
+
+function without(object: Readonly<Record<string, unknown>>, key: string): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(object).filter(([name]) => name !== key));
+}

@@ -40,6 +40,7 @@ import {
   QueryReadings,
   RecordReadings,
   ReplaceAutomations,
+  SetActionLimit,
   SetActionValue,
   UpdateGroupSettings,
 } from '@hortus/core';
@@ -63,6 +64,7 @@ export const httpUseCaseClasses = {
   getActionsOfGroup: GetActionsOfGroup,
   replaceAutomations: ReplaceAutomations,
   getAction: GetAction,
+  setActionLimit: SetActionLimit,
   listAutomationEvents: ListAutomationEvents,
   listActionHistory: ListActionHistory,
   listDevices: ListDevices,

@@ -3,8 +3,6 @@ import addFormatsModule from 'ajv-formats';
 import {
   ACTION_VALUE_MAX_LENGTH,
   actorKinds,
-  DEFAULT_ACTION_HISTORY_LIMIT,
-  MAX_ACTION_HISTORY_LIMIT,
   conditions,
   EMAIL_MAX_LENGTH,
   frequencies,
@@ -254,17 +252,6 @@ export const automationLogQuery = object(
   ['group'],
 );
 
-export const actionHistoryQuery = object(
-  {
-    group: groupName(),
-    object: text('Only this action, e.g. pump_1; every action of the group when omitted'),
-    limit: patterned(wholeNumberPattern, 'must be a whole number', {
-      description: `How many entries, newest first (1 to ${MAX_ACTION_HISTORY_LIMIT}); ${DEFAULT_ACTION_HISTORY_LIMIT} when omitted`,
-    }),
-  },
-  ['group'],
-);
-
 /**
  * Deliberately loose: each reading is validated by the core on its own, so one bad item is reported by its
  * index instead of failing the batch. The schema only refuses what cannot be readings at all.
@@ -383,6 +370,10 @@ export const entitySchemas: Record<string, JsonSchema> = {
       object: { type: 'string' },
       value: { type: 'string' },
       automations: automationsSchema,
+      maxOnMs: {
+        type: 'integer',
+        description: 'get_automations only: its maximum on-time, when its group gives it one (actionLimits)',
+      },
     },
     ['_id', 'group', 'object', 'value', 'automations'],
   ),
@@ -453,7 +444,10 @@ export const entitySchemas: Record<string, JsonSchema> = {
       actor: object(
         {
           kind: { type: 'string', enum: [...actorKinds] },
-          id: { type: 'string', description: 'The user id (user), the key id (key), the rule kind (engine)' },
+          id: {
+            type: 'string',
+            description: 'The user id (user), the key id (key), the trigger: time, sensor or limit (engine)',
+          },
         },
         ['kind'],
       ),

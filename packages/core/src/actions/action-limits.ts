@@ -5,7 +5,7 @@ import { isPlainObject } from '../shared/validation.js';
 /**
  * The group setting that holds the safety limits of its actions, by object name:
  * `{"actionLimits": {"pump_1": {"maxOnMs": 1800000}}}`. Kept when a client replaces the settings without
- * it (see keepActionLimits), so a client that does not know it cannot drop a safety limit.
+ * it (see UpdateGroupSettings), so a client that does not know it cannot drop a safety limit.
  */
 export const ACTION_LIMITS_KEY = 'actionLimits';
 /** The engine checks on its ticks (10 s by default): a shorter limit could not be kept. */
@@ -38,23 +38,6 @@ export function readActionLimits(settings: unknown): Map<string, ActionLimit> {
 /** The settings with `actionLimits` replaced (dropped when empty), every other key kept where it was. */
 export function withActionLimits(settings: unknown, limits: ReadonlyMap<string, ActionLimit>): unknown {
   return withSetting(settings, ACTION_LIMITS_KEY, limits.size === 0 ? undefined : Object.fromEntries(limits));
-}
-
-/**
- * New settings written as a whole, with the stored `actionLimits` carried over when they do not mention
- * the key: the web client writes its own keys only. Settings that hold the key replace the limits.
- */
-export function keepActionLimits(stored: unknown, given: unknown): unknown {
-  const kept = readSetting(stored, ACTION_LIMITS_KEY);
-  const shaped = Array.isArray(given) || isPlainObject(given);
-  if (kept === undefined || !shaped || hasSetting(given, ACTION_LIMITS_KEY)) return given;
-  return withSetting(given, ACTION_LIMITS_KEY, kept);
-}
-
-function hasSetting(settings: unknown, key: string): boolean {
-  if (Array.isArray(settings))
-    return settings.some((entry) => isPlainObject(entry) && Object.hasOwn(entry, key));
-  return isPlainObject(settings) && Object.hasOwn(settings, key);
 }
 
 /** `30m`, `2h`, `90s` for people: the limit as the listings show it. */

@@ -49,6 +49,27 @@ export function withSetting(settings: unknown, key: string, value: unknown): unk
   return placed || value === undefined ? entries : [...entries, { [key]: value }];
 }
 
+/**
+ * New settings written as a whole, with the stored value of each of `keys` carried over when they do not
+ * mention it: clients write the keys they know, and must not drop what Hortus keeps beside them for the
+ * engine. Settings that hold a key replace its value.
+ */
+export function keepSettingsNotGiven(stored: unknown, given: unknown, keys: readonly string[]): unknown {
+  if (!(Array.isArray(given) || isPlainObject(given))) return given;
+  let settings: unknown = given;
+  for (const key of keys) {
+    const kept = readSetting(stored, key);
+    if (kept !== undefined && !hasSetting(given, key)) settings = withSetting(settings, key, kept);
+  }
+  return settings;
+}
+
+function hasSetting(settings: unknown, key: string): boolean {
+  if (Array.isArray(settings))
+    return settings.some((entry) => isPlainObject(entry) && Object.hasOwn(entry, key));
+  return isPlainObject(settings) && Object.hasOwn(settings, key);
+}
+
 function without(object: Readonly<Record<string, unknown>>, key: string): Record<string, unknown> {
   return Object.fromEntries(Object.entries(object).filter(([name]) => name !== key));
 }

@@ -126,4 +126,29 @@ describe('action history use cases (docs/api.md, Action history)', () => {
     ]);
     expect(history[0]?.at.toISOString()).to.equal('2026-06-10T04:30:05.000Z');
   });
+
+  it('when the maximum on-time switches a pump off, then the history shows the user switching it on and the engine (limit) off', async () => {
+    const store = sharedStore();
+    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+    const server = instance(store, clock);
+    await greenhouse(server, []);
+    await server.setLimit.execute({ group: 'gh', object: 'pump_1', maxOnMs: 30 * 60_000 });
+    await server.setValue.execute({
+      group: 'gh',
+      object: 'pump_1',
+      value: 'on',
+      actor: { kind: 'user', id: 'u-1' },
+    });
+    // The engine times the on-time from the tick that first sees the pump on.
+    expect((await server.engine.tick()).switched).to.have.length(0);
+
+    clock.set('2026-06-10T12:30:05Z');
+    expect((await server.engine.tick()).switched).to.have.length(1);
+
+    const history = await store.actionHistory.list('gh', 'pump_1', 10);
+    expect(history.map((entry) => [entry.value, entry.actor])).to.deep.equal([
+      ['off', { kind: 'engine', id: 'limit' }],
+      ['on', { kind: 'user', id: 'u-1' }],
+    ]);
+  });
 });

@@ -138,6 +138,14 @@ const plans: readonly BlockPlan[] = [
     first: 'hortus action create pump_1',
     setup: `echo '[{"timeAutomations":[{"action":"on","time":"06:30","frequency":"weekdays"}],"sensorAutomations":[]}]' > rules.json`,
   },
+  {
+    file: 'docs/cli.md',
+    first: 'hortus action history pump_1 --group greenhouse-1 --limit 2',
+    // The action above is deleted by now; this one was switched on by the CLI only, no engine yet.
+    setup:
+      'hortus action create pump_1 --group greenhouse-1 && hortus action set pump_1 on --group greenhouse-1',
+    output: { 0: [/TIME\s+OBJECT\s+VALUE\s+BY\n\S+Z\s+pump_1\s+on\s+cli/] },
+  },
   // Nothing was notified at those times here: the exit 3 the doc names.
   { file: 'docs/cli.md', first: 'hortus notifications list', exit: { 1: 3 } },
   {

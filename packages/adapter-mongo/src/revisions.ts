@@ -6,10 +6,9 @@ import {
   type Document,
   type Filter,
   MongoBulkWriteError,
-  type WriteError,
 } from 'mongodb';
 import { type RevisionSubject } from '@hortus/core';
-import { type CollectionSpec, isDuplicateKeyCode, withDeadline } from './support.js';
+import { type CollectionSpec, isDuplicateWriteError, withDeadline } from './support.js';
 
 export interface RevisionDocument {
   /** `[subject, group]` as JSON. */
@@ -312,11 +311,7 @@ export async function upsertAll<T extends { _id: string }>(
     if (!(error instanceof MongoBulkWriteError) || error.result.getWriteConcernError() !== undefined)
       throw error;
     const writeErrors = error.result.getWriteErrors();
-    const duplicate = (writeError: WriteError): boolean =>
-      isDuplicateKeyCode(writeError.code) ||
-      // FerretDB v1 reports a unique violation caused by an update as InternalError with SQLite's text.
-      (writeError.code === 1 && writeError.errmsg?.includes('UNIQUE constraint failed') === true);
-    if (writeErrors.length === 0 || !writeErrors.every(duplicate)) {
+    if (writeErrors.length === 0 || !writeErrors.every(isDuplicateWriteError)) {
       throw error;
     }
     const retried = writeErrors

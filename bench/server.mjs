@@ -6,7 +6,7 @@ import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL, URL } from 'node:url';
-import { BOX_TOPICS } from './box.mjs';
+import { BOX_TOPICS, quietValue } from './box.mjs';
 
 const fromHttpKoa = createRequire(new URL('../packages/http-koa/package.json', import.meta.url));
 const load = (name) => import(pathToFileURL(fromHttpKoa.resolve(name)).href);
@@ -90,7 +90,8 @@ async function seedGroup(groups, readings, notifications, g, end) {
   const batch = [];
   for (let i = 0; i < 12; i += 1) {
     const time = new Date(end - (11 - i) * 300_000);
-    for (const [t, topic] of BOX_TOPICS.entries()) batch.push({ group, topic, value: 20 + t + i / 10, time });
+    for (const [t, topic] of BOX_TOPICS.entries())
+      batch.push({ group, topic, value: quietValue(topic, t) + i / 10, time });
   }
   await readings.add(batch);
 }

@@ -145,3 +145,4 @@ export * from './accounts/delete-user.js';
 export * from './migration/legacy.js';
 export * from './migration/copy-legacy-records.js';
 export * from './store-copy/copy-store.js';
+export { countReadings } from './store-copy/listings.js';

@@ -276,7 +276,7 @@ export function scenario({ use, core, url, now }) {
         await engine.tick();
         await use(core.RecordReadings).execute([
           // Below the range the alerts step set: an alert, a notification and a message for the webhook.
-          { group: 'demo', topic: 'esp/ground/moisture/1', value: 10, time: minutesAgo(1).toISOString() },
+          { group: 'demo', topic: 'esp/ground/moisture/1', value: 10, time: new Date().toISOString() },
         ]);
         await engine.tick();
         await engine.tick();

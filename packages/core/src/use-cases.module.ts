@@ -21,6 +21,8 @@ import { CreateAction } from './actions/create-action.js';
 import { DeleteAction } from './actions/delete-action.js';
 import { ConfigureGroupNotify } from './alerts/configure-group-notify.js';
 import { SetTopicAlert } from './alerts/set-topic-alert.js';
+import { SetBoxAlert } from './alerts/set-box-alert.js';
+import { SetActionLimit } from './actions/set-action-limit.js';
 import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
 import { QueueAlertMessages } from './alerts/queue-alert-messages.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
@@ -31,6 +33,7 @@ import {
   defaultAutomationSettings,
 } from './automations/automation-settings.js';
 import { ListAutomationEvents } from './automations/list-automation-events.js';
+import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { GetAction } from './actions/get-action.js';
 import { ListChangedActions } from './actions/list-changed-actions.js';
@@ -173,8 +176,11 @@ export const useCases = [
   DeliverAlertMessages,
   ConfigureGroupNotify,
   SetTopicAlert,
+  SetBoxAlert,
+  SetActionLimit,
   AutomationEngine,
   ListAutomationEvents,
+  ListActionHistory,
   CreateAccessKey,
   RevokeAccessKey,
   ListAccessKeys,

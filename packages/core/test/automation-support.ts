@@ -4,6 +4,7 @@ import {
   ACTION_REPOSITORY,
   ALERT_OUTBOX_REPOSITORY,
   ActionChanges,
+  ACTION_HISTORY_REPOSITORY,
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
   AutomationEngine,
@@ -24,7 +25,11 @@ import {
   RunAutomations,
   SCHEDULER,
   type Scheduler,
+  SetActionLimit,
   SetActionValue,
+  SetBoxAlert,
+  SetTopicAlert,
+  UpdateGroupSettings,
   USER_REPOSITORY,
 } from '@hortus/core';
 import { createMemoryStore, type MemoryStore } from '@hortus/adapter-memory';
@@ -69,6 +74,7 @@ export function instance(
       bind(USER_REPOSITORY).toConstantValue(store.users);
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
+      bind(ACTION_HISTORY_REPOSITORY).toConstantValue(store.actionHistory);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
       bind(CHANGE_FEED).toConstantValue(store.changeFeed);
       bind(SCHEDULER).toConstantValue(scheduler);
@@ -79,6 +85,10 @@ export function instance(
     alerts: container.get(EvaluateAlerts),
     engine: container.get(AutomationEngine),
     setValue: container.get(SetActionValue),
+    setLimit: container.get(SetActionLimit),
+    setTopicAlert: container.get(SetTopicAlert),
+    setBoxAlert: container.get(SetBoxAlert),
+    updateSettings: container.get(UpdateGroupSettings),
     record: container.get(RecordReadings),
     openNotifications: container.get(ListOpenNotifications),
     changes: container.get(ActionChanges),

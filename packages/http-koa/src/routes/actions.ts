@@ -1,5 +1,14 @@
-import { type Action } from '@hortus/core';
 import {
+  type Action,
+  actorOf,
+  DEFAULT_ACTION_HISTORY_LIMIT,
+  type GetGroup,
+  MAX_ACTION_HISTORY_LIMIT,
+  NotFoundError,
+  readActionLimits,
+} from '@hortus/core';
+import {
+  countText,
   actionValue,
   automationLogQuery,
   automationsSchema,
@@ -11,11 +20,36 @@ import {
 import { revisionTag } from './conditional.js';
 import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
+const actionHistoryQuery = object(
+  {
+    group: groupName(),
+    object: text('Only this action, e.g. pump_1; every action of the group when omitted'),
+    limit: {
+      ...countText,
+      description: `How many entries, newest first (1 to ${MAX_ACTION_HISTORY_LIMIT}); ${DEFAULT_ACTION_HISTORY_LIMIT} when omitted`,
+    },
+  },
+  ['group'],
+);
+
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
 const action: ResponseDoc = { description: 'The action', schema: { $ref: '#/components/schemas/Action' } };
 
 const present = (entity: Action): unknown => withUnderscoreId(entity);
+
+/**
+ * The action as get_automations shows it: with `maxOnMs` when its group gives it a maximum on-time (an
+ * action whose group has no record shows none).
+ */
+async function withLimit(found: Action, getGroup: GetGroup): Promise<unknown> {
+  const group = await getGroup.execute({ name: found.group }).catch((error: unknown) => {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  });
+  const limit = readActionLimits(group?.settings).get(found.object);
+  return { ...(present(found) as object), ...(limit === undefined ? {} : { maxOnMs: limit.maxOnMs }) };
+}
 
 export const actionRoutes: RouterSpec = {
   prefix: '/api/actions',
@@ -40,11 +74,12 @@ export const actionRoutes: RouterSpec = {
         400: { description: "`{message}` naming the invalid field, or `{message: 'no data found'}`" },
         500: failed,
       },
-      handle: async ({ query }, { setActionValue }) => {
+      handle: async ({ query, caller }, { setActionValue }) => {
         await setActionValue.execute({
           group: query['group'],
           object: query['object'],
           value: query['value'],
+          actor: actorOf(caller),
         });
         return json({ message: 'Actions success' });
       },
@@ -112,8 +147,49 @@ export const actionRoutes: RouterSpec = {
         deviceName: { type: 'string', description: 'Device name, e.g. pump_1' },
       }),
       responses: { 200: action, 404: { description: "`{message: 'Action not found'}`" }, 500: failed },
-      handle: async ({ query }, { getAction }) =>
-        json(present(await getAction.execute({ group: query['groupId'], object: query['deviceName'] }))),
+      handle: async ({ query }, { getAction, getGroup }) =>
+        json(
+          await withLimit(
+            await getAction.execute({ group: query['groupId'], object: query['deviceName'] }),
+            getGroup,
+          ),
+        ),
+    },
+    {
+      method: 'post',
+      path: '/limit',
+      access: 'group',
+      writes: true,
+      summary: 'Set or remove the maximum on-time of one action',
+      description:
+        'The automation engine switches the action off once it has been on longer (see automations.md, ' +
+        'Maximum on-time). `maxOnMs`: whole milliseconds from 60000 (1 minute) to 604800000 (7 days), or ' +
+        'null to remove the limit.',
+      body: object(
+        {
+          group: groupName(),
+          object: text('Device name, e.g. pump_1'),
+          maxOnMs: { description: 'Milliseconds, 60000 to 604800000, or null to remove the limit' },
+        },
+        ['group', 'object', 'maxOnMs'],
+      ),
+      responses: {
+        200: {
+          description: '`{message: {group, object, maxOnMs?}}`: the limit now (none once removed)',
+        },
+        400: invalid,
+        404: { description: '`{message}`: no such group or action' },
+        500: failed,
+      },
+      handle: async ({ body }, { setActionLimit }) => {
+        const view = await setActionLimit.execute({
+          group: body['group'],
+          object: body['object'],
+          maxOnMs: body['maxOnMs'],
+        });
+        const limit = view.limit === undefined ? {} : { maxOnMs: view.limit.maxOnMs };
+        return json({ message: { group: view.group, object: view.object, ...limit } });
+      },
     },
     {
       method: 'get',
@@ -139,6 +215,40 @@ export const actionRoutes: RouterSpec = {
           message: (await listAutomationEvents.execute({ group: query['group'], count: query['count'] })).map(
             withUnderscoreId,
           ),
+        }),
+    },
+    {
+      method: 'get',
+      path: '/history',
+      access: 'group',
+      writes: false,
+      summary: 'Who switched the actions of a group (or one action) and when, newest first',
+      description:
+        'Every accepted value change, by whom: a log-in (`user`), an access key (`key`), a request without ' +
+        'a credential while access control is off (`anonymous`), the automation engine (`engine`), the ' +
+        'console (`cli`) or an MQTT command (`mqtt`). The newest 1000 entries of each action are kept.',
+      query: actionHistoryQuery,
+      // An unknown action in `object` is a 404, as for get_automations.
+      responses: {
+        200: {
+          description: '`{message: [ActionHistoryEntry]}`',
+          schema: object({
+            message: { type: 'array', items: { $ref: '#/components/schemas/ActionHistoryEntry' } },
+          }),
+        },
+        400: invalid,
+        404: { description: '`{message}`: the group has no such action' },
+        500: failed,
+      },
+      handle: async ({ query }, { listActionHistory }) =>
+        json({
+          message: (
+            await listActionHistory.execute({
+              group: query['group'],
+              object: query['object'],
+              limit: query['limit'],
+            })
+          ).map(withUnderscoreId),
         }),
     },
   ],

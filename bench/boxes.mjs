@@ -14,49 +14,16 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { URL } from 'node:url';
+// The simulator's firmware facts (topics, Berlin wall-clock stamps), from the build `pnpm bench` makes first.
+import { berlinStampOf, FIRMWARE_TOPICS } from '../packages/cli/dist/src/index.js';
 
 /** A box's round: 12 single-reading inserts, then the find of its actions. */
 const FIND_EVERY = 13;
 /** Boxes registered for the part (two a group): each request is one box's, with that box's own key. */
 const BOXES = 100;
-/** The twelve topics firmware 1.0.4 posts, one insertOne each per round (COMPAT "Boxes"). */
-const FIRMWARE_TOPICS = [
-  'esp/air/temperature',
-  'esp/air/humidity',
-  'esp/air/pressure',
-  'esp/air/gasResistance',
-  'esp/ground/moisture/1',
-  'esp/ground/moisture/2',
-  'esp/ground/light/colorTemp',
-  'esp/ground/light/lux',
-  'esp/ground/light/red',
-  'esp/ground/light/green',
-  'esp/ground/light/blue',
-  'esp/ground/light/clear',
-];
 const BOX_PATH = '/api/box/v1/action';
 
 const round = (value, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-
-/** How far Berlin's wall clock is ahead of UTC at that instant (1 h in winter, 2 h in summer). */
-function berlinOffsetMs(instant) {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-GB', {
-      timeZone: 'Europe/Berlin',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    })
-      .formatToParts(instant)
-      .map(({ type, value }) => [type, value]),
-  );
-  const wall = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
-  return wall - Math.floor(instant.getTime() / 1000) * 1000;
-}
 
 /**
  * The firmware's requests, box after box: the n-th is box n % BOXES's, a find every 13th, else an insertOne
@@ -67,7 +34,9 @@ function berlinOffsetMs(instant) {
  */
 export function boxRequests(boxes) {
   const base = Math.floor(Date.now() / 1000) * 1000;
-  const offset = berlinOffsetMs(new Date(base));
+  // How far Berlin's wall clock is ahead of UTC now (1 h in winter, 2 h in summer), taken once: a stamp per
+  // request through Intl would cost the generator more than the server's answer.
+  const offset = Date.parse(berlinStampOf(new Date(base))) - base;
   const steps = new Map();
   return (n) => {
     const box = boxes[n % boxes.length];

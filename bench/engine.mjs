@@ -7,14 +7,13 @@
 //
 //   node bench/engine.mjs [--smoke] [--stores=memory,sqlite,mongo] [--root=<checkout>]
 // --root measures another built checkout (the code before a change) with this same script.
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { benchMongoServer } from './ferretdb.mjs';
 
 const TICK_MS = 10_000;
 const ACTIVE_SHARE = 0.01;
@@ -180,34 +179,6 @@ async function measureTicks({ engine, calls }, repositories, names, clock, { tic
   };
 }
 
-async function ownFerretDb(root) {
-  const binary = join(root, 'tools/ferretdb/bin/ferretdb-test');
-  if (!existsSync(binary)) return undefined;
-  const dir = await mkdtemp(join(tmpdir(), 'hortus-bench-engine-'));
-  // FerretDB's own log (a warning on every closed connection) is not the bench's to show.
-  const child = spawn(binary, ['-listen', '127.0.0.1:0', '-dir', dir], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  const uri = await new Promise((resolve, reject) => {
-    let text = '';
-    child.stdout.on('data', (chunk) => {
-      text += chunk;
-      const match = /^ready (mongodb:\/\/\S+)/mu.exec(text);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`FerretDB exited with ${code}`)));
-  });
-  return {
-    uri,
-    kind: 'FerretDB v1 (SQLite)',
-    stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 async function storeRun(packages, kind, { groups, ticks, warmup, root }) {
   const clock = new SimulatedClock();
   let module;
@@ -223,8 +194,7 @@ async function storeRun(packages, kind, { groups, ticks, warmup, root }) {
       await rm(dir, { recursive: true, force: true });
     };
   } else {
-    const given = process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI;
-    const server = given ? { uri: given, kind: 'given', stop: async () => {} } : await ownFerretDb(root);
+    const server = await benchMongoServer(root);
     if (server === undefined) return { skipped: 'no MONGODB_URI and no tools/ferretdb/bin/ferretdb-test' };
     const dbName = `hortus_bench_engine_${process.pid}`;
     const store = packages.mongo.MongoStore.fromSettings({

@@ -3,7 +3,7 @@
 // Figures only: nothing here is a timed test, and no figure is written that was not measured in this run.
 import autocannon from 'autocannon';
 import { Buffer } from 'node:buffer';
-import { execFile, execFileSync, fork, spawn } from 'node:child_process';
+import { execFile, execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 import { cliMarkdown, cliStart, cliTargets } from './cli.mjs';
 import { boxesMarkdown, boxesPart, boxesTargets } from './boxes.mjs';
 import { engineMarkdown, enginePart, engineTargets } from './engine.mjs';
+import { benchMongoServer } from './ferretdb.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const smoke = process.argv.includes('--smoke');
@@ -710,35 +711,8 @@ async function sqlitePolling(dataDirectory) {
 
 // ---- MongoDB (the test server) ------------------------------------------------------------------
 
-/** BENCH_MONGODB_URI or MONGODB_URI when set; else a FerretDB of our own from tools/ferretdb (never the tests'). */
-async function mongoServer() {
-  const given = process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI;
-  if (given) return { uri: given, kind: 'given', stop: async () => {} };
-  const binary = join(root, 'tools/ferretdb/bin/ferretdb-test');
-  if (!existsSync(binary)) return undefined;
-  const dir = await mkdtemp(join(tmpdir(), 'hortus-bench-ferretdb-'));
-  const child = spawn(binary, ['-listen', '127.0.0.1:0', '-dir', join(dir, 'data')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(child);
-  const uri = await new Promise((resolve, reject) => {
-    let text = '';
-    child.stdout.on('data', (chunk) => {
-      text += chunk;
-      const match = /^ready (mongodb:\/\/\S+)/mu.exec(text);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`FerretDB exited with ${code}`)));
-  });
-  return {
-    uri,
-    kind: 'FerretDB v1 (SQLite), tools/ferretdb',
-    stop: async () => {
-      await stopChild(child);
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
+/** The MongoDB the parts run on: see bench/ferretdb.mjs. */
+const mongoServer = () => benchMongoServer(root);
 
 async function dropDatabase(uri, name) {
   const fromAdapter = createRequire(join(root, 'packages/adapter-mongo/package.json'));

@@ -5,6 +5,7 @@ import {
   type GroupNotifySettings,
   type NewOutboxMessage,
   type OutboxMessage,
+  type OutboxPending,
 } from '@hortus/core';
 import { newId } from './ids.js';
 
@@ -104,6 +105,17 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
     return cancelled;
   }
 
+  async countPending(now: Date): Promise<OutboxPending> {
+    let due = 0;
+    let deferred = 0;
+    for (const message of this.messages) {
+      if (message.status !== 'pending') continue;
+      if (message.nextAttemptAt > now) deferred += 1;
+      else due += 1;
+    }
+    return { due, deferred };
+  }
+
   async list(group: string, limit: number): Promise<OutboxMessage[]> {
     if (!(limit > 0)) return [];
     return this.messages
@@ -111,6 +123,18 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
       .slice(-limit)
       .reverse()
       .map((message) => structuredClone(message));
+  }
+
+  async listCopies(after: string | undefined, limit: number): Promise<OutboxMessage[]> {
+    if (!(limit > 0)) return [];
+    const start = after === undefined ? 0 : this.messages.findIndex((message) => message.id === after) + 1;
+    return this.messages.slice(start, start + limit).map((message) => structuredClone(message));
+  }
+
+  async restore(message: OutboxMessage): Promise<void> {
+    const index = this.messages.findIndex((held) => held.id === message.id);
+    if (index === -1) this.messages.push(structuredClone(message));
+    else this.messages[index] = structuredClone(message);
   }
 
   private updatePending(id: string, change: (message: OutboxMessage) => OutboxMessage): void {

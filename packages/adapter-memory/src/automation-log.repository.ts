@@ -25,6 +25,23 @@ export class InMemoryAutomationLogRepository implements AutomationLogRepository 
     const events = this.byGroup.get(group) ?? [];
     return limit <= 0 ? [] : events.slice(-limit).reverse().map(toEvent);
   }
+
+  async listCopies(after: string | undefined, limit: number): Promise<AutomationEvent[]> {
+    if (!(limit > 0)) return [];
+    // Group by group, in name order: one sequence a cursor can walk.
+    const all = [...this.byGroup.keys()].sort().flatMap((group) => this.byGroup.get(group) ?? []);
+    const start = after === undefined ? 0 : all.findIndex((event) => event.id === after) + 1;
+    return all.slice(start, start + limit).map(toEvent);
+  }
+
+  async restore(event: AutomationEvent): Promise<boolean> {
+    const events = this.byGroup.get(event.group) ?? [];
+    const held = [...this.byGroup.values()].some((list) => list.some((stored) => stored.id === event.id));
+    if (held) return false;
+    events.push(toEvent(event));
+    this.byGroup.set(event.group, events);
+    return true;
+  }
 }
 
 /** Copies in and out so callers never share objects with the store. */

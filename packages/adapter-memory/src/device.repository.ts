@@ -215,6 +215,14 @@ export class InMemoryDeviceRepository implements DeviceRepository {
   async removePending(boxId: string): Promise<boolean> {
     return this.pending.delete(boxId);
   }
+
+  async restorePending(box: PendingDevice): Promise<void> {
+    this.pending.set(box.boxId, {
+      ...box,
+      firstSeenAt: new Date(box.firstSeenAt),
+      lastSeenAt: new Date(box.lastSeenAt),
+    });
+  }
 }
 
 function definedOnly(changes: DeviceChanges): DeviceChanges {

@@ -9,6 +9,7 @@ import {
   type Webhook,
   type NewOutboxMessage,
   type OutboxMessage,
+  type OutboxPending,
   type OutboxStatus,
 } from '@hortus/core';
 import { type CollectionSpec, MONGO_DATABASE, MongoRepository, toDate } from './support.js';
@@ -80,6 +81,24 @@ function toMessage(document: OutboxDocument): OutboxMessage {
   };
 }
 
+function toDocument(message: OutboxMessage): OutboxDocument {
+  return {
+    _id: new ObjectId(message.id),
+    group: message.group,
+    event: message.event,
+    channel: { ...message.channel },
+    subject: message.subject,
+    text: message.text,
+    payload: { ...message.payload },
+    createdAt: new Date(message.createdAt.getTime()),
+    status: message.status,
+    attempts: message.attempts,
+    nextAttemptAt: new Date(message.nextAttemptAt.getTime()),
+    ...(message.lastError === undefined ? {} : { lastError: message.lastError }),
+    ...(message.deliveredAt === undefined ? {} : { deliveredAt: new Date(message.deliveredAt.getTime()) }),
+  };
+}
+
 @injectable()
 export class MongoAlertOutboxRepository
   extends MongoRepository<OutboxDocument>
@@ -126,19 +145,15 @@ export class MongoAlertOutboxRepository
   }
 
   async enqueue(messages: readonly NewOutboxMessage[]): Promise<OutboxMessage[]> {
-    const documents = messages.map((message): OutboxDocument => ({
-      _id: new ObjectId(),
-      group: message.group,
-      event: message.event,
-      channel: { ...message.channel },
-      subject: message.subject,
-      text: message.text,
-      payload: { ...message.payload },
-      createdAt: new Date(message.createdAt.getTime()),
-      status: 'pending',
-      attempts: 0,
-      nextAttemptAt: new Date(message.createdAt.getTime()),
-    }));
+    const documents = messages.map((message) =>
+      toDocument({
+        ...message,
+        id: new ObjectId().toHexString(),
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: message.createdAt,
+      }),
+    );
     if (documents.length > 0) await this.run(() => this.collection.insertMany(documents), 2);
     return documents.map(toMessage);
   }
@@ -241,6 +256,37 @@ export class MongoAlertOutboxRepository
     await this.dropSecret(ids);
     await this.run(() => this.claims.deleteMany({ message: { $in: ids } }));
     return modifiedCount;
+  }
+
+  async listCopies(after: string | undefined, limit: number): Promise<OutboxMessage[]> {
+    if (!(limit > 0)) return [];
+    // _id order is the order queued: list answers by it too.
+    const documents = await this.run(() =>
+      this.collection
+        .find(after === undefined ? {} : { _id: { $gt: new ObjectId(after) } })
+        .sort({ _id: 1 })
+        .limit(Math.floor(limit))
+        .toArray(),
+    );
+    return documents.map(toMessage);
+  }
+
+  async restore(message: OutboxMessage): Promise<void> {
+    const { _id, ...document } = toDocument(message);
+    await this.run(() => this.collection.replaceOne({ _id }, document, { upsert: true }), 2);
+    // A lease this store gave an earlier attempt must not keep the restored attempt from being claimed.
+    if (message.status === 'pending') await this.run(() => this.claims.deleteMany({ message: _id }));
+  }
+
+  async countPending(now: Date): Promise<OutboxPending> {
+    // Two counts on the status_due index, however many messages were delivered.
+    const [due, deferred] = await this.run(() =>
+      Promise.all([
+        this.collection.countDocuments({ status: 'pending', nextAttemptAt: { $lte: now } }),
+        this.collection.countDocuments({ status: 'pending', nextAttemptAt: { $gt: now } }),
+      ]),
+    );
+    return { due, deferred };
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {

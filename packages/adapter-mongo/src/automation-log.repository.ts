@@ -3,6 +3,7 @@ import { ObjectId } from 'mongodb';
 import {
   type AutomationEvent,
   type AutomationLogRepository,
+  ConflictError,
   type AutomationTrigger,
   type NewAutomationEvent,
 } from '@hortus/core';
@@ -30,9 +31,9 @@ export const automationLogCollection: CollectionSpec = {
 };
 
 const automationEventMapper = {
-  toDocument(event: NewAutomationEvent): AutomationEventDocument {
+  toDocument(event: NewAutomationEvent, id: ObjectId = new ObjectId()): AutomationEventDocument {
     return {
-      _id: new ObjectId(),
+      _id: id,
       group: event.group,
       object: event.object,
       value: event.value,
@@ -90,6 +91,33 @@ export class MongoAutomationLogRepository
 
   async deleteByGroup(group: string): Promise<number> {
     return (await this.run(() => this.collection.deleteMany({ group }))).deletedCount;
+  }
+
+  async listCopies(after: string | undefined, limit: number): Promise<AutomationEvent[]> {
+    if (!(limit > 0)) return [];
+    // _id order is the order recorded: listByGroup answers by it too.
+    const documents = await this.run(() =>
+      this.collection
+        .find(after === undefined ? {} : { _id: { $gt: new ObjectId(after) } })
+        .sort({ _id: 1 })
+        .limit(Math.floor(limit))
+        .toArray(),
+    );
+    return documents.map(automationEventMapper.toEntity);
+  }
+
+  async restore(event: AutomationEvent): Promise<boolean> {
+    const { id, ...fields } = event;
+    try {
+      await this.run(() =>
+        this.collection.insertOne(automationEventMapper.toDocument(fields, new ObjectId(id))),
+      );
+      return true;
+    } catch (error) {
+      // Held already: events never change, so the one held is this one.
+      if (error instanceof ConflictError) return false;
+      throw error;
+    }
   }
 
   async listByGroup(group: string, limit: number): Promise<AutomationEvent[]> {

@@ -272,4 +272,17 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
     const result = await this.run(() => this.pending.deleteOne({ _id: boxId }));
     return result.deletedCount > 0;
   }
+
+  async restorePending(box: PendingDevice): Promise<void> {
+    const document: Omit<PendingDocument, '_id'> = {
+      ...(box.mac === undefined ? {} : { mac: box.mac }),
+      firstSeenAt: new Date(box.firstSeenAt.getTime()),
+      lastSeenAt: new Date(box.lastSeenAt.getTime()),
+      ...(box.firmwareVersion === undefined ? {} : { firmwareVersion: box.firmwareVersion }),
+      address: box.address,
+      attempts: box.attempts,
+      ...(box.wantedBy === undefined ? {} : { wantedBy: box.wantedBy }),
+    };
+    await this.run(() => this.pending.replaceOne({ _id: box.boxId }, document, { upsert: true }), 2);
+  }
 }

@@ -1,4 +1,10 @@
-import { ConflictError, InvalidInputError, type ResourceName, StoreUnavailableError } from '@hortus/core';
+import {
+  ConflictError,
+  InvalidInputError,
+  type ResourceName,
+  StoreDeadlineError,
+  StoreUnavailableError,
+} from '@hortus/core';
 import {
   type Collection,
   type Document,
@@ -105,9 +111,9 @@ export interface DatabaseHandle {
 }
 
 /**
- * The operation's outcome, or StoreUnavailableError once `deadlineMs` has passed. The driver's own
- * timeouts are per socket round trip and retried, so a frozen server held requests for 6 to 8 s; this
- * bounds the wait as a whole. The abandoned operation ends by the driver's socket timeout.
+ * The operation's outcome, or StoreDeadlineError (a StoreUnavailableError) once `deadlineMs` has passed.
+ * The driver's own timeouts are per socket round trip and retried, so a frozen server held requests for 6
+ * to 8 s; this bounds the wait as a whole. The abandoned operation ends by the driver's socket timeout.
  */
 export async function withDeadline<T>(operation: Promise<T>, deadlineMs: number | undefined): Promise<T> {
   if (deadlineMs === undefined || deadlineMs <= 0) return operation;
@@ -116,7 +122,7 @@ export async function withDeadline<T>(operation: Promise<T>, deadlineMs: number 
     timer = setTimeout(
       () =>
         reject(
-          new StoreUnavailableError(undefined, {
+          new StoreDeadlineError('store', undefined, {
             cause: new Error(`The data store did not answer within ${deadlineMs} ms`),
           }),
         ),

@@ -61,3 +61,14 @@ export function useTestDatabase(): () => TestDatabase {
     return database;
   };
 }
+
+/** Rejects with whatever `promise` rejects with, and reports how long that took. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
+  const started = Date.now();
+  try {
+    await promise;
+  } catch (error) {
+    return { error, ms: Date.now() - started };
+  }
+  throw new Error('expected a rejection');
+}

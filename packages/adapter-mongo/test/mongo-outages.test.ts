@@ -11,20 +11,10 @@ import { ObjectId } from 'mongodb';
 import { StoreUnavailableError } from '@hortus/core';
 import { MongoStore } from '@hortus/adapter-mongo';
 import { ferretDbBinary, freePort, killProcess, startFerretDb } from '@hortus/contract-tests';
+import { rejectionOf } from './fixture.js';
 
 chai.use(chaiAsPromised);
 const { expect } = chai;
-
-/** Rejects with whatever `promise` rejects with, and reports how long that took. */
-async function rejectionOf(promise: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
-  const started = Date.now();
-  try {
-    await promise;
-  } catch (error) {
-    return { error, ms: Date.now() - started };
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('Mongo store when no server answers', () => {
   let store: MongoStore;

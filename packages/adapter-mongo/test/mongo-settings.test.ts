@@ -8,7 +8,7 @@ import {
   MongoOperationTimeoutError,
   MongoServerError,
 } from 'mongodb';
-import { ConflictError, InvalidInputError, StoreUnavailableError } from '@hortus/core';
+import { ConflictError, InvalidInputError, StoreDeadlineError, StoreUnavailableError } from '@hortus/core';
 import {
   mongoSettingsFromEnv,
   MongoStore,
@@ -16,20 +16,10 @@ import {
   toDomainError,
   withDeadline,
 } from '@hortus/adapter-mongo';
+import { rejectionOf } from './fixture.js';
 
 chai.use(chaiAsPromised);
 const { expect } = chai;
-
-/** Rejects with whatever `promise` rejects with, and reports how long that took. */
-async function rejectionOf(promise: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
-  const started = Date.now();
-  try {
-    await promise;
-  } catch (error) {
-    return { error, ms: Date.now() - started };
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('Mongo store configuration', () => {
   it('when no write concern is configured, then writes wait for a majority', async () => {
@@ -164,10 +154,12 @@ describe('Mongo driver error translation', () => {
     ).to.be.an.instanceOf(StoreUnavailableError);
   });
 
-  it('when an operation outlasts its deadline, then StoreUnavailableError at the deadline; one within it answers', async () => {
+  it('when an operation outlasts its deadline, then StoreUnavailableError at the deadline, told as a store deadline; one within it answers', async () => {
     const never = new Promise<never>(() => undefined);
     const { error, ms } = await rejectionOf(withDeadline(never, 150));
     expect(error).to.be.an.instanceOf(StoreUnavailableError);
+    // The metrics count it apart from other outages (hortus_store_deadline_hits_total).
+    expect(error).to.be.an.instanceOf(StoreDeadlineError).with.property('deadline', 'store');
     expect((error as Error).cause)
       .to.have.property('message')
       .that.matches(/within 150 ms/u);

@@ -30,21 +30,10 @@ import {
   mongoStoreModule,
   MongoUserRepository,
 } from '@hortus/adapter-mongo';
-import { serverSuite, useTestDatabase } from './fixture.js';
+import { rejectionOf, serverSuite, useTestDatabase } from './fixture.js';
 
 chai.use(chaiAsPromised);
 const { expect } = chai;
-
-/** Rejects with whatever `promise` rejects with, and reports how long that took. */
-async function rejectionOf(promise: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
-  const started = Date.now();
-  try {
-    await promise;
-  } catch (error) {
-    return { error, ms: Date.now() - started };
-  }
-  throw new Error('expected a rejection');
-}
 
 describe(serverSuite('Mongo store on a server'), () => {
   const database = useTestDatabase();

@@ -6,6 +6,7 @@ import {
   type GroupNotifySettings,
   type NewOutboxMessage,
   type OutboxMessage,
+  type OutboxPending,
   type OutboxStatus,
 } from '@hortus/core';
 import { fromJson, newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
@@ -44,12 +45,32 @@ function toMessage(row: OutboxRow): OutboxMessage {
   };
 }
 
+function toRow(message: OutboxMessage): OutboxRow {
+  return {
+    id: message.id,
+    grp: message.group,
+    event: message.event,
+    channel: JSON.stringify(message.channel),
+    subject: message.subject,
+    text: message.text,
+    payload: JSON.stringify(message.payload),
+    created_at: message.createdAt.getTime(),
+    status: message.status,
+    attempts: message.attempts,
+    next_attempt_at: message.nextAttemptAt.getTime(),
+    last_error: message.lastError ?? null,
+    delivered_at: message.deliveredAt?.getTime() ?? null,
+  };
+}
+
 /** SQL for a channel that keeps no webhook secret: a message that will not be sent (again). */
 const channelWithoutSecret = `CASE WHEN json_extract(channel, '$.type') = 'webhook'
   THEN json_set(channel, '$.secret', '') ELSE channel END`;
 
 const columns =
   'id, grp, event, channel, subject, text, payload, created_at, status, attempts, next_attempt_at, last_error, delivered_at';
+const insert = `INSERT INTO outbox (${columns}) VALUES (@id, @grp, @event, @channel, @subject, @text, @payload,
+  @created_at, @status, @attempts, @next_attempt_at, @last_error, @delivered_at)`;
 
 @injectable()
 export class SqliteAlertOutboxRepository extends SqliteRepository implements AlertOutboxRepository {
@@ -77,28 +98,13 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
   }
 
   async enqueue(messages: readonly NewOutboxMessage[]): Promise<OutboxMessage[]> {
-    const rows = messages.map((message): OutboxRow => ({
-      id: newId(),
-      grp: message.group,
-      event: message.event,
-      channel: JSON.stringify(message.channel),
-      subject: message.subject,
-      text: message.text,
-      payload: JSON.stringify(message.payload),
-      created_at: message.createdAt.getTime(),
-      status: 'pending',
-      attempts: 0,
-      next_attempt_at: message.createdAt.getTime(),
-      last_error: null,
-      delivered_at: null,
-    }));
+    const rows = messages.map((message) =>
+      toRow({ ...message, id: newId(), status: 'pending', attempts: 0, nextAttemptAt: message.createdAt }),
+    );
     this.run(() =>
       this.connection.write(() => {
-        const insert = this.connection.prepare(
-          `INSERT INTO outbox (${columns}) VALUES (@id, @grp, @event, @channel, @subject, @text, @payload,
-           @created_at, @status, @attempts, @next_attempt_at, @last_error, @delivered_at)`,
-        );
-        for (const row of rows) insert.run(row);
+        const statement = this.connection.prepare(insert);
+        for (const row of rows) statement.run(row);
       }),
     );
     return rows.map(toMessage);
@@ -181,6 +187,50 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
           .run(reason, group).changes;
       }),
     );
+  }
+
+  async listCopies(after: string | undefined, limit: number): Promise<OutboxMessage[]> {
+    if (!(limit > 0)) return [];
+    // In seq order, the order queued; an `after` that is gone starts over.
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(
+            `SELECT ${columns} FROM outbox
+             WHERE seq > coalesce((SELECT seq FROM outbox WHERE id = ?), 0) ORDER BY seq LIMIT ?`,
+          )
+          .all(after ?? null, Math.floor(limit)) as OutboxRow[],
+    );
+    return rows.map(toMessage);
+  }
+
+  async restore(message: OutboxMessage): Promise<void> {
+    // An upsert on id keeps the row's seq: its place in the queue stays.
+    this.run(() =>
+      this.connection
+        .prepare(
+          `${insert} ON CONFLICT (id) DO UPDATE SET grp = excluded.grp, event = excluded.event, channel = excluded.channel,
+             subject = excluded.subject, text = excluded.text, payload = excluded.payload,
+             created_at = excluded.created_at, status = excluded.status, attempts = excluded.attempts,
+             next_attempt_at = excluded.next_attempt_at, last_error = excluded.last_error,
+             delivered_at = excluded.delivered_at`,
+        )
+        .run(toRow(message)),
+    );
+  }
+
+  async countPending(now: Date): Promise<OutboxPending> {
+    // Two counts on the outbox_due index (status, next_attempt_at), however many messages were delivered.
+    const row = this.run(
+      () =>
+        this.connection
+          .prepare(
+            `SELECT (SELECT COUNT(*) FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?) AS due,
+                    (SELECT COUNT(*) FROM outbox WHERE status = 'pending' AND next_attempt_at > ?) AS deferred`,
+          )
+          .get(now.getTime(), now.getTime()) as { due: number; deferred: number },
+    );
+    return { due: row.due, deferred: row.deferred };
   }
 
   async list(group: string, limit: number): Promise<OutboxMessage[]> {

@@ -23,9 +23,9 @@ interface AutomationEventRow {
 }
 
 const automationEventMapper = {
-  toRow(event: NewAutomationEvent): AutomationEventRow {
+  toRow(event: NewAutomationEvent, id: string = newId()): AutomationEventRow {
     return {
-      id: newId(),
+      id,
       grp: event.group,
       object: event.object,
       value: event.value,
@@ -72,6 +72,7 @@ const automationEventMapper = {
 };
 
 const columns = 'id, grp, object, value, previous_value, at, trigger, rule, reading, slot, late';
+const values = '(@id, @grp, @object, @value, @previous_value, @at, @trigger, @rule, @reading, @slot, @late)';
 
 @injectable()
 export class SqliteAutomationLogRepository extends SqliteRepository implements AutomationLogRepository {
@@ -82,14 +83,36 @@ export class SqliteAutomationLogRepository extends SqliteRepository implements A
   async record(event: NewAutomationEvent): Promise<AutomationEvent> {
     const row = automationEventMapper.toRow(event);
     this.run(() =>
-      this.connection
-        .prepare(
-          `INSERT INTO automation_events (${columns})
-           VALUES (@id, @grp, @object, @value, @previous_value, @at, @trigger, @rule, @reading, @slot, @late)`,
-        )
-        .run(row),
+      this.connection.prepare(`INSERT INTO automation_events (${columns}) VALUES ${values}`).run(row),
     );
     return automationEventMapper.toEntity(row);
+  }
+
+  async listCopies(after: string | undefined, limit: number): Promise<AutomationEvent[]> {
+    if (!(limit > 0)) return [];
+    // In seq order, the order recorded; an `after` that is gone (its group deleted) starts over.
+    const rows = this.run(
+      () =>
+        this.connection
+          .prepare(
+            `SELECT ${columns} FROM automation_events
+             WHERE seq > coalesce((SELECT seq FROM automation_events WHERE id = ?), 0) ORDER BY seq LIMIT ?`,
+          )
+          .all(after ?? null, Math.floor(limit)) as AutomationEventRow[],
+    );
+    return rows.map(automationEventMapper.toEntity);
+  }
+
+  async restore(event: AutomationEvent): Promise<boolean> {
+    const { id, ...fields } = event;
+    const row = automationEventMapper.toRow(fields, id);
+    return (
+      this.run(() =>
+        this.connection
+          .prepare(`INSERT INTO automation_events (${columns}) VALUES ${values} ON CONFLICT (id) DO NOTHING`)
+          .run(row),
+      ).changes > 0
+    );
   }
 
   async deleteByGroup(group: string): Promise<number> {

@@ -362,4 +362,26 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
         ) > 0,
     );
   }
+
+  async restorePending(box: PendingDevice): Promise<void> {
+    const row: PendingRow = {
+      box_id: box.boxId,
+      mac: box.mac ?? null,
+      first_seen_at: box.firstSeenAt.getTime(),
+      last_seen_at: box.lastSeenAt.getTime(),
+      firmware_version: box.firmwareVersion ?? null,
+      address: box.address,
+      attempts: box.attempts,
+      wanted_by: box.wantedBy ?? null,
+    };
+    this.run(() =>
+      this.connection
+        .prepare(
+          `INSERT OR REPLACE INTO pending_devices
+             (box_id, mac, first_seen_at, last_seen_at, firmware_version, address, attempts, wanted_by)
+           VALUES (@box_id, @mac, @first_seen_at, @last_seen_at, @firmware_version, @address, @attempts, @wanted_by)`,
+        )
+        .run(row),
+    );
+  }
 }

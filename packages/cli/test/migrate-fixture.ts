@@ -209,7 +209,7 @@ export interface MigrationPair {
   readonly target: Target;
 }
 
-export async function openMigrationPair(): Promise<MigrationPair> {
+async function openMigrationPair(): Promise<MigrationPair> {
   const client = new MongoClient(uri);
   await client.connect();
   const sourceName = uniqueName('original');
@@ -218,10 +218,28 @@ export async function openMigrationPair(): Promise<MigrationPair> {
   return { client, source, sourceUri: dbUri(sourceName), target };
 }
 
-export async function closeMigrationPair({ client, source, target }: MigrationPair): Promise<void> {
+async function closeMigrationPair({ client, source, target }: MigrationPair): Promise<void> {
   for (const db of [source, target.store.db]) await db.dropDatabase();
   await target.store.close();
   await client.close();
+}
+
+/**
+ * Registers, in the calling `describe`, hooks that open a new pair before each test (handed to `opened`) and
+ * drop it after. Without MONGODB_URI nothing opens: the tests skip.
+ */
+export function eachMigrationPair(opened: (pair: MigrationPair) => void): void {
+  let pair: MigrationPair | undefined;
+  beforeEach(async function () {
+    if (uri === '') return;
+    pair = await openMigrationPair();
+    opened(pair);
+  });
+  afterEach(async function () {
+    const open = pair;
+    pair = undefined;
+    if (open !== undefined) await closeMigrationPair(open);
+  });
 }
 
 /** A bcrypt hash as the original wrote it: cost 10. */

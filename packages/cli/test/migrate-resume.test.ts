@@ -3,36 +3,15 @@ import { expect } from 'chai';
 import { type MigrationReport } from '@hortus/cli';
 import { type Db, ObjectId } from 'mongodb';
 import { Capture, hortus } from './harness.js';
-import {
-  closeMigrationPair,
-  collectionOf,
-  counts,
-  type MigrationPair,
-  openMigrationPair,
-  type Target,
-  uri,
-  when,
-  withMongo,
-} from './migrate-fixture.js';
+import { collectionOf, counts, eachMigrationPair, type Target, when, withMongo } from './migrate-fixture.js';
 
 describe('hortus migrate: moving over from the original service', function () {
   this.timeout(60_000);
   let source: Db;
   let sourceUri: string;
   let target: Target;
-  let pair: MigrationPair | undefined;
 
-  beforeEach(async function () {
-    if (uri === '') return;
-    pair = await openMigrationPair();
-    ({ source, sourceUri, target } = pair);
-  });
-
-  afterEach(async function () {
-    const opened = pair;
-    pair = undefined;
-    if (opened !== undefined) await closeMigrationPair(opened);
-  });
+  eachMigrationPair((pair) => ({ source, sourceUri, target } = pair));
 
   withMongo(
     when(

@@ -6,12 +6,10 @@ import { loadConfig, type MigrationReport, startServer } from '@hortus/cli';
 import { type Db } from 'mongodb';
 import { hortus } from './harness.js';
 import {
-  closeMigrationPair,
   collectionOf,
   counts,
-  type MigrationPair,
+  eachMigrationPair,
   OLD_PASSWORD,
-  openMigrationPair,
   originalHash,
   type Target,
   uri,
@@ -27,24 +25,13 @@ describe('hortus migrate: moving over from the original service', function () {
   let sourceUri: string;
   let target: Target;
   let hash: string;
-  let pair: MigrationPair | undefined;
 
   before(function () {
     if (uri === '') return;
     hash = originalHash();
   });
 
-  beforeEach(async function () {
-    if (uri === '') return;
-    pair = await openMigrationPair();
-    ({ source, sourceUri, target } = pair);
-  });
-
-  afterEach(async function () {
-    const opened = pair;
-    pair = undefined;
-    if (opened !== undefined) await closeMigrationPair(opened);
-  });
+  eachMigrationPair((pair) => ({ source, sourceUri, target } = pair));
 
   withMongo(
     when(

@@ -4,13 +4,11 @@ import { type MigrationReport } from '@hortus/cli';
 import { type Db } from 'mongodb';
 import { hortus } from './harness.js';
 import {
-  closeMigrationPair,
   collectionOf,
   counts,
-  type MigrationPair,
+  eachMigrationPair,
   oid,
   OLD_PASSWORD,
-  openMigrationPair,
   originalHash,
   serveTarget,
   snapshot,
@@ -28,24 +26,13 @@ describe('hortus migrate: moving over from the original service', function () {
   let sourceUri: string;
   let target: Target;
   let hash: string;
-  let pair: MigrationPair | undefined;
 
   before(function () {
     if (uri === '') return;
     hash = originalHash();
   });
 
-  beforeEach(async function () {
-    if (uri === '') return;
-    pair = await openMigrationPair();
-    ({ source, sourceUri, target } = pair);
-  });
-
-  afterEach(async function () {
-    const opened = pair;
-    pair = undefined;
-    if (opened !== undefined) await closeMigrationPair(opened);
-  });
+  eachMigrationPair((pair) => ({ source, sourceUri, target } = pair));
 
   withMongo(
     when(

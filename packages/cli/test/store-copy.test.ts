@@ -3,7 +3,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
 import { expect } from 'chai';
+import { mongoSettingsFromEnv, MongoStore } from '@hortus/adapter-mongo';
+import { SqliteStore } from '@hortus/adapter-sqlite';
 import { type StoreCopyResult } from '@hortus/cli';
+import { type Repositories } from '@hortus/core';
 import { Capture, dropTestDatabase, hortus, type Outcome, scratchDataDir } from './harness.js';
 
 const uri = process.env['MONGODB_URI']?.trim() ?? '';
@@ -58,6 +61,83 @@ async function fill(env: Record<string, string>): Promise<void> {
   expect(invited.code, invited.stderr).to.equal(0);
 }
 
+/** Opens the store a test environment (or a SQLite file) names, for what no command writes or lists. */
+async function withRepositories<T>(
+  env: Record<string, string>,
+  use: (repositories: Repositories) => Promise<T>,
+): Promise<T> {
+  const settings = mongoSettingsFromEnv(env);
+  const store =
+    settings === undefined
+      ? SqliteStore.fromSettings({
+          file: env['SQLITE_FILE'] ?? join(env['HORTUS_DATA_DIR'] ?? '', 'hortus.db'),
+        })
+      : MongoStore.fromSettings(settings);
+  await store.start();
+  try {
+    return await use(store.repositories());
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * What the server writes while it runs, written here directly: alert messages (one delivered, one waiting
+ * for a retry), automation events, and a box waiting to be registered.
+ */
+async function fillQueues(env: Record<string, string>): Promise<void> {
+  await withRepositories(env, async ({ alertOutbox, automationLog, devices }) => {
+    const at = new Date('2026-05-01T06:00:00Z');
+    const [sent] = await alertOutbox.enqueue(
+      ['too warm', 'too dry'].map((text) => ({
+        group: 'demo',
+        event: 'opened' as const,
+        channel: {
+          type: 'webhook' as const,
+          url: 'https://hooks.example.com/hortus',
+          secret: 's'.repeat(32),
+        },
+        subject: text,
+        text,
+        payload: { group: 'demo', message: text },
+        createdAt: at,
+      })),
+    );
+    await alertOutbox.markDelivered(sent?.id ?? '', at);
+    for (const value of ['on', 'off', 'on']) {
+      await automationLog.record({
+        ...{ group: 'demo', object: 'pump_1', value, previousValue: value === 'on' ? 'off' : 'on', at },
+        ...{ trigger: 'time' as const, rule: `06:00 every day -> ${value}`, slot: at },
+      });
+    }
+    await devices.recordPending({ boxId: 'nexabox-9', address: '192.0.2.9', at }, 10);
+  });
+}
+
+/** The queues as each store lists them, for comparing a copy with its source. */
+async function queues(env: Record<string, string>): Promise<Record<string, unknown[]>> {
+  return withRepositories(env, async ({ alertOutbox, automationLog, devices }) => ({
+    outbox: await alertOutbox.listCopies(undefined, 100),
+    automationLog: await automationLog.listCopies(undefined, 100),
+    pending: await devices.listPending(),
+  }));
+}
+
+/**
+ * The same records in both stores. Records written within one second may list in another order: MongoDB
+ * orders them by id, and SQLite's ids are random within a second.
+ */
+async function expectSameQueues(
+  copied: Record<string, string>,
+  source: Record<string, string>,
+): Promise<void> {
+  const [target, original] = await Promise.all([queues(copied), queues(source)]);
+  for (const [name, records] of Object.entries(original)) {
+    expect(records.length, name).to.be.greaterThan(0);
+    expect(target[name], name).to.have.deep.members(records);
+  }
+}
+
 async function copy(
   env: Record<string, string>,
   to: string,
@@ -82,14 +162,17 @@ const expectedCounts = {
   users: [2, 2],
   accessKeys: [1, 1],
   devices: [2, 2],
+  pendingBoxes: [1, 1],
   actions: [4, 4],
   alertSettings: [1, 1],
+  outbox: [2, 2],
   notifications: [1, 1],
   historyCharts: [1, 1],
   firmware: [1, 1],
   serverSecrets: [1, 1],
   // No engine ran on the source; the contract suites prove the engine's state is restored as it was.
   engineState: [0, 0],
+  automationLog: [3, 3],
   readings: [2016, 2016],
 };
 
@@ -109,6 +192,7 @@ describe('hortus store copy', function () {
       const mongo = mongoEnv();
       databases.push(mongo);
       await fill(sqlite);
+      await fillQueues(sqlite);
 
       const { code, stderr, report } = await copy(sqlite, mongo.MONGODB_URI);
 
@@ -139,6 +223,9 @@ describe('hortus store copy', function () {
           id: undefined,
         }));
       expect(await withoutIds(mongo)).to.deep.equal(await withoutIds(sqlite));
+      // The outbox (with its statuses and the secret a waiting message still needs), the automation log
+      // and the waiting box, as they were.
+      await expectSameQueues(mongo, sqlite);
       // Progress went to stderr as JSON lines (not a terminal), with the total where it is known.
       expect(stderr).to.match(/"event":"store.copy.progress","resource":"users","copied":2,"total":2/u);
     },
@@ -152,6 +239,7 @@ describe('hortus store copy', function () {
       const mongo = mongoEnv();
       databases.push(mongo);
       await fill(mongo);
+      await fillQueues(mongo);
       const target = join(scratchDataDir(), 'copy.db');
       const signals = new EventEmitter();
       // Ctrl-C as soon as the readings start: the copy stops after the page in flight.
@@ -174,6 +262,7 @@ describe('hortus store copy', function () {
       const readings = second.report.resources.find((entry) => entry.resource === 'readings');
       expect(readings?.written).to.equal(2016 - (firstReadings?.written ?? 0));
       expect(second.report.loggedIn).to.equal('ana@example.com');
+      await expectSameQueues({ SQLITE_FILE: target }, mongo);
     },
   );
 

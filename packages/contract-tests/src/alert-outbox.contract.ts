@@ -71,6 +71,26 @@ export function alertOutboxRepositoryContract(name: string, createStore: StoreFa
       expect(await repository().list('gh', 0)).to.deep.equal([]);
     });
 
+    it('when pending messages are counted, then due and deferred ones (leased, backing off) are told apart', async () => {
+      expect(await repository().countPending(at(0))).to.deep.equal({ due: 0, deferred: 0 });
+      const [leased, backingOff, delivered, givenUp] = await repository().enqueue([
+        message(0),
+        message(0),
+        message(0),
+        message(0),
+      ]);
+      await repository().enqueue([message(0, 'other'), message(10 * MINUTE)]);
+      await repository().claimDue(at(0), 5 * MINUTE, 4);
+      await repository().markFailed(backingOff?.id ?? '', 'refused', at(2 * MINUTE));
+      await repository().markDelivered(delivered?.id ?? '', at(0));
+      await repository().markFailed(givenUp?.id ?? '', 'refused', undefined);
+      expect(leased).to.not.equal(undefined);
+      // At 1 min: the other group's is due; the leased one (to 5 min), the backoff (to 2 min) and the future one are not.
+      expect(await repository().countPending(at(MINUTE))).to.deep.equal({ due: 1, deferred: 3 });
+      expect(await repository().countPending(at(5 * MINUTE))).to.deep.equal({ due: 3, deferred: 1 });
+      expect(await repository().countPending(at(10 * MINUTE))).to.deep.equal({ due: 4, deferred: 0 });
+    });
+
     it('when due messages are claimed, then each is leased once (attempts + 1) until the lease ends', async () => {
       await repository().enqueue([message(0), message(MINUTE), message(10 * MINUTE)]);
       const claimed = await repository().claimDue(at(2 * MINUTE), 5 * MINUTE, 10);

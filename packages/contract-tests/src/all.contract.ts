@@ -14,6 +14,7 @@ import { readingRepositoryContract } from './reading.contract.js';
 import { revisionContract } from './revision.contract.js';
 import { serverSecretRepositoryContract } from './server-secret.contract.js';
 import { storeCopyContract } from './store-copy.contract.js';
+import { storeCopyQueuesContract } from './store-copy-queues.contract.js';
 import { type StoreFactory } from './store.js';
 import { userRepositoryContract } from './user.contract.js';
 
@@ -36,4 +37,5 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   alertOutboxRepositoryContract(name, createStore);
   firmwareRepositoryContract(name, createStore);
   storeCopyContract(name, createStore);
+  storeCopyQueuesContract(name, createStore);
 }

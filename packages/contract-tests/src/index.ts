@@ -17,6 +17,7 @@ export * from './attempt-counter.contract.js';
 export * from './alert-outbox.contract.js';
 export * from './firmware.contract.js';
 export * from './store-copy.contract.js';
+export * from './store-copy-queues.contract.js';
 export * from './all.contract.js';
 export * from './test-servers.js';
 export * from './capturing-logger.js';

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** The FerretDB test server that scripts/ferretdb.sh builds; tests that kill and restart a database use it. */
@@ -115,3 +115,43 @@ export async function startSmtpTestServer(): Promise<SmtpTestServer> {
  * (rehashing weaker hashes, the default of 12) name their cost.
  */
 export const TEST_BCRYPT_COST = 4;
+
+/**
+ * A TCP relay on 127.0.0.1 to a local port (a broker, a database) that a test can cut and restore, to play
+ * a server that goes away: close() cuts every relayed connection, open() takes new ones on the same port.
+ */
+export class TcpRelay {
+  port = 0;
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(private readonly upstreamPort: number) {}
+
+  async open(): Promise<void> {
+    const server = createServer((downstream) => {
+      const upstream = connect(this.upstreamPort, '127.0.0.1');
+      for (const socket of [downstream, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => {
+          downstream.destroy();
+          upstream.destroy();
+        });
+      }
+      downstream.pipe(upstream).pipe(downstream);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', resolve);
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    const server = this.server;
+    this.server = undefined;
+    if (server !== undefined) await new Promise((resolve) => server.close(resolve));
+  }
+}

@@ -21,6 +21,8 @@ import { CreateAction } from './actions/create-action.js';
 import { DeleteAction } from './actions/delete-action.js';
 import { ConfigureGroupNotify } from './alerts/configure-group-notify.js';
 import { SetTopicAlert } from './alerts/set-topic-alert.js';
+import { SetBoxAlert } from './alerts/set-box-alert.js';
+import { SetActionLimit } from './actions/set-action-limit.js';
 import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
 import { QueueAlertMessages } from './alerts/queue-alert-messages.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
@@ -173,6 +175,8 @@ export const useCases = [
   DeliverAlertMessages,
   ConfigureGroupNotify,
   SetTopicAlert,
+  SetBoxAlert,
+  SetActionLimit,
   AutomationEngine,
   ListAutomationEvents,
   CreateAccessKey,

@@ -24,7 +24,11 @@ import {
   RunAutomations,
   SCHEDULER,
   type Scheduler,
+  SetActionLimit,
   SetActionValue,
+  SetBoxAlert,
+  SetTopicAlert,
+  UpdateGroupSettings,
   USER_REPOSITORY,
 } from '@hortus/core';
 import { createMemoryStore, type MemoryStore } from '@hortus/adapter-memory';
@@ -79,6 +83,10 @@ export function instance(
     alerts: container.get(EvaluateAlerts),
     engine: container.get(AutomationEngine),
     setValue: container.get(SetActionValue),
+    setLimit: container.get(SetActionLimit),
+    setTopicAlert: container.get(SetTopicAlert),
+    setBoxAlert: container.get(SetBoxAlert),
+    updateSettings: container.get(UpdateGroupSettings),
     record: container.get(RecordReadings),
     openNotifications: container.get(ListOpenNotifications),
     changes: container.get(ActionChanges),

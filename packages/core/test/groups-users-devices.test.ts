@@ -33,6 +33,32 @@ describe('group, user and device use cases', () => {
       expect((await app.get(GetGroup).execute({ name: 'greenhouse-a' })).settings).to.deep.equal(settings);
     });
 
+    it('when settings that do not name the alert ranges, box deadlines and action limits replace them, then those are kept; named, they are replaced', async () => {
+      const hortusOwn = [
+        { actionLimits: { pump_1: { maxOnMs: 1_800_000 } } },
+        { alertRanges: { 'esp/air/humidity': { min: 40, max: 80 } } },
+        { boxAlerts: { '*': { noDataMs: 1_800_000 } } },
+      ];
+      await app.get(CreateGroup).execute({ name: 'greenhouse-a', settings: [{ tempMin: 10 }, ...hortusOwn] });
+
+      const clientWrite = await app.get(UpdateGroupSettings).execute({
+        name: 'greenhouse-a',
+        settings: [{ tempMin: 15 }],
+      });
+      expect(clientWrite.settings).to.deep.equal([{ tempMin: 15 }, ...hortusOwn]);
+
+      const named = await app.get(UpdateGroupSettings).execute({
+        name: 'greenhouse-a',
+        settings: { tempMin: 15, alertRanges: {} },
+      });
+      expect(named.settings).to.deep.equal({
+        tempMin: 15,
+        alertRanges: {},
+        boxAlerts: { '*': { noDataMs: 1_800_000 } },
+        actionLimits: { pump_1: { maxOnMs: 1_800_000 } },
+      });
+    });
+
     it('when the group does not exist, then update and read are not found with "Group not found"', async () => {
       await expect(
         app.get(UpdateGroupSettings).execute({ name: 'missing', settings: [] }),

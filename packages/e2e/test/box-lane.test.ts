@@ -1,16 +1,17 @@
-import { CreateAccessKey, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
-import {
-  AccessControl,
-  HTTP_SETTINGS,
-  HTTP_USE_CASES,
-  HttpMetrics,
-  HttpServer,
-  type HttpSettings,
-} from '@hortus/http-koa';
-import { type IncomingHttpHeaders, request } from 'node:http';
+import { CreateAccessKey } from '@hortus/core';
+import { HttpServer } from '@hortus/http-koa';
 import { connect } from 'node:net';
-import { CapturingLogger, expect, startTestServer, type TestServer } from './harness.js';
+import { expect, startTestServer, type TestServer } from './harness.js';
 import { onboarded } from './box-requests.js';
+import {
+  laneAnswers,
+  type LaneTwin,
+  requestLines,
+  requestSeries,
+  see,
+  type Seen,
+  startLaneTwin,
+} from './lane-twin.js';
 
 /**
  * The box lane answers the firmware's requests to the box endpoint in front of Koa. Whatever it answers must
@@ -20,63 +21,6 @@ import { onboarded } from './box-requests.js';
  * and the second half of the inserts goes the other way round. The lane's own counter shows what it took.
  */
 
-interface Seen {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly body: string;
-}
-
-/** Headers that differ between any two answers: the date, the connection's keep-alive, a generated id. */
-const varying = new Set(['date', 'keep-alive']);
-
-/** Node's client: it sends the headers as given. */
-function see(url: string, path: string, headers: Record<string, string>, body: string): Promise<Seen> {
-  return new Promise((resolve, reject) => {
-    const sent = request(`${url}${path}`, { method: 'POST', headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve(seen(response.statusCode ?? 0, response.headers, Buffer.concat(chunks).toString(), headers)),
-      );
-    });
-    sent.on('error', reject);
-    sent.end(body);
-  });
-}
-
-function seen(
-  status: number,
-  received: IncomingHttpHeaders,
-  body: string,
-  headers: Record<string, string>,
-): Seen {
-  const kept: Record<string, string> = {};
-  for (const [name, given] of Object.entries(received)) {
-    const value = Array.isArray(given) ? given.join(', ') : (given ?? '');
-    if (varying.has(name)) continue;
-    if (name === 'x-request-id' && headers['x-request-id'] === undefined) {
-      kept[name] = /^[\da-f-]{36}$/u.test(value) ? '(generated)' : value;
-    } else {
-      kept[name] = value;
-    }
-  }
-  return { status, headers: kept, body };
-}
-
-function laneAnswers(metrics: HttpMetrics): number {
-  const line = metrics
-    .render()
-    .split('\n')
-    .find((text) => text.startsWith('hortus_box_lane_answers_total '));
-  return Number(line?.split(' ')[1]);
-}
-
-function requestLines(logger: CapturingLogger): unknown[] {
-  return logger.lines
-    .filter(({ event }) => event === 'request')
-    .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }));
-}
-
 /** A body with its Content-Length, as the firmware's HTTPClient sends it. */
 function sized(headers: Record<string, string>, body: string): Record<string, string> {
   return { ...headers, 'content-length': String(Buffer.byteLength(body)) };
@@ -85,28 +29,13 @@ function sized(headers: Record<string, string>, body: string): Record<string, st
 describe('The box lane', function () {
   this.timeout(30_000);
   let api: TestServer;
-  let twin: HttpServer;
-  let twinUrl: string;
-  const twinLogger = new CapturingLogger();
-  const twinMetrics = new HttpMetrics();
-  let laneMetrics: HttpMetrics;
+  let twin: LaneTwin;
   let group: string;
   let apiKey: string;
 
   before(async () => {
     api = await startTestServer({ RATE_LIMIT_PER_MINUTE: '100000' });
-    const { container } = api;
-    const settings = container.get<HttpSettings>(HTTP_SETTINGS);
-    laneMetrics = container.get(HttpServer).metrics;
-    twin = new HttpServer(
-      container.get(HTTP_USE_CASES),
-      { ...settings, port: 0, pollLane: false },
-      twinLogger,
-      container.get(AccessControl),
-      twinMetrics,
-      container.get<StoreLifecycle>(STORE_LIFECYCLE),
-    );
-    twinUrl = await twin.listen();
+    twin = await startLaneTwin(api);
     group = api.unique('box-lane');
     await api.seed.group(group);
     await api.seed.device('24:6F:28:AA:7E:01', group);
@@ -115,7 +44,7 @@ describe('The box lane', function () {
   });
 
   after(async () => {
-    await twin?.close(100);
+    await twin?.close();
     await api?.close();
   });
 
@@ -126,8 +55,9 @@ describe('The box lane', function () {
     body: string,
     serverFirst = false,
   ): Promise<Seen> {
-    const twinSees = (): Promise<Seen> => see(twinUrl, path, headers, body);
-    const serverSees = (): Promise<Seen> => see(api.url, path, headers, body);
+    const sending = { method: 'POST', headers, body, ownConnection: true };
+    const twinSees = (): Promise<Seen> => see(twin.url, path, sending);
+    const serverSees = (): Promise<Seen> => see(api.url, path, sending);
     const [viaKoa, viaServer] = serverFirst
       ? await serverSees().then(async (server) => [await twinSees(), server])
       : await twinSees().then(async (koa) => [koa, await serverSees()]);
@@ -151,7 +81,7 @@ describe('The box lane', function () {
   const insertPath = '/api/box/v1/action/insertOne';
 
   it("when a box inserts and finds as the firmware does, then the lane answers as Koa does, in either order of the box's retry", async () => {
-    const before = laneAnswers(laneMetrics);
+    const before = laneAnswers(twin.laneMetrics, 'box');
     const topics = ['esp/air/temperature', 'esp/air/humidity', 'esp/ground/light/lux'];
     for (const [index, topic] of topics.entries()) {
       for (const serverFirst of [false, true]) {
@@ -181,12 +111,12 @@ describe('The box lane', function () {
     expect(found.body).to.include('pump_1');
     await compare('/api/box/v1/action/find', sized({ ...headers, 'x-request-id': 'box-7' }, find), find);
     // 6 inserts, 1 insertMany, 2 finds: each answered once by the lane.
-    expect(laneAnswers(laneMetrics) - before).to.equal(9);
-    expect(requestLines(api.logger).slice(-9)).to.deep.equal(requestLines(twinLogger).slice(-9));
+    expect(laneAnswers(twin.laneMetrics, 'box') - before).to.equal(9);
+    expect(requestLines(api.logger).slice(-9)).to.deep.equal(requestLines(twin.logger).slice(-9));
   });
 
   it('when a request is refused (key, collection, value, JSON, depth, action, size), then the lane answers the error as Koa does', async () => {
-    const before = laneAnswers(laneMetrics);
+    const before = laneAnswers(twin.laneMetrics, 'box');
     const good = document('esp/air/temperature', '21.5', '2025-06-15T14:29:00Z');
     const refused: [string, Record<string, string>, string][] = [
       [insertPath, { ...ejson(), 'api-key': 'not-a-key' }, good],
@@ -208,11 +138,11 @@ describe('The box lane', function () {
       ['/API/Box/V1/action/find', { 'content-type': 'application/json', 'api-key': apiKey }, '{}'],
     ];
     for (const [path, headers, body] of refused) await compare(path, sized(headers, body), body);
-    expect(laneAnswers(laneMetrics) - before).to.equal(refused.length);
+    expect(laneAnswers(twin.laneMetrics, 'box') - before).to.equal(refused.length);
   });
 
   it('when a request is unusual (query, Origin, chunked, encoding, other type, oversized, cross-site), then Koa answers it and the answers still match', async () => {
-    const before = laneAnswers(laneMetrics);
+    const before = laneAnswers(twin.laneMetrics, 'box');
     const good = document('esp/air/temperature', '21.6', '2025-06-15T14:28:00Z');
     const unusual: [string, Record<string, string>, string][] = [
       [`${insertPath}?x=1`, sized(ejson(), good), good],
@@ -228,7 +158,7 @@ describe('The box lane', function () {
     ];
     for (const [path, headers, body] of unusual) {
       await compare(path, headers, body);
-      expect(laneAnswers(laneMetrics) - before, `${path} ${JSON.stringify(headers)}`).to.equal(0);
+      expect(laneAnswers(twin.laneMetrics, 'box') - before, `${path} ${JSON.stringify(headers)}`).to.equal(0);
     }
   });
 
@@ -251,13 +181,9 @@ describe('The box lane', function () {
   });
 
   it('when the lane and Koa both count, then the metrics of the box endpoint are the same', () => {
-    const series = (metrics: HttpMetrics): string[] =>
-      metrics
-        .render()
-        .split('\n')
-        .filter((line) => /^http_requests_total\{.*route="\/api\/box\//u.test(line));
-    expect(series(laneMetrics)).to.not.deep.equal([]);
-    expect(series(laneMetrics)).to.deep.equal(series(twinMetrics));
+    const boxRoutes = /route="\/api\/box\//u;
+    expect(requestSeries(twin.laneMetrics, boxRoutes)).to.not.deep.equal([]);
+    expect(requestSeries(twin.laneMetrics, boxRoutes)).to.deep.equal(requestSeries(twin.metrics, boxRoutes));
   });
 
   it('when a box stops half-way through its body, then the lane answers 408 JSON at the body timeout and closes the connection, as Koa does', async () => {
@@ -279,7 +205,7 @@ describe('The box lane', function () {
       expect(text).to.match(/^HTTP\/1\.1 408 /u);
       expect(text).to.match(/connection: close/iu);
       expect(text).to.contain('{"message":"Request body was not received within 300 ms"}');
-      expect(laneAnswers(metrics)).to.equal(1);
+      expect(laneAnswers(metrics, 'box')).to.equal(1);
       expect(slow.logger.lines.filter(({ event }) => event === 'request body timed out')).to.have.length(1);
     } finally {
       await slow.close();

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FIRMWARE_TOPICS } from '@hortus/cli';
 import { expect, type Reply, startTestServer, type TestServer, testStore } from './harness.js';
 
 /**
@@ -32,20 +33,7 @@ export async function startHttpsTestServer(env: Record<string, string> = {}): Pr
  * labelled UTC. The test server's clock stands at 2025-06-15T12:30:00Z (summer: Berlin is UTC+2).
  */
 export const REFUSED = '{"message":"Invalid device ID or device not found"}';
-export const TOPICS = [
-  'esp/air/temperature',
-  'esp/air/humidity',
-  'esp/air/pressure',
-  'esp/air/gasResistance',
-  'esp/ground/moisture/1',
-  'esp/ground/moisture/2',
-  'esp/ground/light/colorTemp',
-  'esp/ground/light/lux',
-  'esp/ground/light/red',
-  'esp/ground/light/green',
-  'esp/ground/light/blue',
-  'esp/ground/light/clear',
-];
+export const TOPICS = FIRMWARE_TOPICS;
 
 export function onboard(api: TestServer, deviceId: string, lastactive = '5230'): Promise<Reply> {
   return api.call('GET', '/api/hardware', {

@@ -254,6 +254,12 @@ export async function attemptWindowsPass(api: TestServer, ms: number): Promise<v
   if (store instanceof MongoStore) await store.db.collection(attemptCollection.name).deleteMany({});
 }
 
+/** The value of one sample line of a /metrics exposition, or undefined when the series is absent. */
+export function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
 /** Polls until the check passes (returns without throwing); after `waitMs` it fails with the check's error. */
 export async function eventually<T>(check: () => Promise<T> | T, waitMs = 5000): Promise<T> {
   const deadline = Date.now() + waitMs;

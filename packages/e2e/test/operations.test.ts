@@ -6,13 +6,7 @@ import {
   httpSettingsFromEnv,
   RateLimiter,
 } from '@hortus/http-koa';
-import { eventually, expect, type Reply, startTestServer, type TestServer } from './harness.js';
-
-/** The value of one sample line of the exposition, or undefined when the series is absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
+import { eventually, expect, type Reply, sample, startTestServer, type TestServer } from './harness.js';
 
 function expectSecurityHeaders(reply: Reply, what: string): void {
   expect(reply.headers.get('x-content-type-options'), what).to.equal('nosniff');

@@ -1,14 +1,14 @@
-import { CreateAccessKey, CreateUser, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
+import { CreateAccessKey, CreateUser } from '@hortus/core';
+import { expect, startTestServer, type TestServer } from './harness.js';
 import {
-  AccessControl,
-  HTTP_SETTINGS,
-  HTTP_USE_CASES,
-  HttpMetrics,
-  HttpServer,
-  type HttpSettings,
-} from '@hortus/http-koa';
-import { get, type IncomingHttpHeaders } from 'node:http';
-import { CapturingLogger, expect, startTestServer, type TestServer } from './harness.js';
+  laneAnswers,
+  type LaneTwin,
+  requestLines,
+  requestSeries,
+  see,
+  type Seen,
+  startLaneTwin,
+} from './lane-twin.js';
 
 /**
  * The poll lane answers the polled routes in front of Koa. Whatever it answers must be exactly what Koa
@@ -17,89 +17,17 @@ import { CapturingLogger, expect, startTestServer, type TestServer } from './har
  * be the same. The lane's own counter shows which requests it took.
  */
 
-interface Seen {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly body: string;
-}
-
-/** Headers that differ between any two answers: the date, the connection, a generated request id. */
-const varying = new Set(['date', 'connection', 'keep-alive']);
-
-/** Node's client, not fetch: it sends a Host header as given. */
-function see(url: string, path: string, headers: Record<string, string>): Promise<Seen> {
-  return new Promise((resolve, reject) => {
-    const request = get(`${url}${path}`, { headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve(seen(response.statusCode ?? 0, response.headers, Buffer.concat(chunks).toString(), headers)),
-      );
-    });
-    request.on('error', reject);
-  });
-}
-
-function seen(
-  status: number,
-  received: IncomingHttpHeaders,
-  body: string,
-  headers: Record<string, string>,
-): Seen {
-  const kept: Record<string, string> = {};
-  for (const [name, given] of Object.entries(received)) {
-    const value = Array.isArray(given) ? given.join(', ') : (given ?? '');
-    if (varying.has(name)) continue;
-    if (name === 'x-request-id' && headers['x-request-id'] === undefined) {
-      kept[name] = /^[\da-f-]{36}$/u.test(value) ? '(generated)' : value;
-    } else {
-      kept[name] = value;
-    }
-  }
-  return { status, headers: kept, body };
-}
-
-function laneAnswers(metrics: HttpMetrics): number {
-  const line = metrics
-    .render()
-    .split('\n')
-    .find((text) => text.startsWith('hortus_poll_lane_answers_total '));
-  return Number(line?.split(' ')[1]);
-}
-
-/** The request lines of a log, without what differs between any two servers (time, ids). */
-function requestLines(logger: CapturingLogger): unknown[] {
-  return logger.lines
-    .filter(({ event }) => event === 'request')
-    .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }));
-}
-
 describe('The poll lane', function () {
   this.timeout(30_000);
   const origin = 'http://localhost:3000';
   let api: TestServer;
-  let twin: HttpServer;
-  let twinUrl: string;
-  const twinLogger = new CapturingLogger();
-  const twinMetrics = new HttpMetrics();
-  let laneMetrics: HttpMetrics;
+  let twin: LaneTwin;
   let group: string;
 
   before(async () => {
     // The limiter stays on in both, as in production, with room for every request here.
     api = await startTestServer({ RATE_LIMIT_PER_MINUTE: '100000' });
-    const { container } = api;
-    const settings = container.get<HttpSettings>(HTTP_SETTINGS);
-    laneMetrics = container.get(HttpServer).metrics;
-    twin = new HttpServer(
-      container.get(HTTP_USE_CASES),
-      { ...settings, port: 0, pollLane: false },
-      twinLogger,
-      container.get(AccessControl),
-      twinMetrics,
-      container.get<StoreLifecycle>(STORE_LIFECYCLE),
-    );
-    twinUrl = await twin.listen();
+    twin = await startLaneTwin(api);
     group = api.unique('lane');
     await api.seed.group(group, { tempMin: 15 });
     await api.seed.action(group, 'pump_1');
@@ -110,14 +38,15 @@ describe('The poll lane', function () {
   });
 
   after(async () => {
-    await twin?.close(100);
+    await twin?.close();
     await api?.close();
   });
 
   /** Sends one request to the twin (warming the shared access caches first) and then to the server. */
   async function compare(path: string, headers: Record<string, string> = {}): Promise<Seen> {
-    const viaKoa = await see(twinUrl, path, headers);
-    const viaServer = await see(api.url, path, headers);
+    const sending = { headers, alsoVarying: ['connection'] };
+    const viaKoa = await see(twin.url, path, sending);
+    const viaServer = await see(api.url, path, sending);
     expect(viaServer, `${path} ${JSON.stringify(headers)}`).to.deep.equal(viaKoa);
     return viaServer;
   }
@@ -131,7 +60,7 @@ describe('The poll lane', function () {
   ];
 
   it('when clients poll without keys in use, then the lane answers 200s and 304s exactly as Koa does', async () => {
-    const before = laneAnswers(laneMetrics);
+    const before = laneAnswers(twin.laneMetrics, 'poll');
     for (const path of polls(group)) {
       const first = await compare(path, { origin });
       expect(first.status).to.equal(200);
@@ -143,8 +72,8 @@ describe('The poll lane', function () {
       await compare(path.replace('/api/', '/API/'), {});
     }
     // 5 requests to each of 5 routes, all answered by the lane.
-    expect(laneAnswers(laneMetrics) - before).to.equal(25);
-    expect(requestLines(api.logger).slice(-25)).to.deep.equal(requestLines(twinLogger).slice(-25));
+    expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(25);
+    expect(requestLines(api.logger).slice(-25)).to.deep.equal(requestLines(twin.logger).slice(-25));
   });
 
   it('when queries are written in odd ways, then the answers match whoever gives them', async () => {
@@ -164,18 +93,18 @@ describe('The poll lane', function () {
   });
 
   it('when the polled route fails (a group that does not exist), then the lane answers the error as Koa does', async () => {
-    const before = laneAnswers(laneMetrics);
+    const before = laneAnswers(twin.laneMetrics, 'poll');
     const missing = api.unique('missing');
     for (const headers of [{}, { origin }, { 'x-request-id': 'poll-43' }]) {
       const failed = await compare(`/api/group/abo?group=${missing}`, headers);
       expect(failed.status).to.equal(404);
     }
-    expect(laneAnswers(laneMetrics) - before).to.equal(3);
-    expect(requestLines(api.logger).slice(-3)).to.deep.equal(requestLines(twinLogger).slice(-3));
+    expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(3);
+    expect(requestLines(api.logger).slice(-3)).to.deep.equal(requestLines(twin.logger).slice(-3));
   });
 
   it('when a poll is unusual, then Koa answers it and the answers still match', async () => {
-    const before = laneAnswers(laneMetrics);
+    const before = laneAnswers(twin.laneMetrics, 'poll');
     const missing = api.unique('missing');
     const unusual: [string, Record<string, string>][] = [
       [`/api/group/abo?group=${missing}`, { 'if-none-match': '*' }],
@@ -189,7 +118,9 @@ describe('The poll lane', function () {
     ];
     for (const [path, headers] of unusual) {
       await compare(path, headers);
-      expect(laneAnswers(laneMetrics) - before, `${path} ${JSON.stringify(headers)}`).to.equal(0);
+      expect(laneAnswers(twin.laneMetrics, 'poll') - before, `${path} ${JSON.stringify(headers)}`).to.equal(
+        0,
+      );
     }
   });
 
@@ -198,20 +129,20 @@ describe('The poll lane', function () {
     await api.container
       .get(CreateUser)
       .execute({ firstName: 'Lane', lastName: 'Tester', email, group, password: 'Correct-h0rse' });
-    const login = await fetch(`${twinUrl}/api/auth`, {
+    const login = await fetch(`${twin.url}/api/auth`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email, password: 'Correct-h0rse' }),
     });
     const { token } = ((await login.json()) as { data: { token: string } }).data;
-    const before = laneAnswers(laneMetrics);
+    const before = laneAnswers(twin.laneMetrics, 'poll');
     const authorization = `Bearer ${token}`;
     for (const path of polls(group)) {
       const first = await compare(path, { origin, authorization });
       expect(first.headers['cache-control']).to.equal('private, no-cache');
       await compare(path, { authorization, 'if-none-match': first.headers['etag'] ?? '' });
     }
-    expect(laneAnswers(laneMetrics) - before).to.equal(10);
+    expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(10);
   });
 
   it('when keys are in use, then a key that may read the group is served by the lane and any other is left to Koa', async () => {
@@ -222,13 +153,13 @@ describe('The poll lane', function () {
     api.clock.advance(60_000);
     const path = `/api/actions/current_state?group=${group}`;
     await compare(path, { authorization: `Bearer ${reader.secret}` });
-    const before = laneAnswers(laneMetrics);
+    const before = laneAnswers(twin.laneMetrics, 'poll');
     const served = await compare(path, { origin, authorization: `Bearer ${reader.secret}` });
     expect(served.status).to.equal(200);
-    expect(laneAnswers(laneMetrics) - before).to.equal(1);
+    expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(1);
     expect((await compare(path, { authorization: `Bearer ${stranger.secret}` })).status).to.equal(403);
     expect((await compare(path, {})).status).to.equal(401);
-    expect(laneAnswers(laneMetrics) - before).to.equal(1);
+    expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(1);
     const keyIds = requestLines(api.logger)
       .slice(-4)
       .map((line) => (line as { keyId?: string }).keyId);
@@ -236,15 +167,8 @@ describe('The poll lane', function () {
   });
 
   it('when the lane and Koa both count, then the metrics of the polled routes are the same', () => {
-    const series = (metrics: HttpMetrics): string[] =>
-      metrics
-        .render()
-        .split('\n')
-        .filter((line) =>
-          /^http_requests_total\{.*route="\/api\/(actions\/current_state|data\/latestdata|group\/abo|notification)/u.test(
-            line,
-          ),
-        );
-    expect(series(laneMetrics)).to.deep.equal(series(twinMetrics));
+    const polled = /route="\/api\/(actions\/current_state|data\/latestdata|group\/abo|notification)/u;
+    expect(requestSeries(twin.laneMetrics, polled)).to.not.deep.equal([]);
+    expect(requestSeries(twin.laneMetrics, polled)).to.deep.equal(requestSeries(twin.metrics, polled));
   });
 });

@@ -203,7 +203,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   if (limiter !== undefined) app.use(rateLimitMiddleware(limiter));
   app.use(writingHeadMiddleware(policies));
   app.use(fetchMetadataMiddleware(options.corsOrigins, policies));
-  app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults));
+  app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults, options.metrics));
   app.use(queryBoundMiddleware);
   // The client's files need no key: the page logs in, then its API requests carry the session cookie.
   if (options.client !== undefined) app.use(clientMiddleware(options.client));

@@ -101,6 +101,7 @@ export class ChannelNotifier implements Notifier {
     }
     const { body, headers } = webhookRequest(message, channel.format);
     const { retryDelayMs } = this.webhooks;
+    const longestBackoffMs = retryDelayMs * 2 ** Math.max(0, this.webhooks.retries - 1);
     const { url, authorization } = splitCredentials(channel.url);
     // ky is loaded with the first webhook: most processes never send one.
     const { default: ky, HTTPError } = await import('ky');
@@ -116,13 +117,17 @@ export class ChannelNotifier implements Notifier {
           'x-hortus-delivery': message.id,
           'x-hortus-signature': webhookSignature(channel.secret, body),
         },
+        // One bound for the whole delivery, retries and their waits included (ky 2's totalTimeout).
         timeout: this.webhooks.timeoutMs,
+        totalTimeout: this.webhooks.timeoutMs,
         redirect: 'error',
         retry: {
           limit: this.webhooks.retries,
           methods: ['post'],
           statusCodes: [408, 429, 500, 502, 503, 504],
           delay: (attempt) => retryDelayMs * 2 ** (attempt - 1),
+          // A receiver's Retry-After of an hour must not hold the outbox worker: the outbox retries later anyway.
+          maxRetryAfter: longestBackoffMs,
         },
       });
     } catch (error) {

@@ -39,14 +39,17 @@ interface Received {
 }
 
 /** A local webhook receiver answering the statuses given in turn (then 200), keeping every request. */
-async function receiver(statuses: number[]): Promise<{ url: string; received: Received[]; server: Server }> {
+async function receiver(
+  statuses: number[],
+  headers: Record<string, string> = {},
+): Promise<{ url: string; received: Received[]; server: Server }> {
   const received: Received[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
-      response.writeHead(statuses.shift() ?? 200).end('{"echo":"not to be logged"}');
+      response.writeHead(statuses.shift() ?? 200, headers).end('{"echo":"not to be logged"}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -102,6 +105,20 @@ describe('ChannelNotifier', () => {
       ).to.be.rejectedWith(Error, /answered 500/u);
       expect((rejection as Error).message).not.to.contain('token123');
       expect(hook.received).to.have.length(3);
+    } finally {
+      hook.server.close();
+    }
+  });
+
+  it('when the receiver asks to retry after an hour, then the retry waits no longer than the longest backoff', async () => {
+    const hook = await receiver([429], { 'retry-after': '3600' });
+    try {
+      const notifier = new ChannelNotifier(new LogMailer(quiet), fast, clock);
+      const started = Date.now();
+      await notifier.deliver(outboxMessage({ type: 'webhook', url: hook.url, secret }));
+      // The longest backoff here is 40 ms; an honoured Retry-After would be 3,600,000 ms.
+      expect(Date.now() - started).to.be.below(4_000);
+      expect(hook.received).to.have.length(2);
     } finally {
       hook.server.close();
     }

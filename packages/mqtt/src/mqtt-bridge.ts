@@ -123,6 +123,11 @@ export class MqttBridge {
     return { ...this.counts, ...(commands === undefined ? {} : { commands }) };
   }
 
+  /** True while started and connected to the broker; false while it is away (mqtt.js reconnects) or stopped. */
+  get connected(): boolean {
+    return this.client?.connected === true;
+  }
+
   /**
    * Connects, subscribes and starts publishing action changes. Rejects (and leaves nothing running)
    * when the broker cannot be reached or refuses the subscription within startTimeoutMs.

@@ -1,13 +1,12 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { use } from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { Container, ContainerModule } from 'inversify';
 import { memoryStoreModule } from '@hortus/adapter-memory';
 import { createCoreModule, defaultCoreSettings, LOGGER, type Logger } from '@hortus/core';
 import { MqttBridge, type MqttConfig, mqttModule } from '@hortus/mqtt';
-import { isListening } from '@hortus/contract-tests';
+import { isListening, TcpRelay } from '@hortus/contract-tests';
 
 use(chaiAsPromised);
 
@@ -29,38 +28,10 @@ export async function eventually<T>(check: () => Promise<T> | T): Promise<T> {
   }
 }
 
-/** A TCP relay to the broker that the test can cut and restore, to play a lost broker. */
-export class BrokerProxy {
-  port = 0;
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-
-  async open(): Promise<void> {
-    const server = net.createServer((downstream) => {
-      const upstream = net.connect(BROKER_PORT, '127.0.0.1');
-      for (const socket of [downstream, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => {
-          downstream.destroy();
-          upstream.destroy();
-        });
-      }
-      downstream.pipe(upstream).pipe(downstream);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', resolve);
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    const server = this.server;
-    this.server = undefined;
-    if (server !== undefined) await new Promise((resolve) => server.close(resolve));
+/** A relay to the broker that the test can cut and restore, to play a lost broker. */
+export class BrokerProxy extends TcpRelay {
+  constructor() {
+    super(BROKER_PORT);
   }
 }
 

@@ -1,5 +1,9 @@
 import {
+  ALERT_OUTBOX_REPOSITORY,
+  type AlertOutboxRepository,
   ApplyRetention,
+  CLOCK,
+  type Clock,
   Authenticate,
   AutomationEngine,
   DeliverAlertMessages,
@@ -203,11 +207,16 @@ function prepareBackground(
   const bridge = config.mqtt === undefined ? undefined : container.get(MqttBridge);
   const retention = new RetentionJob(container.get(ApplyRetention), logger);
   const backups = scheduledBackups(config, container.get<StoreLifecycle>(STORE_LIFECYCLE), logger);
+  const outbox = container.get<AlertOutboxRepository>(ALERT_OUTBOX_REPOSITORY);
+  const clock = container.get<Clock>(CLOCK);
   return ({ metrics }) => {
     if (bridge !== undefined) {
       metrics.countMqttReadingsFrom(() => bridge.stats().accepted);
       metrics.countMqttDropsFrom(() => bridge.stats());
+      metrics.watchMqttConnection(() => bridge.connected);
     }
+    // The store's count, so every server shows the same depth, whichever of them sends.
+    metrics.countOutboxFrom(() => outbox.countPending(clock.now()));
     // Every server runs it: passes of several servers only find less to delete.
     retention.start(options.retentionFirstRunMs);
     const work: {
@@ -222,8 +231,8 @@ function prepareBackground(
       work.backups = backups;
     }
     if (engine !== undefined) {
-      work.engine = engine.start((result) => {
-        metrics.automationTick(result);
+      work.engine = engine.start((result, seconds) => {
+        metrics.automationTick(result, seconds);
         logTick(logger, result);
       });
       logger.info('automations started', { tickMs: config.automationTickMs });
@@ -234,7 +243,10 @@ function prepareBackground(
         delivery,
         logger,
         config.alertDeliveryMs ?? 5000,
-        (round) => logDelivery(logger, round),
+        (round) => {
+          metrics.deliveryRound(round);
+          logDelivery(logger, round);
+        },
       );
     }
     if (bridge !== undefined) {

@@ -1,6 +1,11 @@
 import {
   type Action,
+  type ActionLimit,
   CreateAction,
+  durationText,
+  GetGroup,
+  readActionLimits,
+  SetActionLimit,
   NotFoundError,
   DeleteAction,
   GetAction,
@@ -11,8 +16,10 @@ import {
 } from '@hortus/core';
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
+import { type UseCaseResolver } from '../store.js';
 import { fields, say, table } from '../output.js';
 import { UsageError } from '../exit-codes.js';
+import { durationOption } from './group-alert.js';
 import {
   createGroupOption,
   groupOption,
@@ -43,10 +50,35 @@ function knownValues(action: Action): string[] {
   return [...new Set<string>([...switchStates, action.value])];
 }
 
-function showAutomations(action: Action): string {
+const maxOnText = (limit: ActionLimit | undefined): string =>
+  limit === undefined ? 'none' : durationText(limit.maxOnMs);
+
+/** An action with its on-time limit, kept in its group's settings; absent when it has none. */
+type LimitedAction = Action & { readonly maxOnMs?: number };
+
+function withLimit(action: Action, limit: ActionLimit | undefined): LimitedAction {
+  return limit === undefined ? action : { ...action, maxOnMs: limit.maxOnMs };
+}
+
+/** The on-time limits of a group's actions; none for a group that does not exist (its listing is empty). */
+async function limitsOf(useCase: UseCaseResolver, group: string): Promise<Map<string, ActionLimit>> {
+  const found = await useCase(GetGroup)
+    .execute({ name: group })
+    .catch((error: unknown) => {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    });
+  return readActionLimits(found?.settings);
+}
+
+function showAutomations(action: LimitedAction): string {
   const timeRules = action.automations.flatMap((set) => set.timeAutomations);
   const sensorRules = action.automations.flatMap((set) => set.sensorAutomations);
-  const lines = [say`${action.object} in group ${action.group} is ${action.value}.`];
+  const limit = action.maxOnMs === undefined ? undefined : { maxOnMs: action.maxOnMs };
+  const lines = [
+    say`${action.object} in group ${action.group} is ${action.value}.`,
+    `Maximum on-time: ${maxOnText(limit)}`,
+  ];
   if (timeRules.length === 0 && sensorRules.length === 0) lines.push('No automations.');
   if (timeRules.length > 0) {
     lines.push('', 'Time rules:');
@@ -151,18 +183,23 @@ export function registerActionCommands(program: Command, io: RunIo): void {
       .description('list the actions of a group with their current values')
       .addOption(groupOption())
       .action(async (options: { group: string }, command: Command) => {
-        const actions = await store(command, (useCase) => useCase(GetActionsOfGroup).execute(options));
+        const actions = await store(command, async (useCase) => {
+          const found = await useCase(GetActionsOfGroup).execute(options);
+          const limits = await limitsOf(useCase, options.group);
+          return found.map((a) => withLimit(a, limits.get(a.object)));
+        });
         const rules = (a: Action, kind: 'timeAutomations' | 'sensorAutomations'): number =>
           a.automations.reduce((sum, set) => sum + set[kind].length, 0);
         outputFor(io, command).result(actions, (all) =>
           listOrNote(all, say`No actions in group ${options.group}.`, (rows) =>
             table(
-              ['OBJECT', 'VALUE', 'TIME RULES', 'SENSOR RULES'],
+              ['OBJECT', 'VALUE', 'TIME RULES', 'SENSOR RULES', 'MAX ON'],
               rows.map((a) => [
                 a.object,
                 a.value,
                 rules(a, 'timeAutomations'),
                 rules(a, 'sensorAutomations'),
+                a.maxOnMs === undefined ? '-' : durationText(a.maxOnMs),
               ]),
             ),
           ),
@@ -194,14 +231,61 @@ export function registerActionCommands(program: Command, io: RunIo): void {
       .action(async (object: string, options: { group: string; replace?: string }, command: Command) => {
         const replacement =
           options.replace === undefined ? undefined : await jsonArgument(options.replace, 'automations');
-        const result = await store(command, (useCase) =>
-          replacement === undefined
+        const result = await store(command, async (useCase) => {
+          const found = await (replacement === undefined
             ? useCase(GetAction).execute({ group: options.group, object })
-            : useCase(ReplaceAutomations).execute({ group: options.group, object, automations: replacement }),
-        );
+            : useCase(ReplaceAutomations).execute({
+                group: options.group,
+                object,
+                automations: replacement,
+              }));
+          return withLimit(found, (await limitsOf(useCase, options.group)).get(found.object));
+        });
         outputFor(io, command).result(result, showAutomations);
       }),
     'hortus action automations pump_1 --group greenhouse-1',
     `hortus action automations pump_1 --group greenhouse-1 --replace '[{"timeAutomations":[{"action":"on","time":"06:30","frequency":"every day"}],"sensorAutomations":[]}]'`,
+  );
+  withExamples(
+    action
+      .command('limit')
+      .description(
+        'show or set the maximum on-time of an action: the automation engine switches it off when it has ' +
+          'been on longer, whoever switched it on (kept in the group settings, actionLimits)',
+      )
+      .argument('<object>', 'object name')
+      .addOption(groupOption())
+      .option(
+        '--max-on <duration>',
+        'the longest it may stay on: 30m, 2h, 90s (1 minute to 7 days), or off to remove the limit',
+        durationOption('--max-on'),
+      )
+      .action(
+        async (object: string, options: { group: string; maxOn?: number | 'off' }, command: Command) => {
+          const maxOn = options.maxOn;
+          const view = await store(command, async (useCase) => {
+            if (maxOn !== undefined)
+              return useCase(SetActionLimit).execute({
+                group: options.group,
+                object,
+                maxOnMs: maxOn === 'off' ? null : maxOn,
+              });
+            const found = await useCase(GetAction).execute({ group: options.group, object });
+            const settings = (await useCase(GetGroup).execute({ name: options.group })).settings;
+            const limit = readActionLimits(settings).get(found.object);
+            return { group: found.group, object: found.object, ...(limit === undefined ? {} : { limit }) };
+          });
+          outputFor(io, command).result(view, (v) =>
+            fields([
+              ['Group', v.group],
+              ['Object', v.object],
+              ['Maximum on-time', maxOnText(v.limit)],
+            ]),
+          );
+        },
+      ),
+    'hortus action limit pump_1 --group greenhouse-1 --max-on 30m',
+    'hortus action limit pump_1 --group greenhouse-1',
+    'hortus action limit pump_1 --group greenhouse-1 --max-on off',
   );
 }

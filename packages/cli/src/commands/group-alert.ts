@@ -1,4 +1,13 @@
-import { GetGroup, SetTopicAlert, type TopicRange, watchedRanges } from '@hortus/core';
+import {
+  durationText,
+  GetGroup,
+  BOX_ALERTS_KEY,
+  readBoxAlerts,
+  SetBoxAlert,
+  SetTopicAlert,
+  type TopicRange,
+  watchedRanges,
+} from '@hortus/core';
 import { type Command } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
@@ -8,25 +17,26 @@ import { listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
- * `90s`, `5m`, `1h`, `250ms`, or plain seconds; `off` = no delay (kept as the word: commander turns a
- * parser's null into ''). Checked against the limit in the core.
+ * A parser of a duration option: `90s`, `5m`, `1h`, `250ms`, or plain seconds; `off` = none (kept as the
+ * word: commander turns a parser's null into ''). Checked against the limits in the core.
  */
-export function parseDelay(text: string): number | 'off' {
-  if (text.trim() === 'off') return 'off';
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/u.exec(text.trim());
-  if (match === null) throw new UsageError(`--delay must be like 90s, 5m or 1h, or off; got "${text}"`);
-  return Math.round(Number(match[1]) * (units[match[2] ?? 's'] ?? 1000));
+export function durationOption(option: string): (text: string) => number | 'off' {
+  return (text) => {
+    if (text.trim() === 'off') return 'off';
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/u.exec(text.trim());
+    if (match === null) throw new UsageError(`${option} must be like 90s, 5m or 1h, or off; got "${text}"`);
+    return Math.round(Number(match[1]) * (units[match[2] ?? 's'] ?? 1000));
+  };
 }
+
+export const parseDelay = durationOption('--delay');
 
 /** A number, or `off` to drop the value (null for the core, which checks the number). */
 const orNull = <T>(value: T | undefined): T | null | undefined =>
   typeof value === 'string' && value.trim() === 'off' ? null : value;
 
-function delayText(ms: number | undefined): string {
-  if (ms === undefined) return 'none';
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+export function delayText(ms: number | undefined): string {
+  return ms === undefined ? 'none' : durationText(ms);
 }
 
 const row = (topic: string, range: TopicRange): unknown[] => [
@@ -35,6 +45,7 @@ const row = (topic: string, range: TopicRange): unknown[] => [
   range.max ?? '-',
   range.hysteresis ?? 'default',
   delayText(range.delayMs),
+  range.noDataMs === undefined ? '-' : durationText(range.noDataMs),
 ];
 
 interface AlertOptions {
@@ -42,7 +53,18 @@ interface AlertOptions {
   max?: string;
   hysteresis?: string;
   delay?: number | 'off';
+  /** `--no-data`: commander names it `data`, true when the option is not given (see noDataOf). */
+  data?: number | 'off' | boolean;
+  box?: string;
   remove?: boolean;
+}
+
+/**
+ * The `--no-data` value. Commander takes an option spelt `--no-…` as the negation of `--…`: it names it
+ * `data` and sets it true when the option is absent, so only a parsed value counts.
+ */
+function noDataOf(options: AlertOptions): number | 'off' | undefined {
+  return typeof options.data === 'boolean' ? undefined : options.data;
 }
 
 export function registerGroupAlertCommand(group: Command, io: RunIo): void {
@@ -51,8 +73,9 @@ export function registerGroupAlertCommand(group: Command, io: RunIo): void {
     group
       .command('alert')
       .description(
-        "show or set a topic's alert range (any topic: humidity, light, CO2, ...), kept in the group settings " +
-          'beside tempMin/tempMax and moistureMin/moistureMax; without options, lists every range the alerts use',
+        "show or set a topic's alert range (any topic: humidity, light, CO2, ...) and no-data deadline, or a " +
+          "box's no-data deadline (--box), kept in the group settings beside tempMin/tempMax and " +
+          'moistureMin/moistureMax; without options, lists every range and deadline the alerts use',
       )
       .argument('<group>', 'group name')
       .argument('[topic]', 'the topic, as the readings carry it (e.g. esp/air/humidity)')
@@ -67,26 +90,57 @@ export function registerGroupAlertCommand(group: Command, io: RunIo): void {
         'alert only after the value stays outside this long: 90s, 5m, 1h, off',
         parseDelay,
       )
-      .option('--remove', "drop the topic's range")
+      .option(
+        '--no-data <duration>',
+        'alert when the topic (or the --box) has sent nothing this long: 15m, 2h, off (1 minute to 7 days)',
+        durationOption('--no-data'),
+      )
+      .option(
+        '--box <deviceId>',
+        'set the no-data deadline of this box of the group (*: every box without its own)',
+      )
+      .option('--remove', "drop the topic's range and deadline (or the box's deadline)")
       .action(async (name: string, topic: string | undefined, options: AlertOptions, command: Command) => {
-        const changes = [options.min, options.max, options.hysteresis, options.delay].some(
+        if (options.box !== undefined) return setBoxAlert(name, topic, options, command);
+        const noData = noDataOf(options);
+        const changes = [options.min, options.max, options.hysteresis, options.delay, noData].some(
           (v) => v !== undefined,
         );
         if ((changes || options.remove === true) && topic === undefined)
-          throw new UsageError('name the topic whose range to set or remove');
+          throw new UsageError('name the topic whose range to set or remove (or a box with --box)');
         if (changes && options.remove === true) throw new UsageError('--remove takes no other option');
         if (topic === undefined || (!changes && options.remove !== true)) {
           const found = await store(command, (useCase) => useCase(GetGroup).execute({ name }));
           const ranges = [...watchedRanges(found.settings)]
             .filter(([name]) => topic === undefined || name === topic)
             .map(([name, { range, source }]) => ({ topic: name, ...range, source }));
-          outputFor(io, command).result(ranges, (all) =>
-            listOrNote(all, 'No alert ranges.', (rows) =>
-              table(
-                ['TOPIC', 'MIN', 'MAX', 'HYSTERESIS', 'DELAY', 'FROM'],
-                rows.map((r) => [...row(r.topic, r), r.source]),
+          const boxes =
+            topic === undefined
+              ? [...readBoxAlerts(found.settings)].map(([box, alert]) => ({
+                  box,
+                  ...alert,
+                  source: BOX_ALERTS_KEY,
+                }))
+              : [];
+          // One list for --json, as before box deadlines existed; two tables for people.
+          outputFor(io, command).result([...ranges, ...boxes], () =>
+            [
+              listOrNote(ranges, 'No alert ranges.', (rows) =>
+                table(
+                  ['TOPIC', 'MIN', 'MAX', 'HYSTERESIS', 'DELAY', 'NO DATA', 'FROM'],
+                  rows.map((r) => [...row(r.topic, r), r.source]),
+                ),
               ),
-            ),
+              ...(boxes.length === 0
+                ? []
+                : [
+                    '',
+                    table(
+                      ['BOX', 'NO DATA'],
+                      boxes.map((b) => [b.box, durationText(b.noDataMs)]),
+                    ),
+                  ]),
+            ].join('\n'),
           );
           return;
         }
@@ -98,6 +152,7 @@ export function registerGroupAlertCommand(group: Command, io: RunIo): void {
             ...(options.max === undefined ? {} : { max: orNull(options.max) }),
             ...(options.hysteresis === undefined ? {} : { hysteresis: orNull(options.hysteresis) }),
             ...(options.delay === undefined ? {} : { delayMs: orNull(options.delay) }),
+            ...(noData === undefined ? {} : { noDataMs: orNull(noData) }),
             ...(options.remove === true ? { remove: true } : {}),
           }),
         );
@@ -111,12 +166,45 @@ export function registerGroupAlertCommand(group: Command, io: RunIo): void {
                 ['Max', view.range.max ?? '-'],
                 ['Hysteresis', view.range.hysteresis ?? 'default (dead band)'],
                 ['Delay', delayText(view.range.delayMs)],
+                ['No data', view.range.noDataMs === undefined ? 'none' : durationText(view.range.noDataMs)],
               ]),
         );
       }),
     'hortus group alert greenhouse-1 esp/air/humidity --min 40 --max 85 --hysteresis 3 --delay 5m',
     'hortus group alert greenhouse-1 co2 --max 1500',
+    'hortus group alert greenhouse-1 esp/air/humidity --no-data 15m',
+    "hortus group alert greenhouse-1 --box '*' --no-data 30m",
     'hortus group alert greenhouse-1',
     'hortus group alert greenhouse-1 co2 --remove',
   );
+
+  async function setBoxAlert(
+    name: string,
+    topic: string | undefined,
+    options: AlertOptions,
+    command: Command,
+  ): Promise<void> {
+    const others = [options.min, options.max, options.hysteresis, options.delay].some((v) => v !== undefined);
+    if (topic !== undefined || others)
+      throw new UsageError('--box takes --no-data or --remove only, no topic');
+    const noData = noDataOf(options);
+    if ((noData === undefined) === (options.remove !== true))
+      throw new UsageError('--box needs either --no-data <duration> or --remove');
+    const result = await store(command, (useCase) =>
+      useCase(SetBoxAlert).execute({
+        group: name,
+        deviceId: options.box,
+        ...(options.remove === true ? { remove: true } : { noDataMs: orNull(noData) }),
+      }),
+    );
+    outputFor(io, command).result(result, (view) =>
+      view.alert === undefined
+        ? `No no-data deadline for box ${view.deviceId} in group ${view.group} (removed).`
+        : fields([
+            ['Group', view.group],
+            ['Box', view.deviceId],
+            ['No data', durationText(view.alert.noDataMs)],
+          ]),
+    );
+  }
 }

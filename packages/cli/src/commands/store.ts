@@ -14,8 +14,9 @@ export function registerStoreCommands(program: Command, io: RunIo): void {
       .command('copy')
       .description(
         'copy the configured store into another (groups, users with their password hashes, access keys, ' +
-          'devices with their keys, actions, alert settings, notifications, history charts, firmware, the token key, engine state, ' +
-          'readings), records as they are; safe to run again: it ' +
+          'devices with their keys, pending boxes, actions, alert settings, the alert outbox, notifications, ' +
+          'history charts, firmware, the token key, engine state, the automation log, readings), records as ' +
+          'they are; safe to run again: it ' +
           'resumes without duplicating; refuses a target holding another installation unless --force',
       )
       .requiredOption('--to <target>', 'a MongoDB URI (mongodb://host:27017/hortus) or a SQLite file path')

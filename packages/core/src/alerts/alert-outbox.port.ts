@@ -1,5 +1,13 @@
 import { type GroupNotifySettings, type NewOutboxMessage, type OutboxMessage } from './alert-message.js';
 
+/** The outbox's pending messages at one time (its depth, for the metrics). */
+export interface OutboxPending {
+  /** Due: the next delivery round takes them. */
+  readonly due: number;
+  /** Not due yet: leased by a worker sending them, or waiting out a retry's backoff. */
+  readonly deferred: number;
+}
+
 /** The outbox (at-least-once delivery that survives restarts) and each group's notify settings. */
 export interface AlertOutboxRepository {
   getSettings(group: string): Promise<GroupNotifySettings | undefined>;
@@ -29,8 +37,20 @@ export interface AlertOutboxRepository {
    * it, as `cancelWebhook` does. Answers how many messages were cancelled.
    */
   forgetGroup(group: string, reason: string): Promise<number>;
+  /** How many messages are pending, and how many of them are due at `now`. */
+  countPending(now: Date): Promise<OutboxPending>;
   /** A group's messages, newest first. */
   list(group: string, limit: number): Promise<OutboxMessage[]>;
+  /**
+   * Every message of every group, whatever its status (`hortus store copy`): at most `limit`, each group's
+   * in the order queued, starting after the message `after` that the previous page ended with.
+   */
+  listCopies(after: string | undefined, limit: number): Promise<OutboxMessage[]>;
+  /**
+   * Stores a message copied from another store as it is (id, status, attempts, times, secret), replacing
+   * the message with that id: copying it again changes nothing.
+   */
+  restore(message: OutboxMessage): Promise<void>;
 }
 
 export const ALERT_OUTBOX_REPOSITORY = Symbol.for('hortus.AlertOutboxRepository');

@@ -17,7 +17,18 @@ import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { CORE_LIMITS, type CoreLimits } from '../shared/settings.js';
-import { watchedRanges, type WatchedRange } from './topic-ranges.js';
+import { EVERY_BOX, readBoxAlerts, watchedRanges, type WatchedRange } from './topic-ranges.js';
+
+/** How often a group with a silent box is looked at again, to see the box return (see checkSilentBoxes). */
+const BOX_RECHECK_MS = 60_000;
+
+/** `15 minutes`, `2 hours`, `90 seconds`: a deadline as the alert's words say it. */
+export function durationWords(ms: number): string {
+  const [unit, size] =
+    ms % 3_600_000 === 0 ? ['hour', 3_600_000] : ms % 60_000 === 0 ? ['minute', 60_000] : ['second', 1000];
+  const count = Math.round(ms / size);
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
+}
 
 type AlertKind = 'low' | 'high' | 'no-data';
 
@@ -73,16 +84,79 @@ export class EvaluateAlerts {
    */
   async evaluateGroup(group: Group, now: Date, wake?: WakeUps): Promise<GroupAlerts> {
     const outcome: GroupAlerts = { raised: [], changes: [], withheld: [] };
+    await this.checkSilentBoxes(group, now, outcome, wake);
     const latest = await this.readings.latestOfEveryTopic(group.name);
     if (latest.length === 0) return outcome;
     // Appended one by one: a spread of a group's topics as arguments overflows the stack past ~100k.
     await this.checkSilence(group, latest, now, outcome, wake);
     const ranges = watchedRanges(group.settings);
     for (const reading of latest) {
+      const noDataMs = ranges.get(reading.topic)?.range.noDataMs;
+      if (noDataMs !== undefined) await this.checkSilentTopic(group, reading, noDataMs, now, outcome, wake);
       if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) continue;
       await this.checkRange(group, ranges, reading, now, outcome, wake);
     }
     return outcome;
+  }
+
+  /** A topic with its own no-data deadline that has reported, and then nothing for that long. */
+  private async checkSilentTopic(
+    group: Group,
+    reading: Reading,
+    noDataMs: number,
+    now: Date,
+    outcome: GroupAlerts,
+    wake: WakeUps | undefined,
+  ): Promise<void> {
+    const deadline = reading.time.getTime() + noDataMs;
+    const silent = now.getTime() > deadline;
+    if (!silent) wake?.at(deadline + 1);
+    await this.transition(group.name, reading.topic, 'no-data', silent, !silent, now, outcome, wake, {
+      message: silent
+        ? `No data from ${reading.topic} in group ${group.name} for ${durationWords(noDataMs)} (last ${reading.value} at ${reading.time.toISOString()})`
+        : `Data from ${reading.topic} in group ${group.name} is arriving again: ${reading.value}`,
+      topic: reading.topic,
+      value: reading.value,
+    });
+  }
+
+  /**
+   * The boxes of the group with a no-data deadline (their own, or the group's `*`) that have been seen and
+   * then not for that long; any request counts (readings, actions, onboarding). A box's return shows in no
+   * change the engine is told of when it only polls its actions, so while one is silent the group is
+   * looked at again every BOX_RECHECK_MS.
+   */
+  private async checkSilentBoxes(
+    group: Group,
+    now: Date,
+    outcome: GroupAlerts,
+    wake: WakeUps | undefined,
+  ): Promise<void> {
+    const alerts = readBoxAlerts(group.settings);
+    if (alerts.size === 0) return;
+    for (const box of await this.devices.listByGroup(group.name)) {
+      const noDataMs = (alerts.get(box.deviceId) ?? alerts.get(EVERY_BOX))?.noDataMs;
+      const seenAt = box.lastSeenAt?.getTime();
+      if (noDataMs === undefined || seenAt === undefined) continue;
+      const silent = now.getTime() > seenAt + noDataMs;
+      wake?.at(silent ? now.getTime() + BOX_RECHECK_MS : seenAt + noDataMs + 1);
+      const lastSeen = box.lastSeenAt?.toISOString() ?? '';
+      await this.transition(
+        group.name,
+        `box:${box.deviceId}`,
+        'no-data',
+        silent,
+        !silent,
+        now,
+        outcome,
+        wake,
+        {
+          message: silent
+            ? `No data from box ${box.deviceId} in group ${group.name} for ${durationWords(noDataMs)} (last seen ${lastSeen})`
+            : `Box ${box.deviceId} in group ${group.name} is reporting again`,
+        },
+      );
+    }
   }
 
   private async checkRange(

@@ -6,6 +6,8 @@ import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { requireInteger, requireNumber, requireText } from '../shared/validation.js';
 import {
   MAX_ALERT_DELAY_MS,
+  MAX_NO_DATA_MS,
+  MIN_NO_DATA_MS,
   MAX_TOPIC_RANGES,
   readTopicRanges,
   type TopicRange,
@@ -20,6 +22,7 @@ export interface TopicAlertChange {
   readonly max?: unknown;
   readonly hysteresis?: unknown;
   readonly delayMs?: unknown;
+  readonly noDataMs?: unknown;
   /** Drops the topic's range altogether. */
   readonly remove?: boolean;
 }
@@ -71,9 +74,10 @@ export class SetTopicAlert {
         ...field(current, 'delayMs', change.delayMs, (value) =>
           requireInteger(value, 'delay', 0, MAX_ALERT_DELAY_MS),
         ),
+        ...field(current, 'noDataMs', change.noDataMs, requireNoDataMs),
       };
-      if (range.min === undefined && range.max === undefined)
-        throw InvalidInputError.forField('min', 'or max is required');
+      if (range.min === undefined && range.max === undefined && range.noDataMs === undefined)
+        throw InvalidInputError.forField('min', 'max or no-data is required');
       if (range.min !== undefined && range.max !== undefined) {
         if (range.min >= range.max) throw InvalidInputError.forField('min', 'must be below max');
         // Past this, leaving one bound could never end before crossing the other.
@@ -94,4 +98,9 @@ export class SetTopicAlert {
 
 function without(range: TopicRange, key: keyof TopicRange): TopicRange {
   return Object.fromEntries(Object.entries(range).filter(([name]) => name !== key)) as TopicRange;
+}
+
+/** A no-data deadline as given: whole milliseconds within MIN_NO_DATA_MS and MAX_NO_DATA_MS. */
+export function requireNoDataMs(value: unknown): number {
+  return requireInteger(value, 'no-data', MIN_NO_DATA_MS, MAX_NO_DATA_MS);
 }

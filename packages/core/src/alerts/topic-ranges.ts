@@ -1,4 +1,4 @@
-import { readNumberSetting, readSetting } from '../groups/group-settings.js';
+import { readNumberSetting, readSetting, withSetting } from '../groups/group-settings.js';
 import { sensorTopics } from '../readings/reading.js';
 import { isPlainObject } from '../shared/validation.js';
 
@@ -11,6 +11,12 @@ export const ALERT_RANGES_KEY = 'alertRanges';
 /** Ranges one group may hold: each is checked on every evaluation of the group. */
 export const MAX_TOPIC_RANGES = 100;
 export const MAX_ALERT_DELAY_MS = 24 * 60 * 60_000;
+/**
+ * Bounds of a no-data deadline (a topic's or a box's). A box's last request is written at most every 15 s,
+ * so a deadline under a minute could fire on a box that is fine.
+ */
+export const MIN_NO_DATA_MS = 60_000;
+export const MAX_NO_DATA_MS = 7 * 24 * 60 * 60_000;
 
 export interface TopicRange {
   readonly min?: number;
@@ -19,6 +25,8 @@ export interface TopicRange {
   readonly hysteresis?: number;
   /** How long the value must stay outside before the alert opens; absent: at once. */
   readonly delayMs?: number;
+  /** A topic that has reported and then sent nothing for this long raises a "no data" alert. */
+  readonly noDataMs?: number;
 }
 
 const finite = (value: unknown): number | undefined =>
@@ -38,40 +46,57 @@ export function readTopicRanges(settings: unknown): Map<string, TopicRange> {
     const max = finite(entry['max']);
     const hysteresis = finite(entry['hysteresis']);
     const delayMs = finite(entry['delayMs']);
-    if (min === undefined && max === undefined) continue;
+    const noDataMs = noDataDeadline(entry['noDataMs']);
+    if (min === undefined && max === undefined && noDataMs === undefined) continue;
     ranges.set(topic, {
       ...(min === undefined ? {} : { min }),
       ...(max === undefined ? {} : { max }),
       ...(hysteresis === undefined || hysteresis < 0 ? {} : { hysteresis }),
       ...(delayMs === undefined || delayMs <= 0 ? {} : { delayMs: Math.min(delayMs, MAX_ALERT_DELAY_MS) }),
+      ...(noDataMs === undefined ? {} : { noDataMs }),
     });
   }
   return ranges;
 }
 
-/**
- * The settings with `alertRanges` replaced, every other key kept where it was: in the array of one-key
- * objects clients write, its own entry (appended when new); in a plain object, its key.
- */
-export function withTopicRanges(settings: unknown, ranges: ReadonlyMap<string, TopicRange>): unknown {
-  const value = Object.fromEntries(ranges);
-  if (isPlainObject(settings)) {
-    const rest = without(settings, ALERT_RANGES_KEY);
-    return ranges.size === 0 ? rest : { ...rest, [ALERT_RANGES_KEY]: value };
-  }
-  let placed = false;
-  const entries = (Array.isArray(settings) ? (settings as unknown[]) : []).flatMap((entry) => {
-    if (!(isPlainObject(entry) && Object.hasOwn(entry, ALERT_RANGES_KEY))) return [entry];
-    const rest = without(entry, ALERT_RANGES_KEY);
-    if (placed || ranges.size === 0) return Object.keys(rest).length === 0 ? [] : [rest];
-    placed = true;
-    return [{ ...rest, [ALERT_RANGES_KEY]: value }];
-  });
-  return placed || ranges.size === 0 ? entries : [...entries, { [ALERT_RANGES_KEY]: value }];
+/** A stored no-data deadline within its bounds (clamped), or undefined when it is not one. */
+function noDataDeadline(value: unknown): number | undefined {
+  const ms = finite(value);
+  return ms === undefined || ms <= 0 ? undefined : Math.min(Math.max(ms, MIN_NO_DATA_MS), MAX_NO_DATA_MS);
 }
 
-function without(object: Readonly<Record<string, unknown>>, key: string): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(object).filter(([name]) => name !== key));
+/**
+ * The group setting that holds a no-data deadline per box, by its deviceId, `*` standing for every box of
+ * the group: `{"boxAlerts": {"*": {"noDataMs": 900000}, "a0b1c2d3e4f5": {"noDataMs": 300000}}}`.
+ */
+export const BOX_ALERTS_KEY = 'boxAlerts';
+/** The entry of `boxAlerts` for every box of the group without its own. */
+export const EVERY_BOX = '*';
+
+export interface BoxAlert {
+  readonly noDataMs: number;
+}
+
+/** The boxes' deadlines the settings hold; what is not one is skipped, as for the ranges. */
+export function readBoxAlerts(settings: unknown): Map<string, BoxAlert> {
+  const raw = readSetting(settings, BOX_ALERTS_KEY);
+  const alerts = new Map<string, BoxAlert>();
+  if (!isPlainObject(raw)) return alerts;
+  for (const [deviceId, entry] of Object.entries(raw)) {
+    const noDataMs = isPlainObject(entry) ? noDataDeadline(entry['noDataMs']) : undefined;
+    if (noDataMs !== undefined && alerts.size < MAX_TOPIC_RANGES) alerts.set(deviceId, { noDataMs });
+  }
+  return alerts;
+}
+
+/** The settings with `boxAlerts` replaced, every other key kept where it was. */
+export function withBoxAlerts(settings: unknown, alerts: ReadonlyMap<string, BoxAlert>): unknown {
+  return withSetting(settings, BOX_ALERTS_KEY, alerts.size === 0 ? undefined : Object.fromEntries(alerts));
+}
+
+/** The settings with `alertRanges` replaced, every other key kept where it was (see withSetting). */
+export function withTopicRanges(settings: unknown, ranges: ReadonlyMap<string, TopicRange>): unknown {
+  return withSetting(settings, ALERT_RANGES_KEY, ranges.size === 0 ? undefined : Object.fromEntries(ranges));
 }
 
 /** The original's settings keys, which bound these topics. */

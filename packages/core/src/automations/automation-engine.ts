@@ -66,10 +66,15 @@ export class AutomationEngine {
     @inject(CHANGE_FEED) @optional() private readonly feed: ChangeFeed | undefined,
   ) {}
 
-  start(onTick?: (result: TickResult) => void): ScheduledTask {
+  /**
+   * Ticks on the scheduler; `onTick` is told each tick's result and how long it took in seconds, by the
+   * engine's clock (so a simulated clock times ticks too; a clock set back mid-tick reads 0).
+   */
+  start(onTick?: (result: TickResult, seconds: number) => void): ScheduledTask {
     return this.scheduler.every(this.settings.tickMs, async () => {
+      const startedAt = this.clock.now().getTime();
       const result = await this.tick();
-      onTick?.(result);
+      onTick?.(result, Math.max(0, this.clock.now().getTime() - startedAt) / 1000);
     });
   }
 

@@ -1,4 +1,5 @@
-export const automationTriggers = ['time', 'sensor'] as const;
+/** `limit`: the action's maximum on-time switched it off. */
+export const automationTriggers = ['time', 'sensor', 'limit'] as const;
 export type AutomationTrigger = (typeof automationTriggers)[number];
 
 /** One change the automation engine made to an action, kept so people can see why a pump switched. */
@@ -10,7 +11,10 @@ export interface AutomationEvent {
   readonly previousValue: string;
   readonly at: Date;
   readonly trigger: AutomationTrigger;
-  /** The rule in words, e.g. `06:30 weekdays -> on` or `temperature above 28 -> off`. */
+  /**
+   * The rule in words, e.g. `06:30 weekdays -> on`, `temperature above 28 -> off`, or for the on-time
+   * limit `on longer than 30m -> off`.
+   */
   readonly rule: string;
   readonly reading?: { readonly topic: string; readonly value: number; readonly time: Date };
   /** For a time rule: the instant its slot was due. */

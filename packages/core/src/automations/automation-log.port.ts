@@ -6,6 +6,16 @@ export interface AutomationLogRepository {
   listByGroup(group: string, limit: number): Promise<AutomationEvent[]>;
   /** Removes every event of the group; answers how many. */
   deleteByGroup(group: string): Promise<number>;
+  /**
+   * Every event of every group (`hortus store copy`): at most `limit`, each group's in the order
+   * recorded, starting after the event `after` that the previous page ended with.
+   */
+  listCopies(after: string | undefined, limit: number): Promise<AutomationEvent[]>;
+  /**
+   * Stores an event copied from another store as it is (its id too), after the group's others; false,
+   * changing nothing, when an event with that id is held already (events never change).
+   */
+  restore(event: AutomationEvent): Promise<boolean>;
 }
 
 export const AUTOMATION_LOG_REPOSITORY = Symbol.for('hortus.AutomationLogRepository');

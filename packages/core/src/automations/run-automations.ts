@@ -1,12 +1,21 @@
 import { inject, injectable } from 'inversify';
 import { type Action, type SensorAutomation, type TimeAutomation } from '../actions/action.js';
-import { ActionChanges } from '../actions/action-changes.js';
+import {
+  type ActionLimit,
+  durationText,
+  OFF_VALUE,
+  ON_VALUE,
+  onTimeStateKey,
+  readActionLimits,
+} from '../actions/action-limits.js';
 import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
+import { SetActionValue } from '../actions/set-action-value.js';
 import { groupTimeZone } from '../groups/group-settings.js';
 import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
+import { NotFoundError } from '../shared/errors.js';
 import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
 import { type AutomationEvent, type AutomationTrigger, type NewAutomationEvent } from './automation-event.js';
 import { type WakeUps } from './wake-ups.js';
@@ -36,6 +45,10 @@ import {
  * Catch-up: given `missedSince` (the last time an engine ran), a slot that came after it was missed while
  * no engine ran; it still fires, late and once, if it is the latest slot of its action's time rules (a
  * later slot of the same action supersedes it: a missed "on" is not worth switching when "off" followed).
+ *
+ * Maximum on-time: an action with a limit (group setting `actionLimits`) that has been `on` longer than it,
+ * whoever switched it on, is switched `off` once, and its rules may not switch it on again for as long as
+ * the limit (its rest). "On since" is when an engine first saw it on, kept in the engine state.
  */
 @injectable()
 export class RunAutomations {
@@ -45,7 +58,7 @@ export class RunAutomations {
     @inject(READING_REPOSITORY) private readonly readings: ReadingRepository,
     @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
     @inject(AUTOMATION_LOG_REPOSITORY) private readonly log: AutomationLogRepository,
-    @inject(ActionChanges) private readonly changes: ActionChanges,
+    @inject(SetActionValue) private readonly setValue: SetActionValue,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(CORE_SETTINGS) private readonly coreSettings: CoreSettings,
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
@@ -68,6 +81,7 @@ export class RunAutomations {
   async runGroup(group: Group, now: Date, missedSince?: Date, wake?: WakeUps): Promise<AutomationEvent[]> {
     const events: AutomationEvent[] = [];
     const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
+    const limits = readActionLimits(group.settings);
     for (const action of await this.actions.listByGroup(group.name)) {
       if (wake !== undefined) this.wakeForSlots(action, now, timeZone, wake);
       let current = action;
@@ -87,8 +101,47 @@ export class RunAutomations {
           }
         }
       }
+      const limit = limits.get(action.object);
+      const limited = limit === undefined ? undefined : await this.enforceLimit(current, limit, now, wake);
+      if (limited !== undefined) events.push(limited.event);
     }
     return events;
+  }
+
+  /**
+   * Switches the action off when it has been on longer than its limit. The first engine to see it on
+   * records since when (`since`); the deadline is a wake-up, so an idle group is still switched off in
+   * time. The switch-off is claimed by clearing `since`, so only one engine makes it, once; `restUntil`
+   * then holds its rules back (see switchAction).
+   */
+  private async enforceLimit(
+    action: Action,
+    limit: ActionLimit,
+    now: Date,
+    wake: WakeUps | undefined,
+  ): Promise<Switched | undefined> {
+    const onKey = onTimeStateKey(action.group, action.object);
+    const stored = await this.state.get(onKey);
+    const since = stored?.value['since'];
+    const on = action.value === ON_VALUE;
+    if (!on || typeof since !== 'number') {
+      if (on || typeof since === 'number') {
+        // Another engine may have recorded it first: either way the clock has started.
+        const value = { ...stored?.value, since: on ? now.getTime() : null };
+        await this.state.compareAndSet(onKey, stored?.version ?? 0, value, now);
+      }
+      if (on) wake?.at(now.getTime() + limit.maxOnMs);
+      return undefined;
+    }
+    const deadline = since + limit.maxOnMs;
+    if (now.getTime() < deadline) {
+      wake?.at(deadline);
+      return undefined;
+    }
+    const value = { since: null, restUntil: now.getTime() + limit.maxOnMs };
+    if (!(await this.state.compareAndSet(onKey, stored?.version ?? 0, value, now))) return undefined;
+    const rule = `${ON_VALUE} longer than ${durationText(limit.maxOnMs)} -> ${OFF_VALUE}`;
+    return this.switchAction(action, OFF_VALUE, 'limit', rule, now, {});
   }
 
   private wakeForSlots(action: Action, now: Date, timeZone: string, wake: WakeUps): void {
@@ -203,9 +256,15 @@ export class RunAutomations {
     why: Pick<NewAutomationEvent, 'reading' | 'slot' | 'late'>,
   ): Promise<Switched | undefined> {
     if (action.value === value) return undefined;
-    const updated = await this.actions.setValue(action.group, action.object, value);
+    if (value === ON_VALUE && (await this.resting(action, now))) return undefined;
+    // The same use case as a client's or the CLI's switch: one path for every change of a value.
+    const updated = await this.setValue
+      .execute({ group: action.group, object: action.object, value })
+      .catch((error: unknown) => {
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      });
     if (updated === undefined) return undefined;
-    this.changes.emit(updated);
     const event = await this.log.record({
       group: action.group,
       object: action.object,
@@ -217,6 +276,15 @@ export class RunAutomations {
       ...why,
     });
     return { action: updated, event };
+  }
+
+  /**
+   * Whether the on-time limit switched the action off less than its rest ago: a rule may not switch it
+   * on again yet (its slot or crossing is spent, so it does not switch it on when the rest ends either).
+   */
+  private async resting(action: Action, now: Date): Promise<boolean> {
+    const restUntil = (await this.state.get(onTimeStateKey(action.group, action.object)))?.value['restUntil'];
+    return typeof restUntil === 'number' && now.getTime() < restUntil;
   }
 }
 

@@ -50,6 +50,11 @@ export interface DeviceRepository {
   listPending(): Promise<PendingDevice[]>;
   /** False when no pending box has that boxId. */
   removePending(boxId: string): Promise<boolean>;
+  /**
+   * Stores a pending box copied from another store as it is (`hortus store copy`), replacing the one with
+   * that boxId whatever the cap: copying it again changes nothing.
+   */
+  restorePending(box: PendingDevice): Promise<void>;
 }
 
 export const DEVICE_REPOSITORY = Symbol.for('hortus.DeviceRepository');

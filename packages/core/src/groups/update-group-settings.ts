@@ -1,17 +1,35 @@
 import { inject, injectable } from 'inversify';
+import { ACTION_LIMITS_KEY } from '../actions/action-limits.js';
+import { ALERT_RANGES_KEY, BOX_ALERTS_KEY } from '../alerts/topic-ranges.js';
 import { NotFoundError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 import { type Group, requireSettings } from './group.js';
+import { keepSettingsNotGiven } from './group-settings.js';
 import { GROUP_REPOSITORY, type GroupRepository } from './group.port.js';
 
+/**
+ * What Hortus keeps in a group's settings beyond the original's keys, set by its own commands and routes:
+ * the actions' safety limits, the alert ranges of any topic and the boxes' no-data deadlines. A client
+ * that writes the settings it knows (the web client, `group set-settings` with an older file) keeps them.
+ */
+const KEPT_UNLESS_GIVEN = [ACTION_LIMITS_KEY, ALERT_RANGES_KEY, BOX_ALERTS_KEY] as const;
+
+/**
+ * Replaces a group's settings as a whole, as clients write them, except the keys of KEPT_UNLESS_GIVEN that
+ * the new settings do not hold.
+ */
 @injectable()
 export class UpdateGroupSettings {
   constructor(@inject(GROUP_REPOSITORY) private readonly groups: GroupRepository) {}
 
   async execute(input: { name: unknown; settings: unknown }): Promise<Group> {
+    const name = requireText(input.name, 'groupId');
+    const given = requireSettings(input.settings);
+    const stored = await this.groups.findByName(name);
+    if (stored === undefined) throw new NotFoundError('group', 'Group not found');
     const updated = await this.groups.replaceSettings(
-      requireText(input.name, 'groupId'),
-      requireSettings(input.settings),
+      name,
+      requireSettings(keepSettingsNotGiven(stored.settings, given, KEPT_UNLESS_GIVEN)),
     );
     if (updated === undefined) throw new NotFoundError('group', 'Group not found');
     return updated;

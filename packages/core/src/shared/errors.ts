@@ -97,6 +97,23 @@ export class StoreUnavailableError extends DomainError {
   }
 }
 
+/**
+ * Which wait ran out: `store`, one store operation's (MONGODB_TIMEOUT_MS); `answer`, a request's wait for a
+ * cacheable answer being built (ANSWER_WAIT_MS).
+ */
+export type DeadlineKind = 'store' | 'answer';
+
+/** The store did not answer within its deadline: unavailable to the caller (503), and counted apart. */
+export class StoreDeadlineError extends StoreUnavailableError {
+  constructor(
+    readonly deadline: DeadlineKind,
+    message?: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
 /** A service Hortus depends on (the code host) failed and no fallback was available. */
 export class UpstreamError extends DomainError {
   readonly code = 'UPSTREAM_FAILED';

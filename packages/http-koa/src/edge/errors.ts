@@ -5,9 +5,11 @@ import {
   ThrottledError,
   UnauthenticatedError,
   type Logger,
+  StoreDeadlineError,
 } from '@hortus/core';
 import { type Context, type Middleware } from 'koa';
 import { type ClientFaultLog } from '../logger.js';
+import { type HttpMetrics, routeOf } from './metrics.js';
 import {
   type ErrorStyle,
   errorPolicyOf,
@@ -53,6 +55,8 @@ export interface FailedRequest {
   readonly requestId: string | undefined;
   readonly method: string;
   readonly path: string;
+  /** The route pattern, as the metrics name it. */
+  readonly route: string;
 }
 
 /**
@@ -65,8 +69,10 @@ export function routeErrorAnswer(
   policy: RouteErrorPolicy | undefined,
   logger: Logger,
   request: FailedRequest,
+  metrics: Pick<HttpMetrics, 'storeDeadlineHit'> | undefined,
 ): { readonly reply: Reply; readonly headers: readonly string[] } {
   const style = policy?.style ?? defaultStyle;
+  if (error instanceof StoreDeadlineError) metrics?.storeDeadlineHit(error.deadline, request.route);
   if (!isDomainError(error)) {
     logFailure(logger, request, error, 'error');
     return { reply: errorBody(style, 500, style.serverError), headers: [] };
@@ -93,7 +99,8 @@ function answerRouteError(
 }
 
 function failedRequestOf(ctx: Context): FailedRequest {
-  return { requestId: (ctx.state as { requestId?: string }).requestId, method: ctx.method, path: ctx.path };
+  const { requestId } = ctx.state as { requestId?: string };
+  return { requestId, method: ctx.method, path: ctx.path, route: routeOf(ctx) };
 }
 
 /** How long a client should wait before retrying while the store is unreachable. */
@@ -146,6 +153,7 @@ export function errorMiddleware(
   logger: Logger,
   bodyLimitBytes: number,
   clientFaults: Pick<ClientFaultLog, 'warn'> = logger,
+  metrics?: HttpMetrics,
 ): Middleware {
   return async (ctx, next) => {
     try {
@@ -154,7 +162,7 @@ export function errorMiddleware(
       const policy = errorPolicyOf(ctx);
       const style = policy?.style ?? defaultStyle;
       if (isDomainError(error)) {
-        answerRouteError(ctx, routeErrorAnswer(error, policy, logger, failedRequestOf(ctx)));
+        answerRouteError(ctx, routeErrorAnswer(error, policy, logger, failedRequestOf(ctx), metrics));
       } else if (error instanceof EdgeError) {
         if (error.logged !== undefined) clientFaults.warn(error.logged, faultFields(ctx, error));
         if (error.status === 408) ctx.set('Connection', 'close');
@@ -168,7 +176,7 @@ export function errorMiddleware(
         if (error.status === 413) discardRestOfBody(ctx, limit * DISCARD_FACTOR);
         send(ctx, errorBody(style, error.status, libraryMessage(error, limit)));
       } else {
-        answerRouteError(ctx, routeErrorAnswer(error, policy, logger, failedRequestOf(ctx)));
+        answerRouteError(ctx, routeErrorAnswer(error, policy, logger, failedRequestOf(ctx), metrics));
       }
     }
   };

@@ -1,18 +1,19 @@
-import { type RecordReadings, type TickResult } from '@hortus/core';
+import {
+  type DeadlineKind,
+  type DeliveryRound,
+  type OutboxPending,
+  type RecordReadings,
+  type TickResult,
+} from '@hortus/core';
 import { type Context, type Middleware } from 'koa';
+import { type Histogram, histogramLines, labels, newHistogram, observe } from './prometheus-text.js';
+import { ServiceSeries } from './service-series.js';
 
-/** Upper bounds (seconds) of the latency buckets: from a cached poll to a slow store. */
-export const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+export { latencyBuckets } from './prometheus-text.js';
 
 const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
 /** The route label of requests no route answered (unknown paths, 401, 429, preflights). */
 export const UNMATCHED_ROUTE = 'unmatched';
-
-interface Histogram {
-  readonly counts: number[];
-  sum: number;
-  count: number;
-}
 
 interface Counter {
   readonly labels: string;
@@ -50,17 +51,6 @@ export interface MqttDrops {
   };
 }
 
-function escapeLabel(value: string): string {
-  return value.replace(/\\/gu, '\\\\').replace(/"/gu, '\\"').replace(/\n/gu, '\\n');
-}
-
-function labels(pairs: Readonly<Record<string, string>>): string {
-  const text = Object.entries(pairs)
-    .map(([name, value]) => `${name}="${escapeLabel(value)}"`)
-    .join(',');
-  return text === '' ? '' : `{${text}}`;
-}
-
 /**
  * The server's counters in the Prometheus text format (0.0.4). Labels come from the route pattern (never
  * the raw path) and a fixed set of methods, so the number of series stays bounded whatever clients send.
@@ -77,6 +67,7 @@ export class HttpMetrics {
   private alertsRaised = 0;
   private laneAnswers = 0;
   private boxLaneAnswers = 0;
+  private readonly service = new ServiceSeries();
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const methodLabel = knownMethods.has(method) ? method : 'OTHER';
@@ -92,7 +83,7 @@ export class HttpMetrics {
       if (entry === undefined) {
         entry = {
           labels: { method: methodLabel, route },
-          histogram: { counts: latencyBuckets.map(() => 0), sum: 0, count: 0 },
+          histogram: newHistogram(),
           byStatus: new Map(),
         };
         this.latency.set(latencyKey, entry);
@@ -112,13 +103,7 @@ export class HttpMetrics {
     }
     counted.value += 1;
 
-    const { histogram } = entry;
-    const { counts } = histogram;
-    for (let index = 0; index < latencyBuckets.length; index += 1) {
-      if (seconds <= (latencyBuckets[index] ?? 0)) counts[index] = (counts[index] ?? 0) + 1;
-    }
-    histogram.sum += seconds;
-    histogram.count += 1;
+    observe(entry.histogram, seconds);
   }
 
   /** One answer written by the poll lane (it is counted in http_requests_total as well). */
@@ -145,9 +130,39 @@ export class HttpMetrics {
     this.mqttDrops = drops;
   }
 
-  automationTick({ switched, alerts }: TickResult): void {
+  /** One scheduled tick of the engine, and how long it took (seconds), when timed. */
+  automationTick({ switched, alerts, evaluated }: TickResult, seconds?: number): void {
     this.automationsFired += switched.length;
     this.alertsRaised += alerts.length;
+    if (seconds !== undefined) this.service.engineTicked(seconds, evaluated.length);
+  }
+
+  /** The alert delivery worker's round: its failures are counted. */
+  deliveryRound(round: DeliveryRound): void {
+    this.service.deliveryRound(round);
+  }
+
+  /** The MQTT bridge's connection to its broker, read at each scrape; never set while MQTT is off. */
+  watchMqttConnection(connected: () => boolean): void {
+    this.service.mqttConnected = connected;
+  }
+
+  /** The outbox's pending messages, counted in the store at each scrape. */
+  countOutboxFrom(pending: () => Promise<OutboxPending>): void {
+    this.service.outboxPending = pending;
+  }
+
+  /** A request answered 503 because a deadline ran out (see StoreDeadlineError). */
+  storeDeadlineHit(deadline: DeadlineKind, route: string): void {
+    this.service.deadlineHit(deadline, route);
+  }
+
+  /**
+   * Every series: the request counters (render) and those read at the scrape, the outbox's from the store.
+   * A store that does not answer leaves the outbox's series out rather than failing the scrape.
+   */
+  async scrape(): Promise<string> {
+    return `${this.render()}${await this.service.render()}`;
   }
 
   render(): string {
@@ -162,15 +177,7 @@ export class HttpMetrics {
     );
     lines.push('# TYPE http_request_duration_seconds histogram');
     for (const { labels: pairs, histogram } of this.latency.values()) {
-      latencyBuckets.forEach((bound, index) => {
-        const bucket = labels({ ...pairs, le: String(bound) });
-        lines.push(`http_request_duration_seconds_bucket${bucket} ${histogram.counts[index] ?? 0}`);
-      });
-      lines.push(
-        `http_request_duration_seconds_bucket${labels({ ...pairs, le: '+Inf' })} ${histogram.count}`,
-      );
-      lines.push(`http_request_duration_seconds_sum${labels(pairs)} ${histogram.sum}`);
-      lines.push(`http_request_duration_seconds_count${labels(pairs)} ${histogram.count}`);
+      lines.push(...histogramLines('http_request_duration_seconds', pairs, histogram));
     }
     lines.push('# HELP hortus_readings_ingested_total Readings accepted, by how they arrived.');
     lines.push('# TYPE hortus_readings_ingested_total counter');
@@ -202,7 +209,7 @@ export class HttpMetrics {
 export const HTTP_METRICS = Symbol.for('hortus.http.Metrics');
 
 /** The route label of a request: the pattern the router matched, or the one an earlier handler named. */
-function routeOf(ctx: Context): string {
+export function routeOf(ctx: Context): string {
   const named = (ctx.state as { metricsRoute?: string }).metricsRoute;
   if (named !== undefined) return named;
   const matched = (ctx as unknown as { _matchedRoute?: unknown })._matchedRoute;

@@ -71,7 +71,7 @@ export function operationsMiddleware(options: OperationsOptions): Middleware {
         }
         ctx.status = 200;
         ctx.type = PROMETHEUS_TEXT;
-        ctx.body = `${options.metrics.render()}${await runtimeMetrics()}`;
+        ctx.body = `${await options.metrics.scrape()}${await runtimeMetrics()}`;
         return undefined;
       }
       default:

@@ -185,11 +185,8 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
       } else if (error instanceof SyntaxError && (error as { status?: unknown }).status === 400) {
         write(errorBody(style, 400, 'Request body is not valid JSON'), []);
       } else {
-        const { reply, headers: extra } = routeErrorAnswer(error, policy, logger, {
-          requestId,
-          method: 'POST',
-          path: url,
-        });
+        const failed = { requestId, method: 'POST', path: url, route: PATTERN };
+        const { reply, headers: extra } = routeErrorAnswer(error, policy, logger, failed, metrics);
         write(reply, extra);
       }
     };

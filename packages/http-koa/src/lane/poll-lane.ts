@@ -208,8 +208,8 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       }
     };
     const writeError = (error: unknown): void => {
-      const failed = { requestId, method: 'GET', path };
-      const { reply, headers: extra } = routeErrorAnswer(error, route.errorPolicy, logger, failed);
+      const failed = { requestId, method: 'GET', path, route: route.pattern };
+      const { reply, headers: extra } = routeErrorAnswer(error, route.errorPolicy, logger, failed, metrics);
       writeReply(reply, undefined, extra);
     };
     answerOf(route.spec, input, useCases, route.answers, ifNoneMatch).then((answer) => {

@@ -1,4 +1,4 @@
-import { type Action } from '@hortus/core';
+import { type Action, type GetGroup, NotFoundError, readActionLimits } from '@hortus/core';
 import {
   actionValue,
   automationLogQuery,
@@ -16,6 +16,19 @@ const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`
 const action: ResponseDoc = { description: 'The action', schema: { $ref: '#/components/schemas/Action' } };
 
 const present = (entity: Action): unknown => withUnderscoreId(entity);
+
+/**
+ * The action as get_automations shows it: with `maxOnMs` when its group gives it a maximum on-time (an
+ * action whose group has no record shows none).
+ */
+async function withLimit(found: Action, getGroup: GetGroup): Promise<unknown> {
+  const group = await getGroup.execute({ name: found.group }).catch((error: unknown) => {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  });
+  const limit = readActionLimits(group?.settings).get(found.object);
+  return { ...(present(found) as object), ...(limit === undefined ? {} : { maxOnMs: limit.maxOnMs }) };
+}
 
 export const actionRoutes: RouterSpec = {
   prefix: '/api/actions',
@@ -112,8 +125,49 @@ export const actionRoutes: RouterSpec = {
         deviceName: { type: 'string', description: 'Device name, e.g. pump_1' },
       }),
       responses: { 200: action, 404: { description: "`{message: 'Action not found'}`" }, 500: failed },
-      handle: async ({ query }, { getAction }) =>
-        json(present(await getAction.execute({ group: query['groupId'], object: query['deviceName'] }))),
+      handle: async ({ query }, { getAction, getGroup }) =>
+        json(
+          await withLimit(
+            await getAction.execute({ group: query['groupId'], object: query['deviceName'] }),
+            getGroup,
+          ),
+        ),
+    },
+    {
+      method: 'post',
+      path: '/limit',
+      access: 'group',
+      writes: true,
+      summary: 'Set or remove the maximum on-time of one action',
+      description:
+        'The automation engine switches the action off once it has been on longer (see automations.md, ' +
+        'Maximum on-time). `maxOnMs`: whole milliseconds from 60000 (1 minute) to 604800000 (7 days), or ' +
+        'null to remove the limit.',
+      body: object(
+        {
+          group: groupName(),
+          object: text('Device name, e.g. pump_1'),
+          maxOnMs: { description: 'Milliseconds, 60000 to 604800000, or null to remove the limit' },
+        },
+        ['group', 'object', 'maxOnMs'],
+      ),
+      responses: {
+        200: {
+          description: '`{message: {group, object, maxOnMs?}}`: the limit now (none once removed)',
+        },
+        400: invalid,
+        404: { description: '`{message}`: no such group or action' },
+        500: failed,
+      },
+      handle: async ({ body }, { setActionLimit }) => {
+        const view = await setActionLimit.execute({
+          group: body['group'],
+          object: body['object'],
+          maxOnMs: body['maxOnMs'],
+        });
+        const limit = view.limit === undefined ? {} : { maxOnMs: view.limit.maxOnMs };
+        return json({ message: { group: view.group, object: view.object, ...limit } });
+      },
     },
     {
       method: 'get',

@@ -1,4 +1,4 @@
-import { type RevisionSubject, StoreUnavailableError } from '@hortus/core';
+import { type RevisionSubject, StoreDeadlineError, StoreUnavailableError } from '@hortus/core';
 import { type EntityTagOf } from './routing.js';
 
 export { type EntityTagOf } from './routing.js';
@@ -146,7 +146,10 @@ function busy(message: string): StoreUnavailableError {
 async function withinWait<T>(building: Promise<T>, waitMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(busy('The answer is still being prepared, try again shortly')), waitMs);
+    timer = setTimeout(
+      () => reject(new StoreDeadlineError('answer', 'The answer is still being prepared, try again shortly')),
+      waitMs,
+    );
   });
   try {
     return await Promise.race([building, expired]);

@@ -39,6 +39,7 @@ import {
   QueryReadings,
   RecordReadings,
   ReplaceAutomations,
+  SetActionLimit,
   SetActionValue,
   UpdateGroupSettings,
 } from '@hortus/core';
@@ -62,6 +63,7 @@ export const httpUseCaseClasses = {
   getActionsOfGroup: GetActionsOfGroup,
   replaceAutomations: ReplaceAutomations,
   getAction: GetAction,
+  setActionLimit: SetActionLimit,
   listAutomationEvents: ListAutomationEvents,
   listDevices: ListDevices,
   createDevice: CreateDevice,

@@ -369,6 +369,10 @@ export const entitySchemas: Record<string, JsonSchema> = {
       object: { type: 'string' },
       value: { type: 'string' },
       automations: automationsSchema,
+      maxOnMs: {
+        type: 'integer',
+        description: 'get_automations only: its maximum on-time, when its group gives it one (actionLimits)',
+      },
     },
     ['_id', 'group', 'object', 'value', 'automations'],
   ),

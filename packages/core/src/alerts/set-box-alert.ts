@@ -1,0 +1,65 @@
+import { inject, injectable } from 'inversify';
+import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
+import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { requireSettings } from '../groups/group.js';
+import { InvalidInputError, NotFoundError } from '../shared/errors.js';
+import { requireText } from '../shared/validation.js';
+import { requireNoDataMs } from './set-topic-alert.js';
+import { type BoxAlert, EVERY_BOX, MAX_TOPIC_RANGES, readBoxAlerts, withBoxAlerts } from './topic-ranges.js';
+
+export interface BoxAlertChange {
+  readonly group: unknown;
+  /** A box of the group, or `*` for every box of it without its own deadline. */
+  readonly deviceId: unknown;
+  /** Milliseconds; `null` or `remove` drops the box's deadline. */
+  readonly noDataMs?: unknown;
+  readonly remove?: boolean;
+}
+
+export interface BoxAlertView {
+  readonly group: string;
+  readonly deviceId: string;
+  /** Absent once removed. */
+  readonly alert?: BoxAlert;
+}
+
+/**
+ * Sets or removes the no-data deadline of one box of a group (or of every box: `*`), in the group settings
+ * beside the ranges (the settings as a whole are replaced, every other key kept).
+ */
+@injectable()
+export class SetBoxAlert {
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository,
+  ) {}
+
+  async execute(change: BoxAlertChange): Promise<BoxAlertView> {
+    const name = requireText(change.group, 'group');
+    const deviceId = requireText(change.deviceId, 'device');
+    const group = await this.groups.findByName(name);
+    if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
+    const alerts = readBoxAlerts(group.settings);
+    const remove = change.remove === true || change.noDataMs === null;
+    if (remove) {
+      if (!alerts.delete(deviceId)) return { group: group.name, deviceId };
+    } else {
+      const noDataMs = requireNoDataMs(change.noDataMs);
+      if (deviceId !== EVERY_BOX) {
+        const boxes = await this.devices.listByGroup(group.name);
+        if (!boxes.some((box) => box.deviceId === deviceId))
+          throw new NotFoundError('device', `No device ${deviceId} in group ${group.name}`);
+      }
+      if (!alerts.has(deviceId) && alerts.size >= MAX_TOPIC_RANGES)
+        throw InvalidInputError.forField('device', `a group holds at most ${MAX_TOPIC_RANGES} box alerts`);
+      alerts.set(deviceId, { noDataMs });
+    }
+    const updated = await this.groups.replaceSettings(
+      group.name,
+      requireSettings(withBoxAlerts(group.settings, alerts)),
+    );
+    if (updated === undefined) throw new NotFoundError('group', `Group ${name} not found`);
+    const saved = readBoxAlerts(updated.settings).get(deviceId);
+    return { group: group.name, deviceId, ...(saved === undefined ? {} : { alert: saved }) };
+  }
+}

@@ -134,6 +134,10 @@ async function hortusServer() {
     // The limiter stays on (its cost is measured) with an allowance the load generator cannot exhaust: at
     // 1,000,000 a minute (16,667/s) a quiet 2-core machine's wrk ran out of tokens and the 304 check failed.
     RATE_LIMIT_PER_MINUTE: '100000000',
+    // BENCH_RATE_LIMIT_REDIS_URL counts that limit in Redis (what a shared limit costs per request).
+    ...(env.BENCH_RATE_LIMIT_REDIS_URL === undefined
+      ? {}
+      : { RATE_LIMIT_REDIS_URL: env.BENCH_RATE_LIMIT_REDIS_URL }),
     // BENCH_POLL_LANE=off measures every request through the Koa middleware chain (a before/after figure).
     ...(env.BENCH_POLL_LANE === undefined ? {} : { POLL_LANE: env.BENCH_POLL_LANE }),
     // The capacity part holds one connection per simulated client, far beyond the default 1024.

@@ -8,6 +8,7 @@ export * from './user.repository.js';
 export * from './memory-store.module.js';
 export * from './engine-state.repository.js';
 export * from './automation-log.repository.js';
+export * from './action-history.repository.js';
 export * from './access-key.repository.js';
 export * from './firmware.repository.js';
 export * from './change-feed.js';

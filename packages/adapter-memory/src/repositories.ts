@@ -2,6 +2,7 @@ import { type RepositoryClasses } from '@hortus/core';
 import { type MemoryChanges } from './revisions.js';
 import { InMemoryAccessKeyRepository } from './access-key.repository.js';
 import { InMemoryActionRepository } from './action.repository.js';
+import { InMemoryActionHistoryRepository } from './action-history.repository.js';
 import { InMemoryAlertOutboxRepository } from './alert-outbox.repository.js';
 import { InMemoryAutomationLogRepository } from './automation-log.repository.js';
 import { InMemoryChangeFeed } from './change-feed.js';
@@ -30,6 +31,7 @@ export const inMemoryRepositoryClasses: RepositoryClasses<[MemoryChanges]> = {
   users: InMemoryUserRepository,
   engineState: InMemoryEngineStateRepository,
   automationLog: InMemoryAutomationLogRepository,
+  actionHistory: InMemoryActionHistoryRepository,
   accessKeys: InMemoryAccessKeyRepository,
   serverSecrets: InMemoryServerSecretRepository,
   alertOutbox: InMemoryAlertOutboxRepository,

@@ -1,6 +1,7 @@
 export * from './access-key.repository.js';
 export * from './action.repository.js';
 export * from './automation-log.repository.js';
+export * from './action-history.repository.js';
 export * from './device.repository.js';
 export * from './engine-state.repository.js';
 export * from './group.repository.js';

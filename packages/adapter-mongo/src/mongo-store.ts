@@ -14,6 +14,7 @@ import { accessKeyCollection } from './access-key.repository.js';
 import { attemptCollection, MongoAttemptCounter } from './attempt-counter.js';
 import { actionCollection } from './action.repository.js';
 import { automationLogCollection } from './automation-log.repository.js';
+import { actionHistoryCollection } from './action-history.repository.js';
 import { MongoDatabase } from './database.js';
 import { deviceCollection, pendingDeviceCollection } from './device.repository.js';
 import { engineStateCollection } from './engine-state.repository.js';
@@ -64,6 +65,7 @@ export const collections: readonly CollectionSpec[] = [
   usedInvitationCollection,
   engineStateCollection,
   automationLogCollection,
+  actionHistoryCollection,
   revisionCollection,
   ...rollupCollections,
   accessKeyCollection,

@@ -4,6 +4,7 @@ import { MongoAccessKeyRepository } from './access-key.repository.js';
 import { MongoActionRepository } from './action.repository.js';
 import { MongoAlertOutboxRepository } from './alert-outbox.repository.js';
 import { MongoAutomationLogRepository } from './automation-log.repository.js';
+import { MongoActionHistoryRepository } from './action-history.repository.js';
 import { MongoDeviceRepository } from './device.repository.js';
 import { MongoEngineStateRepository } from './engine-state.repository.js';
 import { MongoFirmwareRepository } from './firmware.repository.js';
@@ -29,6 +30,7 @@ export const mongoRepositoryClasses: RepositoryClasses<[MongoDatabase]> = {
   users: MongoUserRepository,
   engineState: MongoEngineStateRepository,
   automationLog: MongoAutomationLogRepository,
+  actionHistory: MongoActionHistoryRepository,
   accessKeys: MongoAccessKeyRepository,
   serverSecrets: MongoServerSecretRepository,
   alertOutbox: MongoAlertOutboxRepository,

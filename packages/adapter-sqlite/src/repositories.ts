@@ -3,6 +3,7 @@ import { SqliteAccessKeyRepository } from './access-key.repository.js';
 import { SqliteActionRepository } from './action.repository.js';
 import { SqliteAlertOutboxRepository } from './alert-outbox.repository.js';
 import { SqliteAutomationLogRepository } from './automation-log.repository.js';
+import { SqliteActionHistoryRepository } from './action-history.repository.js';
 import { SqliteDeviceRepository } from './device.repository.js';
 import { SqliteEngineStateRepository } from './engine-state.repository.js';
 import { SqliteFirmwareRepository } from './firmware.repository.js';
@@ -29,6 +30,7 @@ export const sqliteRepositoryClasses: RepositoryClasses<[SqliteConnection]> = {
   users: SqliteUserRepository,
   engineState: SqliteEngineStateRepository,
   automationLog: SqliteAutomationLogRepository,
+  actionHistory: SqliteActionHistoryRepository,
   accessKeys: SqliteAccessKeyRepository,
   serverSecrets: SqliteServerSecretRepository,
   alertOutbox: SqliteAlertOutboxRepository,

@@ -307,6 +307,25 @@ export const migrations: readonly {
       CREATE INDEX revisions_seq ON revisions (seq);
     `,
   },
+  {
+    version: 13,
+    sql: `
+      -- Who switched which action when. seq orders entries of the same instant; the two indexes serve a
+      -- group's history and one action's (newest first) and the per-action trim on every write.
+      CREATE TABLE action_history (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        grp TEXT NOT NULL,
+        object TEXT NOT NULL,
+        value TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        actor_kind TEXT NOT NULL,
+        actor_id TEXT
+      );
+      CREATE INDEX action_history_grp_at ON action_history (grp, at, seq);
+      CREATE INDEX action_history_grp_object_at ON action_history (grp, object, at, seq);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

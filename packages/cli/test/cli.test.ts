@@ -49,6 +49,7 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
       ['action', 'set'],
       ['action', 'list'],
       ['action', 'automations'],
+      ['action', 'history'],
       ['action', 'delete'],
       ['notifications'],
       ['notifications', 'list'],

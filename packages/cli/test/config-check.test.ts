@@ -81,6 +81,7 @@ describe('hortus config check', () => {
         HORTUS_DATA_DIR: scratchDataDir(),
         AUTH_SECRET: secret,
         SMTP_URL: 'smtp://mailer:mail-pw@mail.example:587',
+        RATE_LIMIT_REDIS_URL: 'redis://limits:redis-pw@cache.example:6379/2',
         HORTUS_DATADIR: '/srv/hortus',
         PORTT: '9000',
       },
@@ -92,6 +93,8 @@ describe('hortus config check', () => {
     expect(stdout).to.match(/^mail\.smtpUrl: +smtp:\/\/\*\*\*@mail\.example:587$/mu);
     expect(stdout).not.to.contain(secret);
     expect(stdout).not.to.contain('mail-pw');
+    expect(stdout).to.match(/^rateLimitRedisUrl: +redis:\/\/\*\*\*@cache\.example:6379\/2$/mu);
+    expect(stdout).not.to.contain('redis-pw');
     expect(stdout).to.contain(
       'warning: HORTUS_DATADIR is not a Hortus setting (did you mean HORTUS_DATA_DIR?)',
     );

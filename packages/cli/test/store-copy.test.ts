@@ -56,6 +56,11 @@ async function fill(env: Record<string, string>): Promise<void> {
     { env },
   );
   expect(notify.code, notify.stderr).to.equal(0);
+  // Two switches: the action history goes with the store.
+  for (const value of ['on', 'off']) {
+    const set = await hortus(undefined, ['action', 'set', 'pump_1', value, '-g', 'demo'], { env });
+    expect(set.code, set.stderr).to.equal(0);
+  }
   // An invitation is signed with the store's token key: the server secret the copy must carry over.
   const invited = await hortus(undefined, ['user', 'invite', 'ben@example.com', '-g', 'demo'], { env });
   expect(invited.code, invited.stderr).to.equal(0);
@@ -164,6 +169,7 @@ const expectedCounts = {
   devices: [2, 2],
   pendingBoxes: [1, 1],
   actions: [4, 4],
+  actionHistory: [2, 2],
   alertSettings: [1, 1],
   outbox: [2, 2],
   notifications: [1, 1],
@@ -208,6 +214,7 @@ describe('hortus store copy', function () {
         ['user', 'list'],
         ['group', 'list'],
         ['action', 'list', '-g', 'demo'],
+        ['action', 'history', '-g', 'demo'],
         ['firmware', 'list'],
         ['keys', 'list'],
         ['device', 'list'],

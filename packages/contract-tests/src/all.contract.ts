@@ -2,6 +2,7 @@ import { alertOutboxRepositoryContract } from './alert-outbox.contract.js';
 import { accessKeyRepositoryContract } from './access-key.contract.js';
 import { changeFeedContract } from './change-feed.contract.js';
 import { actionRepositoryContract } from './action.contract.js';
+import { actionHistoryRepositoryContract } from './action-history.contract.js';
 import { automationLogRepositoryContract } from './automation-log.contract.js';
 import { deviceRepositoryContract } from './device.contract.js';
 import { engineStateRepositoryContract } from './engine-state.contract.js';
@@ -32,6 +33,7 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   userRepositoryContract(name, createStore);
   engineStateRepositoryContract(name, createStore);
   automationLogRepositoryContract(name, createStore);
+  actionHistoryRepositoryContract(name, createStore);
   accessKeyRepositoryContract(name, createStore);
   serverSecretRepositoryContract(name, createStore);
   alertOutboxRepositoryContract(name, createStore);

@@ -11,6 +11,7 @@ export * from './group.contract.js';
 export * from './user.contract.js';
 export * from './engine-state.contract.js';
 export * from './automation-log.contract.js';
+export * from './action-history.contract.js';
 export * from './access-key.contract.js';
 export * from './server-secret.contract.js';
 export * from './attempt-counter.contract.js';

@@ -33,6 +33,9 @@ export * from './actions/get-actions-of-group.js';
 export * from './actions/get-action.js';
 export * from './actions/replace-automations.js';
 export * from './actions/list-changed-actions.js';
+export * from './action-history/action-history.js';
+export * from './action-history/action-history.port.js';
+export * from './action-history/list-action-history.js';
 export * from './groups/delete-group.js';
 export * from './readings/apply-retention.js';
 

@@ -4,6 +4,10 @@ import { ACCESS_KEY_REPOSITORY, type AccessKeyRepository } from './access-keys/a
 import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from './alerts/alert-outbox.port.js';
 import { ACTION_REPOSITORY, type ActionRepository } from './actions/action.port.js';
 import {
+  ACTION_HISTORY_REPOSITORY,
+  type ActionHistoryRepository,
+} from './action-history/action-history.port.js';
+import {
   AUTOMATION_LOG_REPOSITORY,
   type AutomationLogRepository,
 } from './automations/automation-log.port.js';
@@ -31,6 +35,7 @@ export interface Repositories {
   readonly users: UserRepository;
   readonly engineState: EngineStateRepository;
   readonly automationLog: AutomationLogRepository;
+  readonly actionHistory: ActionHistoryRepository;
   readonly accessKeys: AccessKeyRepository;
   readonly serverSecrets: ServerSecretRepository;
   readonly alertOutbox: AlertOutboxRepository;
@@ -50,6 +55,7 @@ export const repositoryTokens = {
   users: USER_REPOSITORY,
   engineState: ENGINE_STATE_REPOSITORY,
   automationLog: AUTOMATION_LOG_REPOSITORY,
+  actionHistory: ACTION_HISTORY_REPOSITORY,
   accessKeys: ACCESS_KEY_REPOSITORY,
   serverSecrets: SERVER_SECRET_REPOSITORY,
   alertOutbox: ALERT_OUTBOX_REPOSITORY,

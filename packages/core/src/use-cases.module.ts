@@ -33,6 +33,7 @@ import {
   defaultAutomationSettings,
 } from './automations/automation-settings.js';
 import { ListAutomationEvents } from './automations/list-automation-events.js';
+import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { GetAction } from './actions/get-action.js';
 import { ListChangedActions } from './actions/list-changed-actions.js';
@@ -179,6 +180,7 @@ export const useCases = [
   SetActionLimit,
   AutomationEngine,
   ListAutomationEvents,
+  ListActionHistory,
   CreateAccessKey,
   RevokeAccessKey,
   ListAccessKeys,

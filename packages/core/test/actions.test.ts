@@ -37,7 +37,9 @@ describe('actions use cases', () => {
 
   describe('SetActionValue (docs/api.md, Actions)', () => {
     it('when the action exists, then its value becomes the given value and is stored', async () => {
-      const updated = await app.get(SetActionValue).execute({ group: GROUP, object: 'pump_1', value: 'on' });
+      const updated = await app
+        .get(SetActionValue)
+        .execute({ group: GROUP, object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
 
       expect(updated.value).to.equal('on');
       expect((await app.get(GetAction).execute({ group: GROUP, object: 'pump_1' })).value).to.equal('on');
@@ -45,11 +47,17 @@ describe('actions use cases', () => {
     });
 
     it('when no action matches group and object, then it is not found with "no data found"', async () => {
-      await expect(app.get(SetActionValue).execute({ group: GROUP, object: 'fan_9', value: 'on' }))
+      await expect(
+        app
+          .get(SetActionValue)
+          .execute({ group: GROUP, object: 'fan_9', value: 'on', actor: { kind: 'cli' } }),
+      )
         .to.be.rejectedWith(NotFoundError, /^no data found$/u)
         .and.eventually.have.property('resource', 'action');
       await expect(
-        app.get(SetActionValue).execute({ group: 'greenhouse-b', object: 'pump_1', value: 'on' }),
+        app
+          .get(SetActionValue)
+          .execute({ group: 'greenhouse-b', object: 'pump_1', value: 'on', actor: { kind: 'cli' } }),
       ).to.be.rejectedWith(NotFoundError);
     });
 
@@ -61,9 +69,10 @@ describe('actions use cases', () => {
         { group: GROUP, object: '', value: 'on' },
         { group: { $ne: null }, object: 'pump_1', value: 'on' },
       ]) {
-        await expect(app.get(SetActionValue).execute(input), JSON.stringify(input)).to.be.rejectedWith(
-          InvalidInputError,
-        );
+        await expect(
+          app.get(SetActionValue).execute({ ...input, actor: { kind: 'cli' } }),
+          JSON.stringify(input),
+        ).to.be.rejectedWith(InvalidInputError);
       }
       expect((await app.get(GetAction).execute({ group: GROUP, object: 'pump_1' })).value).to.equal('off');
     });

@@ -84,9 +84,9 @@ describe('automation engine: alerts and action changes', () => {
       const heard: Action[] = [];
       const unsubscribe = server.changes.subscribe((action) => heard.push(action));
       await server.run.execute();
-      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off', actor: { kind: 'cli' } });
       unsubscribe();
-      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
       expect(heard.map((action) => action.value)).to.deep.equal(['on', 'off']);
     });
   });

@@ -5,6 +5,7 @@ import {
   ACTION_REPOSITORY,
   type ActionRepository,
   ALERT_OUTBOX_REPOSITORY,
+  ACTION_HISTORY_REPOSITORY,
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
   AutomationEngine,
@@ -91,6 +92,7 @@ function server(
       bind(USER_REPOSITORY).toConstantValue(store.users);
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
+      bind(ACTION_HISTORY_REPOSITORY).toConstantValue(store.actionHistory);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
       bind(CHANGE_FEED).toConstantValue(options.feed ?? store.changeFeed);
       bind(SCHEDULER).toConstantValue(byHand);

@@ -52,7 +52,7 @@ describe('automation engine', () => {
       expect(await pumpValue(store)).to.equal('on');
 
       // Someone switches it off by hand; later ticks within the slot's grace must not switch it back on.
-      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off', actor: { kind: 'cli' } });
       clock.set('2026-06-10T04:32:00Z');
       expect(await server.run.execute()).to.have.length(0);
       expect(await pumpValue(store)).to.equal('off');
@@ -108,7 +108,7 @@ describe('automation engine', () => {
       const server = instance(store, clock);
       await greenhouse(server, timeRule('02:30', 'every day'));
       expect(await server.run.execute()).to.have.length(1);
-      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off', actor: { kind: 'cli' } });
       clock.set('2026-10-25T01:30:10Z'); // second 02:30, CET
       expect(await server.run.execute()).to.have.length(0);
       expect(await pumpValue(store)).to.equal('off');
@@ -120,7 +120,7 @@ describe('automation engine', () => {
       const before = instance(store, clock);
       await greenhouse(before, timeRule('06:30', 'every day'));
       expect(await before.run.execute()).to.have.length(1);
-      await before.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      await before.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off', actor: { kind: 'cli' } });
 
       clock.set('2026-06-10T04:31:00Z');
       const after = instance(store, clock);
@@ -178,7 +178,7 @@ describe('automation engine', () => {
       });
 
       // Fired once: switched off by hand, later ticks leave it off.
-      await after.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      await after.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off', actor: { kind: 'cli' } });
       clock.set('2026-06-10T05:14:00Z');
       expect((await after.engine.tick()).switched).to.have.length(0);
       expect(await pumpValue(store)).to.equal('off');
@@ -208,7 +208,7 @@ describe('automation engine', () => {
       const clock = new FakeClock(new Date('2026-06-10T17:50:00Z')); // 19:50, lights on
       const before = instance(store, clock);
       await greenhouse(before, lights);
-      await before.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+      await before.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
       await before.engine.tick();
 
       clock.set('2026-06-11T19:00:00Z'); // 21:00 the next day: 20:00, 06:00 and 20:00 were all missed
@@ -224,7 +224,7 @@ describe('automation engine', () => {
       const clock = new FakeClock(new Date('2026-06-10T17:50:00Z'));
       const before = instance(store, clock);
       await greenhouse(before, lights);
-      await before.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+      await before.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
       await before.engine.tick();
 
       clock.set('2026-06-11T03:00:00Z'); // 05:00: outside the on-window, the 20:00 "off" was missed
@@ -283,7 +283,7 @@ describe('automation engine', () => {
       expect(fired[0]?.reading).to.deep.include({ topic: sensorTopics.temperature, value: 28.3 });
 
       // Still above: no crossing, so a manual "off" is respected.
-      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off' });
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'off', actor: { kind: 'cli' } });
       clock.set('2026-06-10T12:03:00Z');
       await temperature(server, 28.2, '2026-06-10T12:03:00Z');
       expect(await server.run.execute()).to.have.length(0);

@@ -4,6 +4,7 @@ import {
   ACTION_REPOSITORY,
   ALERT_OUTBOX_REPOSITORY,
   ActionChanges,
+  ACTION_HISTORY_REPOSITORY,
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
   AutomationEngine,
@@ -73,6 +74,7 @@ export function instance(
       bind(USER_REPOSITORY).toConstantValue(store.users);
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
+      bind(ACTION_HISTORY_REPOSITORY).toConstantValue(store.actionHistory);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
       bind(CHANGE_FEED).toConstantValue(store.changeFeed);
       bind(SCHEDULER).toConstantValue(scheduler);

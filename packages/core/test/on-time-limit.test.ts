@@ -29,7 +29,7 @@ describe('maximum on-time of an action', () => {
     const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
     const server = instance(store, clock);
     await limitedPump(server);
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
     expect((await server.engine.tick()).switched).to.have.length(0);
 
     clock.set('2026-06-10T12:29:50Z');
@@ -59,7 +59,7 @@ describe('maximum on-time of an action', () => {
     const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
     const server = instance(store, clock);
     await limitedPump(server, []);
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
     await server.engine.tick();
 
     clock.set('2026-06-10T12:10:00Z');
@@ -76,7 +76,7 @@ describe('maximum on-time of an action', () => {
     const first = instance(store, clock);
     const second = instance(store, clock);
     await limitedPump(first, []);
-    await first.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+    await first.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
     await Promise.all([first.engine.tick(), second.engine.tick()]);
 
     clock.set('2026-06-10T12:31:00Z');
@@ -126,12 +126,12 @@ describe('maximum on-time of an action', () => {
     const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
     const server = instance(store, clock);
     await limitedPump(server, []);
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
     await server.engine.tick();
     clock.set('2026-06-10T12:30:00Z');
     await server.engine.tick();
     clock.set('2026-06-10T12:40:00Z');
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
     expect((await server.engine.tick()).switched).to.have.length(0);
     clock.set('2026-06-10T13:09:00Z');
     expect((await server.engine.tick()).switched).to.have.length(0);
@@ -144,7 +144,7 @@ describe('maximum on-time of an action', () => {
     const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
     const server = instance(store, clock);
     await limitedPump(server, []);
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on' });
+    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
     await server.engine.tick();
     const removed = await server.setLimit.execute({ group: 'gh', object: 'pump_1', maxOnMs: null });
     expect(removed).to.deep.equal({ group: 'gh', object: 'pump_1' });

@@ -5,6 +5,7 @@ import { Container, ContainerModule } from 'inversify';
 import {
   ACTION_REPOSITORY,
   ALERT_OUTBOX_REPOSITORY,
+  ACTION_HISTORY_REPOSITORY,
   AUTOMATION_LOG_REPOSITORY,
   AutomationEngine,
   CHANGE_FEED,
@@ -61,6 +62,7 @@ function app(clock: FakeClock) {
       bind(USER_REPOSITORY).toConstantValue(store.users);
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
+      bind(ACTION_HISTORY_REPOSITORY).toConstantValue(store.actionHistory);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
       bind(CHANGE_FEED).toConstantValue(store.changeFeed);
       bind(SCHEDULER).toConstantValue({ every: () => ({ stop: async () => {} }) });

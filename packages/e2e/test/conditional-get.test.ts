@@ -113,7 +113,9 @@ describe('HTTP conditional GET on the polling routes', () => {
     const secondTag = afterHttp.headers.get('etag') ?? '';
 
     // The CLI, the MQTT bridge and the automation engine write through the same core use cases.
-    await api.container.get(SetActionValue).execute({ group, object: 'pump_1', value: 'off' });
+    await api.container
+      .get(SetActionValue)
+      .execute({ group, object: 'pump_1', value: 'off', actor: { kind: 'cli' } });
     const afterCore = await poll(path, secondTag);
     expect(afterCore.status).to.equal(200);
     expect((afterCore.json() as { message: { value: string }[] }).message[0]?.value).to.equal('off');

@@ -53,6 +53,7 @@ export function validParameter(name: string, pool: Pool): string {
     minValue: '10',
     maxValue: '30.5',
     count: '5',
+    limit: '5',
     userId: pool.userId,
     id: pool.userId,
     chartName: pool.chartName,

@@ -30,7 +30,12 @@ import { clientAddressMiddleware, clientAddressOf } from './edge/client-address.
 import { hostCheck, hostGuardMiddleware } from './edge/host.js';
 import { DEFAULT_BODY_TIMEOUT_MS, jsonBodyParser } from './edge/json-body.js';
 import { queryBoundMiddleware } from './edge/query.js';
-import { RateLimiter, rateLimitMiddleware } from './edge/rate-limit.js';
+import {
+  RateLimiter,
+  rateLimitMiddleware,
+  type SharedRateLimit,
+  sharedRateLimitMiddleware,
+} from './edge/rate-limit.js';
 import { BOX_BODY_LIMIT_BYTES, type BoxRouteSettings, boxRouters } from './routes/boxes.js';
 import {
   fetchMetadataMiddleware,
@@ -67,6 +72,8 @@ export interface AppOptions {
   readonly ready?: () => Promise<boolean>;
   /** Requests per minute per client address; 0 or absent: no limit. */
   readonly rateLimitPerMinute?: number;
+  /** The limit counted for every server together (RATE_LIMIT_REDIS_URL), instead of this process's buckets. */
+  readonly sharedRateLimit?: SharedRateLimit;
   /** How the client address is taken from X-Forwarded-For (behind reverse proxies); none by default. */
   readonly trustProxy?: TrustProxy;
   /** Host names requests may name (DNS rebinding); absent or `['*']`: any. */
@@ -199,8 +206,10 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   if (checkHost !== undefined) app.use(hostGuardMiddleware(checkHost));
   app.use(cors(options.corsOrigins));
   const perMinute = options.rateLimitPerMinute ?? 0;
-  const limiter = perMinute > 0 ? new RateLimiter(perMinute) : undefined;
+  const shared = options.sharedRateLimit;
+  const limiter = perMinute > 0 && shared === undefined ? new RateLimiter(perMinute) : undefined;
   if (limiter !== undefined) app.use(rateLimitMiddleware(limiter));
+  if (shared !== undefined) app.use(sharedRateLimitMiddleware(shared));
   app.use(writingHeadMiddleware(policies));
   app.use(fetchMetadataMiddleware(options.corsOrigins, policies));
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults, options.metrics));
@@ -238,6 +247,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
             checkHost,
             clientAddress,
             limiter,
+            shared,
             bodyTimeoutMs,
           },
           viaKoa,
@@ -256,6 +266,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
       checkHost,
       clientAddress,
       limiter,
+      shared,
     },
     viaBoxLane,
   );

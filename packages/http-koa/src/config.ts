@@ -34,6 +34,11 @@ export interface HttpSettings {
   readonly ingestBodyLimitBytes: number;
   /** Requests per minute one client (IP address) may make; 0 turns the limit off. */
   readonly rateLimitPerMinute: number;
+  /**
+   * RATE_LIMIT_REDIS_URL: the request limit counted in this Redis for every server of the installation,
+   * instead of in each process (see edge/shared-rate-limit.ts); unset: per process.
+   */
+  readonly rateLimitRedisUrl?: string;
   /** Behind reverse proxies: how the client address is taken from X-Forwarded-For. */
   readonly trustProxy: TrustProxy;
   /**
@@ -135,6 +140,10 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const ingestBodyLimitBytes = integer('INGEST_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024);
 
   const rateLimitPerMinute = integer('RATE_LIMIT_PER_MINUTE', 0, 100_000_000);
+  const rateLimitRedisUrl = optional('RATE_LIMIT_REDIS_URL');
+  if (rateLimitRedisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/u.test(rateLimitRedisUrl)) {
+    problems.push('RATE_LIMIT_REDIS_URL must be a redis:// or rediss:// URL');
+  }
   const trustProxy = parseTrustProxy(read('TRUST_PROXY'), problems);
   const allowedHosts = parseAllowedHosts(optional('ALLOWED_HOSTS'), problems);
   const bodyTimeoutMs = integer('BODY_TIMEOUT_MS', 100, 600_000);
@@ -194,6 +203,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     bodyLimitBytes,
     ingestBodyLimitBytes,
     rateLimitPerMinute,
+    ...(rateLimitRedisUrl === undefined ? {} : { rateLimitRedisUrl }),
     trustProxy,
     allowedHosts,
     bodyTimeoutMs,

@@ -2,18 +2,21 @@ import { createServer, type RequestListener, type Server, type ServerOptions } f
 import { type AddressInfo, type Server as NetServer } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { LOGGER, type Logger, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
-import { inject, injectable } from 'inversify';
+import { inject, injectable, optional } from 'inversify';
 import { AccessControl } from './access/access.js';
 import { createApp } from './app.js';
 import { trustedProxy } from './edge/client-address.js';
 import { shareConnectionsByAddress } from './edge/connections.js';
 import { type HttpSettings } from './config.js';
+import { type SharedRateLimit } from './edge/rate-limit.js';
 import { ClientFaultLog } from './logger.js';
 import { HTTP_METRICS, type HttpMetrics } from './edge/metrics.js';
 import { type HttpUseCases } from './routes/routing.js';
 
 export const HTTP_SETTINGS = Symbol.for('hortus.http.Settings');
 export const HTTP_USE_CASES = Symbol.for('hortus.http.UseCases');
+/** The request limit shared by every server (RATE_LIMIT_REDIS_URL), bound by the composition root when set. */
+export const SHARED_RATE_LIMIT = Symbol.for('hortus.http.SharedRateLimit');
 
 /** The Koa application on a Node HTTP server: listens, and drains its requests when closed. */
 @injectable()
@@ -33,6 +36,7 @@ export class HttpServer {
     @inject(AccessControl) access: AccessControl,
     @inject(HTTP_METRICS) readonly metrics: HttpMetrics,
     @inject(STORE_LIFECYCLE) store: StoreLifecycle,
+    @inject(SHARED_RATE_LIMIT) @optional() sharedRateLimit?: SharedRateLimit,
   ) {
     const clientFaults = new ClientFaultLog(logger);
     this.clientFaults = clientFaults;
@@ -52,6 +56,7 @@ export class HttpServer {
       metrics,
       ready: () => store.ping(),
       rateLimitPerMinute: settings.rateLimitPerMinute,
+      ...(sharedRateLimit === undefined ? {} : { sharedRateLimit }),
       trustProxy: settings.trustProxy,
       pollLane: settings.pollLane,
       answerBuilds: settings.answerBuilds,

@@ -1,5 +1,6 @@
 import {
   InvalidInputError,
+  MQTT_ACTOR,
   type Logger,
   NotFoundError,
   type SetActionValue,
@@ -91,7 +92,7 @@ export class MqttCommands {
       return;
     }
     try {
-      await this.setActionValue.execute({ group, object, value });
+      await this.setActionValue.execute({ group, object, value, actor: MQTT_ACTOR });
       this.counts.applied += 1;
       this.log.info('mqtt.command_applied', { group, object, value });
     } catch (error) {

@@ -14,6 +14,7 @@ import {
   DeleteGroup,
   DeleteReadings,
   GetAction,
+  ListActionHistory,
   LOGGER,
   type Logger,
   RecordReadings,
@@ -252,6 +253,10 @@ suite(`Home Assistant discovery and MQTT commands against Mosquitto${brokerUp ? 
       }),
     );
     expect(h.bridge.stats().commands).to.include({ applied: 1, unknownAction: 0, badValue: 0 });
+    const history = await h.container.get(ListActionHistory).execute({ group: 'greenhouse' });
+    expect(history.map((entry) => [entry.object, entry.value, entry.actor])).to.deep.equal([
+      ['pump_1', 'on', { kind: 'mqtt' }],
+    ]);
   });
 
   it('when a command names an unknown action or value, or is retained, then nothing changes and each is counted, with one warning per interval', async () => {
@@ -278,6 +283,7 @@ suite(`Home Assistant discovery and MQTT commands against Mosquitto${brokerUp ? 
     const warnings = h.events.filter((event) => event['event'] === 'mqtt.command_ignored');
     expect(warnings).to.have.length(1);
     expect(h.bridge.stats().received, 'commands are not readings').to.equal(0);
+    expect(await h.container.get(ListActionHistory).execute({ group: 'greenhouse' })).to.deep.equal([]);
   });
 
   it("when an action is deleted, then its switch config is cleared and the group's other configs stay", async () => {

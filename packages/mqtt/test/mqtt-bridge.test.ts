@@ -329,7 +329,9 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
 
   it('when an action value is set, then a fresh subscriber receives it retained on <prefix>/<group>/actions/<object>', async () => {
     await h.container.get(CreateAction).execute({ group: 'greenhouse', object: 'pump_1' });
-    await h.container.get(SetActionValue).execute({ group: 'greenhouse', object: 'pump_1', value: 'on' });
+    await h.container
+      .get(SetActionValue)
+      .execute({ group: 'greenhouse', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
     await eventually(() => expect(h.bridge.stats().published).to.equal(1));
 
     const topic = `${h.prefix}/hortus/greenhouse/actions/pump_1`;
@@ -370,7 +372,9 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
     await early.container.get(CreateAction).execute({ group: 'greenhouse', object: 'pump_1' });
     await early.container.get(CreateAction).execute({ group: 'greenhouse', object: 'fan_1' });
     await early.container.get(CreateAction).execute({ group: 'cellar', object: 'light_1' });
-    await early.container.get(SetActionValue).execute({ group: 'greenhouse', object: 'fan_1', value: 'on' });
+    await early.container
+      .get(SetActionValue)
+      .execute({ group: 'greenhouse', object: 'fan_1', value: 'on', actor: { kind: 'cli' } });
     const root = `${early.prefix}/hortus`;
     try {
       await early.bridge.start();
@@ -437,7 +441,9 @@ brokerSuite(`MqttBridge against Mosquitto${suiteNote}`, () => {
       await proxy.close();
       await eventually(() => expect(cut.events.map((event) => event['event'])).to.include('mqtt.offline'));
       await cut.container.get(CreateAction).execute({ group: 'greenhouse', object: 'led_1' });
-      await cut.container.get(SetActionValue).execute({ group: 'greenhouse', object: 'led_1', value: 'on' });
+      await cut.container
+        .get(SetActionValue)
+        .execute({ group: 'greenhouse', object: 'led_1', value: 'on', actor: { kind: 'cli' } });
       await proxy.open();
 
       // The resubscription follows the reconnect shortly; publishing until a reading lands covers that gap.

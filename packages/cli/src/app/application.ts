@@ -29,6 +29,7 @@ import { type Server as SecureServer } from 'node:https';
 import { type AddressInfo } from 'node:net';
 import { type Container } from 'inversify';
 import { BackupJob } from './backups.js';
+import { type StartedRateLimit, startSharedRateLimit } from './shared-rate-limit.js';
 import { MQTT_RETRY_MS, MqttBridgeKeeper, RetentionJob, startAlertDelivery } from './background.js';
 import { type AppConfig } from './config.js';
 import { accessState, isLoopback, listeningAddresses, OPEN_TO_NETWORK } from './exposure.js';
@@ -91,6 +92,7 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
   const container = options.container ?? (await createContainer(config, options));
   const logger = options.logger ?? container.get<Logger>(LOGGER);
   const store = container.get<StoreLifecycle>(STORE_LIFECYCLE);
+  let sharedLimit: StartedRateLimit | undefined;
   try {
     await store.start();
     for (const message of store.startWarnings?.() ?? [])
@@ -101,6 +103,7 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
       const event = demo.created.length === 0 ? 'demo already there' : 'demo seeded';
       logger.info(event, { group: demo.group, readings: demo.readings });
     }
+    sharedLimit = await startSharedRateLimit(config, container, logger);
     const http = container.get(HttpServer);
     const startBackground = prepareBackground(config, container, logger, options);
     const secure = await startHttps(config, http, logger);
@@ -143,7 +146,7 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
     let closing: Promise<void> | undefined;
     const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     const close = (): Promise<void> =>
-      (closing ??= shutDown(http, secure?.listener, store, background, logger, graceMs));
+      (closing ??= shutDown(http, secure?.listener, store, background, logger, graceMs, sharedLimit));
     return {
       url,
       server: http.server,
@@ -153,6 +156,7 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
       ...(demo === undefined ? {} : { demo }),
     };
   } catch (error) {
+    sharedLimit?.close();
     await store.close();
     throw error;
   }
@@ -352,6 +356,7 @@ async function shutDown(
   background: BackgroundWork,
   logger: Logger,
   graceMs: number,
+  sharedLimit: StartedRateLimit | undefined,
 ): Promise<void> {
   logger.info('shutting down', { graceMs });
   // The engine's tick in progress finishes while requests drain; both need the store.
@@ -367,6 +372,7 @@ async function shutDown(
   if (background.engine !== undefined) logger.info('automations stopped');
   // After the requests: a change they made is still published; what the bridge queued is stored.
   await background.mqtt?.stop();
+  sharedLimit?.close();
   await store.close();
   logger.info('stopped');
   // The request log is written in batches: nothing it holds may be lost once close() has resolved.

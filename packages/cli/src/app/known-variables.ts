@@ -74,6 +74,7 @@ export const knownVariables: readonly string[] = [
   'POLL_LANE',
   'PORT',
   'RATE_LIMIT_PER_MINUTE',
+  'RATE_LIMIT_REDIS_URL',
   'RETENTION_DAYS',
   'ROLLUP_RETENTION_DAYS',
   'SIGNUP',

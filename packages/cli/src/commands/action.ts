@@ -1,6 +1,8 @@
 import {
   type Action,
+  type ActionActor,
   type ActionLimit,
+  CLI_ACTOR,
   CreateAction,
   durationText,
   GetGroup,
@@ -10,6 +12,7 @@ import {
   DeleteAction,
   GetAction,
   GetActionsOfGroup,
+  ListActionHistory,
   ReplaceAutomations,
   SetActionValue,
   switchStates,
@@ -101,6 +104,12 @@ function showAutomations(action: LimitedAction): string {
   return lines.join('\n');
 }
 
+/** `user 64b7…`, `key 64b8…`, `engine (time)`, `cli`: who it was, in the words of the actor kinds. */
+function byWhom(actor: ActionActor): string {
+  if (actor.id === undefined) return actor.kind;
+  return actor.kind === 'engine' ? `engine (${actor.id})` : `${actor.kind} ${actor.id}`;
+}
+
 export function registerActionCommands(program: Command, io: RunIo): void {
   const store = storeFor(io);
   const action = withExamples(
@@ -170,7 +179,7 @@ export function registerActionCommands(program: Command, io: RunIo): void {
                   'add --force to set it anyway',
               );
             }
-            return useCase(SetActionValue).execute({ group: options.group, object, value });
+            return useCase(SetActionValue).execute({ group: options.group, object, value, actor: CLI_ACTOR });
           });
           outputFor(io, command).result(updated, showAction);
         },
@@ -220,6 +229,41 @@ export function registerActionCommands(program: Command, io: RunIo): void {
         outputFor(io, command).result(deleted, (a) => say`Deleted action ${a.object} of group ${a.group}.`);
       }),
     'hortus action delete pump_1 --group greenhouse-1',
+  );
+  withExamples(
+    action
+      .command('history')
+      .description('who switched the actions of a group (or one action) and when, newest first')
+      .argument('[object]', 'only this action')
+      .addOption(groupOption())
+      .option('--limit <n>', 'how many entries (1 to 1000)', '20')
+      .action(
+        async (object: string | undefined, options: { group: string; limit: string }, command: Command) => {
+          const entries = await store(command, (useCase) =>
+            useCase(ListActionHistory).execute({ group: options.group, object, limit: options.limit }),
+          );
+          outputFor(io, command).result(entries, (all) =>
+            listOrNote(
+              all,
+              object === undefined
+                ? say`No switches recorded in group ${options.group}.`
+                : say`No switches of ${object} recorded in group ${options.group}.`,
+              (rows) =>
+                table(
+                  ['TIME', 'OBJECT', 'VALUE', 'BY'],
+                  rows.map((entry) => [
+                    entry.at.toISOString(),
+                    entry.object,
+                    entry.value,
+                    byWhom(entry.actor),
+                  ]),
+                ),
+            ),
+          );
+        },
+      ),
+    'hortus action history --group greenhouse-1',
+    'hortus action history pump_1 --group greenhouse-1 --limit 5',
   );
   withExamples(
     action

@@ -15,7 +15,6 @@ import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
-import { NotFoundError } from '../shared/errors.js';
 import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
 import { type AutomationEvent, type AutomationTrigger, type NewAutomationEvent } from './automation-event.js';
 import { type WakeUps } from './wake-ups.js';
@@ -257,13 +256,12 @@ export class RunAutomations {
   ): Promise<Switched | undefined> {
     if (action.value === value) return undefined;
     if (value === ON_VALUE && (await this.resting(action, now))) return undefined;
-    // The same use case as a client's or the CLI's switch: one path for every change of a value.
-    const updated = await this.setValue
-      .execute({ group: action.group, object: action.object, value })
-      .catch((error: unknown) => {
-        if (error instanceof NotFoundError) return undefined;
-        throw error;
-      });
+    // The same use case as a client's or the CLI's switch: one path for every change of a value, recorded
+    // in the action history with the engine and the kind of rule as its actor.
+    const updated = await this.setValue.apply(action.group, action.object, value, {
+      kind: 'engine',
+      id: trigger,
+    });
     if (updated === undefined) return undefined;
     const event = await this.log.record({
       group: action.group,

@@ -1,4 +1,8 @@
 import { inject, injectable } from 'inversify';
+import {
+  ACTION_HISTORY_REPOSITORY,
+  type ActionHistoryRepository,
+} from '../action-history/action-history.port.js';
 import { ACCESS_KEY_REPOSITORY, type AccessKeyRepository } from '../access-keys/access-key.port.js';
 import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
 import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from '../alerts/alert-outbox.port.js';
@@ -50,6 +54,7 @@ export class DeleteGroup {
     @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
     @inject(NOTIFICATION_REPOSITORY) private readonly notifications: NotificationRepository,
     @inject(AUTOMATION_LOG_REPOSITORY) private readonly automationLog: AutomationLogRepository,
+    @inject(ACTION_HISTORY_REPOSITORY) private readonly actionHistory: ActionHistoryRepository,
     @inject(ACCESS_KEY_REPOSITORY) private readonly accessKeys: AccessKeyRepository,
     @inject(ALERT_OUTBOX_REPOSITORY) private readonly outbox: AlertOutboxRepository,
     @inject(CLOCK) private readonly clock: Clock,
@@ -88,6 +93,7 @@ export class DeleteGroup {
     const readings = await this.readings.deleteRange({ group, from: EARLIEST, to: LATEST });
     const notifications = await this.notifications.deleteByGroup(group);
     const automationEvents = await this.automationLog.deleteByGroup(group);
+    await this.actionHistory.deleteByGroup(group);
     // Its webhooks (and their secrets) go too: a new group of that name must not feed them.
     await this.outbox.forgetGroup(group, 'cancelled: the group was deleted');
     const removedRecord = await this.groups.delete(group);

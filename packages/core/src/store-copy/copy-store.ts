@@ -8,6 +8,7 @@ import {
   countReadings,
   firmwareKey,
   groupNames,
+  historyOf,
   type PagedListing,
 } from './listings.js';
 
@@ -19,6 +20,7 @@ export const copiedResources = [
   'devices',
   'pendingBoxes',
   'actions',
+  'actionHistory',
   'alertSettings',
   'outbox',
   'notifications',
@@ -42,6 +44,7 @@ export const copiedRepositories = [
   'accessKeys',
   'devices',
   'actions',
+  'actionHistory',
   'alertOutbox',
   'notifications',
   'historyCharts',
@@ -272,6 +275,17 @@ export class CopyStore {
           if (!done) return false;
         }
         return true;
+      case 'actionHistory':
+        for (const group of await source.actionHistory.groups()) {
+          // Oldest first, so entries of the same instant keep their order on the target.
+          const entries = (await historyOf(source, group)).reverse();
+          const done = await step(entries, async (historyEntry) => {
+            await target.actionHistory.restore(historyEntry);
+            return true;
+          });
+          if (!done) return false;
+        }
+        return true;
       case 'historyCharts':
         return step(await chartRecords(source), async (record) => {
           await target.historyCharts.restore(record);
@@ -365,6 +379,12 @@ export class CopyStore {
         for (const group of (await stores.actions.groupRevisions()).keys()) {
           count += (await stores.actions.listByGroup(group)).length;
         }
+        return count;
+      }
+      case 'actionHistory': {
+        let count = 0;
+        for (const group of await stores.actionHistory.groups())
+          count += (await historyOf(stores, group)).length;
         return count;
       }
       case 'historyCharts':

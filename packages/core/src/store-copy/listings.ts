@@ -1,3 +1,4 @@
+import { type ActionHistoryEntry } from '../action-history/action-history.js';
 import { type GroupNotifySettings } from '../alerts/alert-message.js';
 import { type HistoryChart } from '../history-charts/history-chart.js';
 import { type ReadingCursor, type ReadingRepository } from '../readings/reading.port.js';
@@ -22,6 +23,14 @@ export async function alertSettings(
     if (settings !== undefined) found.push(settings);
   }
   return found;
+}
+
+/** Every history entry of the group, newest first (at most ACTION_HISTORY_KEEP per action are kept). */
+export function historyOf(
+  stores: Pick<Repositories, 'actionHistory'>,
+  group: string,
+): Promise<ActionHistoryEntry[]> {
+  return stores.actionHistory.list(group, undefined, Number.MAX_SAFE_INTEGER);
 }
 
 /** Every chart record: clients name a record by any userId, not only a stored user's. */

@@ -1,4 +1,5 @@
-import { type Middleware } from 'koa';
+import { type IncomingMessage } from 'node:http';
+import { type Context, type Middleware } from 'koa';
 import { json, send } from '../routes/routing.js';
 
 export type RateDecision =
@@ -78,6 +79,31 @@ export class RateLimiter {
 }
 
 /**
+ * Requests counted outside the process (RATE_LIMIT_REDIS_URL): every server of an installation takes from
+ * one allowance per client, so the answer comes later. It never rejects: when the count cannot be had, the
+ * implementation decides by itself (see edge/shared-rate-limit.ts).
+ */
+export interface SharedRateLimit {
+  take(client: string): Promise<RateDecision>;
+}
+
+/**
+ * What a lane already decided for a request it hands to Koa: a shared take costs a count in the shared
+ * backend, refused or not, so Koa answers the lane's decision instead of taking a second time.
+ */
+const decided = new WeakMap<IncomingMessage, RateDecision>();
+
+/** Hands a request to Koa with its shared decision (see `decided`). */
+export function handOverDecided(request: IncomingMessage, decision: RateDecision): void {
+  decided.set(request, decision);
+}
+
+function refuse(ctx: Context, decision: Exclude<RateDecision, { allowed: true }>): void {
+  ctx.set('Retry-After', String(decision.retryAfterSeconds));
+  send(ctx, json({ message: `Too many requests, try again in ${decision.retryAfterSeconds} s` }, 429));
+}
+
+/**
  * 429 JSON `{message}` with Retry-After once a client (by IP address) has used up its allowance. The poll
  * lane takes its token from the same limiter and answers what it takes, so no request is counted twice.
  */
@@ -85,8 +111,16 @@ export function rateLimitMiddleware(limiter: RateLimiter): Middleware {
   return (ctx, next) => {
     const decision = limiter.take(ctx.ip);
     if (decision.allowed) return next();
-    ctx.set('Retry-After', String(decision.retryAfterSeconds));
-    send(ctx, json({ message: `Too many requests, try again in ${decision.retryAfterSeconds} s` }, 429));
+    refuse(ctx, decision);
     return Promise.resolve();
+  };
+}
+
+/** The same with the shared count: a request a lane took for and handed over is not counted again. */
+export function sharedRateLimitMiddleware(limit: SharedRateLimit): Middleware {
+  return async (ctx, next) => {
+    const decision = decided.get(ctx.req) ?? (await limit.take(ctx.ip));
+    if (decision.allowed) return next();
+    refuse(ctx, decision);
   };
 }

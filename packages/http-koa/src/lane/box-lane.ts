@@ -1,10 +1,10 @@
-import { type IncomingMessage, type RequestListener } from 'node:http';
+import { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { ANONYMOUS, type Logger } from '@hortus/core';
 import { EdgeError, errorBody, routeErrorAnswer } from '../edge/errors.js';
 import { type HostCheck } from '../edge/host.js';
 import { parseJsonBody } from '../edge/json-body.js';
 import { type HttpMetrics } from '../edge/metrics.js';
-import { type RateLimiter } from '../edge/rate-limit.js';
+import { handOverDecided, type RateLimiter, type SharedRateLimit } from '../edge/rate-limit.js';
 import { logRequest, requestIdOf } from '../edge/request.js';
 import { securityHeaders } from '../edge/security.js';
 import { type ClientFaultLog } from '../logger.js';
@@ -25,6 +25,8 @@ export interface BoxLaneOptions {
   /** The client's address from the socket's and X-Forwarded-For; undefined: the socket's, as Koa reads it. */
   readonly clientAddress: ((socketAddress: string, forwardedFor: string) => string) | undefined;
   readonly limiter: RateLimiter | undefined;
+  /** The shared count (RATE_LIMIT_REDIS_URL), instead of `limiter`. */
+  readonly shared: SharedRateLimit | undefined;
   /** How long a body may take to arrive (BODY_TIMEOUT_MS), as the chain's body parser allows. */
   readonly bodyTimeoutMs: number;
 }
@@ -80,7 +82,7 @@ function plainBoxRequest(request: IncomingMessage): boolean {
  */
 export function boxLane(options: BoxLaneOptions, fallback: RequestListener): RequestListener {
   if (route === undefined) throw new Error('the box endpoint has no route');
-  const { useCases, logger, requestLogger, metrics, limiter, checkHost, clientFaults } = options;
+  const { useCases, logger, requestLogger, metrics, limiter, shared, checkHost, clientFaults } = options;
   const policy = {
     ...errorPolicyOfRoute(boxEndpointRoutes, route, undefined),
     bodyLimitBytes: BOX_BODY_LIMIT_BYTES,
@@ -113,29 +115,16 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
     sweeper.unref();
   };
 
-  return (request, response) => {
-    const started = performance.now();
-    const url = request.url ?? '';
-    const action = boxPath.exec(url)?.[1];
-    if (
-      action === undefined ||
-      !plainBoxRequest(request) ||
-      (checkHost !== undefined && !('allowed' in checkHost(request)))
-    ) {
-      fallback(request, response);
-      return;
-    }
+  /** Reads and answers a request the lane has taken, with its token. */
+  const respond = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    started: number,
+    url: string,
+    action: string,
+    clientAddress: string,
+  ): void => {
     const { headers } = request;
-    const socketAddress = request.socket.remoteAddress ?? '';
-    const clientAddress =
-      options.clientAddress === undefined
-        ? socketAddress
-        : options.clientAddress(socketAddress, textOf(headers['x-forwarded-for']));
-    // A refused take consumes nothing, so Koa takes again and answers the 429 itself.
-    if (limiter !== undefined && !limiter.take(clientAddress).allowed) {
-      fallback(request, response);
-      return;
-    }
     const requestId = requestIdOf(textOf(headers['x-request-id']));
     let answered = false;
     const write = (reply: Reply, extra: readonly string[]): void => {
@@ -238,5 +227,43 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
         writeError(error);
       }
     };
+  };
+
+  return (request, response) => {
+    const started = performance.now();
+    const url = request.url ?? '';
+    const action = boxPath.exec(url)?.[1];
+    if (
+      action === undefined ||
+      !plainBoxRequest(request) ||
+      (checkHost !== undefined && !('allowed' in checkHost(request)))
+    ) {
+      fallback(request, response);
+      return;
+    }
+    const { headers } = request;
+    const socketAddress = request.socket.remoteAddress ?? '';
+    const clientAddress =
+      options.clientAddress === undefined
+        ? socketAddress
+        : options.clientAddress(socketAddress, textOf(headers['x-forwarded-for']));
+    // A refused take consumes nothing, so Koa takes again and answers the 429 itself.
+    if (limiter !== undefined && !limiter.take(clientAddress).allowed) {
+      fallback(request, response);
+      return;
+    }
+    if (shared === undefined) {
+      respond(request, response, started, url, action, clientAddress);
+      return;
+    }
+    // Counted in the shared backend: a refused take has counted too, so Koa answers this decision.
+    void shared.take(clientAddress).then((decision) => {
+      if (decision.allowed) {
+        respond(request, response, started, url, action, clientAddress);
+      } else {
+        handOverDecided(request, decision);
+        fallback(request, response);
+      }
+    });
   };
 }

@@ -1,4 +1,4 @@
-import { type RequestListener } from 'node:http';
+import { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { ANONYMOUS, type Logger } from '@hortus/core';
 import { type AccessControl } from '../access/access.js';
 import { type AccessRule, accessRuleOf, decideRoute } from '../access/route-rules.js';
@@ -18,7 +18,7 @@ import {
 } from '../routes/routing.js';
 import { type AnswerCache } from '../routes/conditional.js';
 import { validate } from '../routes/schemas.js';
-import { type RateLimiter } from '../edge/rate-limit.js';
+import { handOverDecided, type RateLimiter, type SharedRateLimit } from '../edge/rate-limit.js';
 import { securityHeaders } from '../edge/security.js';
 
 export interface PollLaneOptions {
@@ -36,6 +36,8 @@ export interface PollLaneOptions {
   /** The client's address from the socket's and X-Forwarded-For; undefined: the socket's, as Koa reads it. */
   readonly clientAddress: ((socketAddress: string, forwardedFor: string) => string) | undefined;
   readonly limiter: RateLimiter | undefined;
+  /** The shared count (RATE_LIMIT_REDIS_URL), instead of `limiter`. */
+  readonly shared: SharedRateLimit | undefined;
 }
 
 interface LaneRoute {
@@ -49,6 +51,8 @@ interface LaneRoute {
 
 /** Without access control every route is open and the caller anonymous. */
 const OPEN = Object.freeze({ access: undefined, caller: ANONYMOUS });
+/** Who calls and what they may do, as the access middleware would find it. */
+type KnownAccess = NonNullable<ReturnType<AccessControl['accessKnownNow']>> | typeof OPEN;
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 const NO_BODY: Readonly<Record<string, unknown>> = Object.freeze({});
 const securityHeaderPairs = Object.entries(securityHeaders).flat();
@@ -87,7 +91,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       });
     }
   }
-  const { useCases, logger, requestLogger, metrics, access, limiter, checkHost } = options;
+  const { useCases, logger, requestLogger, metrics, access, limiter, shared, checkHost } = options;
   /** The route of a path, case-insensitively, with or without one trailing slash, as the routers match. */
   const routeOf = (path: string): LaneRoute | undefined => {
     const lower = path.toLowerCase();
@@ -104,50 +108,20 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     }
   };
 
-  return (request, response) => {
-    const started = performance.now();
+  /** Answers a request the lane has taken, with its token. */
+  const respond = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    started: number,
+    path: string,
+    route: LaneRoute,
+    known: KnownAccess,
+    query: Record<string, unknown>,
+    clientAddress: string,
+    ifNoneMatch: string,
+    authorization: string,
+  ): void => {
     const { headers } = request;
-    const url = request.url ?? '';
-    const mark = url.indexOf('?');
-    const path = mark === -1 ? url : url.slice(0, mark);
-    const route = request.method === 'GET' ? routeOf(path) : undefined;
-    // A GET with a body is unusual enough to take the long way, where body limits are enforced.
-    if (
-      route === undefined ||
-      (headers['content-length'] !== undefined && headers['content-length'] !== '0') ||
-      headers['transfer-encoding'] !== undefined ||
-      (checkHost !== undefined && !('allowed' in checkHost(request)))
-    ) {
-      fallback(request, response);
-      return;
-    }
-    const ifNoneMatch = headers['if-none-match'] ?? '';
-    const authorization = headers.authorization ?? '';
-    const known = access === undefined ? OPEN : access.accessKnownNow(authorization, headers.cookie);
-    const search = mark === -1 ? '' : url.slice(mark + 1);
-    if (tooManyParameters(search)) {
-      fallback(request, response);
-      return;
-    }
-    const query = parseQuery(search);
-    if (known === undefined || ifNoneMatch.includes('*') || !valid(route.spec, query)) {
-      fallback(request, response);
-      return;
-    }
-    if (!decideRoute(route.rule, known.access, { query, params: NO_PARAMS, body: NO_BODY }).allowed) {
-      fallback(request, response);
-      return;
-    }
-    const socketAddress = request.socket.remoteAddress ?? '';
-    const clientAddress =
-      options.clientAddress === undefined
-        ? socketAddress
-        : options.clientAddress(socketAddress, textOf(headers['x-forwarded-for']));
-    // A refused take consumes nothing, so Koa takes again and answers the 429 itself.
-    if (limiter !== undefined && !limiter.take(clientAddress).allowed) {
-      fallback(request, response);
-      return;
-    }
     const input: RouteInput = {
       query,
       params: NO_PARAMS,
@@ -217,5 +191,86 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       else if ('notModified' in answer) write(304, ['ETag', answer.tag, ...caching(undefined)], undefined);
       else write(200, ['ETag', answer.tag, ...caching('no-cache'), ...JSON_TYPE], answer.body);
     }, writeError);
+  };
+
+  return (request, response) => {
+    const started = performance.now();
+    const { headers } = request;
+    const url = request.url ?? '';
+    const mark = url.indexOf('?');
+    const path = mark === -1 ? url : url.slice(0, mark);
+    const route = request.method === 'GET' ? routeOf(path) : undefined;
+    // A GET with a body is unusual enough to take the long way, where body limits are enforced.
+    if (
+      route === undefined ||
+      (headers['content-length'] !== undefined && headers['content-length'] !== '0') ||
+      headers['transfer-encoding'] !== undefined ||
+      (checkHost !== undefined && !('allowed' in checkHost(request)))
+    ) {
+      fallback(request, response);
+      return;
+    }
+    const ifNoneMatch = headers['if-none-match'] ?? '';
+    const authorization = headers.authorization ?? '';
+    const known = access === undefined ? OPEN : access.accessKnownNow(authorization, headers.cookie);
+    const search = mark === -1 ? '' : url.slice(mark + 1);
+    if (tooManyParameters(search)) {
+      fallback(request, response);
+      return;
+    }
+    const query = parseQuery(search);
+    if (known === undefined || ifNoneMatch.includes('*') || !valid(route.spec, query)) {
+      fallback(request, response);
+      return;
+    }
+    if (!decideRoute(route.rule, known.access, { query, params: NO_PARAMS, body: NO_BODY }).allowed) {
+      fallback(request, response);
+      return;
+    }
+    const socketAddress = request.socket.remoteAddress ?? '';
+    const clientAddress =
+      options.clientAddress === undefined
+        ? socketAddress
+        : options.clientAddress(socketAddress, textOf(headers['x-forwarded-for']));
+    // A refused take consumes nothing, so Koa takes again and answers the 429 itself.
+    if (limiter !== undefined && !limiter.take(clientAddress).allowed) {
+      fallback(request, response);
+      return;
+    }
+    if (shared === undefined) {
+      respond(
+        request,
+        response,
+        started,
+        path,
+        route,
+        known,
+        query,
+        clientAddress,
+        ifNoneMatch,
+        authorization,
+      );
+      return;
+    }
+    // Counted in the shared backend: a refused take has counted too, so Koa answers this decision.
+    void shared.take(clientAddress).then((decision) => {
+      if (decision.allowed) {
+        respond(
+          request,
+          response,
+          started,
+          path,
+          route,
+          known,
+          query,
+          clientAddress,
+          ifNoneMatch,
+          authorization,
+        );
+      } else {
+        handOverDecided(request, decision);
+        fallback(request, response);
+      }
+    });
   };
 }

@@ -1,5 +1,14 @@
-import { type Action, type GetGroup, NotFoundError, readActionLimits } from '@hortus/core';
 import {
+  type Action,
+  actorOf,
+  DEFAULT_ACTION_HISTORY_LIMIT,
+  type GetGroup,
+  MAX_ACTION_HISTORY_LIMIT,
+  NotFoundError,
+  readActionLimits,
+} from '@hortus/core';
+import {
+  countText,
   actionValue,
   automationLogQuery,
   automationsSchema,
@@ -10,6 +19,18 @@ import {
 } from './schemas.js';
 import { revisionTag } from './conditional.js';
 import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
+
+const actionHistoryQuery = object(
+  {
+    group: groupName(),
+    object: text('Only this action, e.g. pump_1; every action of the group when omitted'),
+    limit: {
+      ...countText,
+      description: `How many entries, newest first (1 to ${MAX_ACTION_HISTORY_LIMIT}); ${DEFAULT_ACTION_HISTORY_LIMIT} when omitted`,
+    },
+  },
+  ['group'],
+);
 
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
@@ -53,11 +74,12 @@ export const actionRoutes: RouterSpec = {
         400: { description: "`{message}` naming the invalid field, or `{message: 'no data found'}`" },
         500: failed,
       },
-      handle: async ({ query }, { setActionValue }) => {
+      handle: async ({ query, caller }, { setActionValue }) => {
         await setActionValue.execute({
           group: query['group'],
           object: query['object'],
           value: query['value'],
+          actor: actorOf(caller),
         });
         return json({ message: 'Actions success' });
       },
@@ -193,6 +215,40 @@ export const actionRoutes: RouterSpec = {
           message: (await listAutomationEvents.execute({ group: query['group'], count: query['count'] })).map(
             withUnderscoreId,
           ),
+        }),
+    },
+    {
+      method: 'get',
+      path: '/history',
+      access: 'group',
+      writes: false,
+      summary: 'Who switched the actions of a group (or one action) and when, newest first',
+      description:
+        'Every accepted value change, by whom: a log-in (`user`), an access key (`key`), a request without ' +
+        'a credential while access control is off (`anonymous`), the automation engine (`engine`), the ' +
+        'console (`cli`) or an MQTT command (`mqtt`). The newest 1000 entries of each action are kept.',
+      query: actionHistoryQuery,
+      // An unknown action in `object` is a 404, as for get_automations.
+      responses: {
+        200: {
+          description: '`{message: [ActionHistoryEntry]}`',
+          schema: object({
+            message: { type: 'array', items: { $ref: '#/components/schemas/ActionHistoryEntry' } },
+          }),
+        },
+        400: invalid,
+        404: { description: '`{message}`: the group has no such action' },
+        500: failed,
+      },
+      handle: async ({ query }, { listActionHistory }) =>
+        json({
+          message: (
+            await listActionHistory.execute({
+              group: query['group'],
+              object: query['object'],
+              limit: query['limit'],
+            })
+          ).map(withUnderscoreId),
         }),
     },
   ],

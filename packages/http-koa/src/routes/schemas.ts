@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 
 import addFormatsModule from 'ajv-formats';
 import {
   ACTION_VALUE_MAX_LENGTH,
+  actorKinds,
   conditions,
   EMAIL_MAX_LENGTH,
   frequencies,
@@ -432,6 +433,26 @@ export const entitySchemas: Record<string, JsonSchema> = {
       },
     },
     ['_id', 'group', 'object', 'value', 'previousValue', 'at', 'trigger', 'rule'],
+  ),
+  ActionHistoryEntry: object(
+    {
+      _id: id,
+      group: { type: 'string' },
+      object: { type: 'string' },
+      value: { type: 'string', description: 'The value set' },
+      at: date,
+      actor: object(
+        {
+          kind: { type: 'string', enum: [...actorKinds] },
+          id: {
+            type: 'string',
+            description: 'The user id (user), the key id (key), the trigger: time, sensor or limit (engine)',
+          },
+        },
+        ['kind'],
+      ),
+    },
+    ['_id', 'group', 'object', 'value', 'at', 'actor'],
   ),
   HistoryChart: object(
     {

@@ -1,0 +1,189 @@
+import { connect } from 'node:net';
+import { createClient } from '@redis/client';
+import { CapturingLogger, TcpRelay } from '@hortus/contract-tests';
+import { HTTP_METRICS, type HttpMetrics, SHARED_RATE_LIMIT, type SharedRateLimit } from '@hortus/http-koa';
+import { RedisRateLimit } from '@hortus/http-koa/shared-rate-limit';
+import { type AppOnMemory, expect, startAppOnMemory } from './harness.js';
+
+/** The Redis the tests count in; CI starts one on this port (.ci/run). */
+const REDIS_PORT = Number(process.env['HORTUS_TEST_REDIS_PORT'] ?? '6379');
+const REDIS_URL = `redis://127.0.0.1:${REDIS_PORT}`;
+/** A polled route (the poll lane answers it) and one only Koa answers. */
+const POLLED = '/api/actions/current_state?group=greenhouse';
+const VIA_KOA = '/healthz';
+
+function redisAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+let run = 0;
+/** A key prefix of its own per test: as the installation id does, it keeps counts apart. */
+function newPrefix(): string {
+  run += 1;
+  return `hortus:test-${process.pid}-${Date.now()}-${run}:requests`;
+}
+
+interface Limited {
+  readonly app: AppOnMemory;
+  readonly limit: RedisRateLimit;
+  readonly logger: CapturingLogger;
+}
+
+/** A server of the installation: its own Redis client, counting under `keyPrefix`. */
+async function serverCountingIn(url: string, perMinute: number, keyPrefix: string): Promise<Limited> {
+  const logger = new CapturingLogger();
+  const limit = new RedisRateLimit({ url, perMinute, keyPrefix, logger });
+  await limit.start(1000);
+  const app = await startAppOnMemory({ RATE_LIMIT_PER_MINUTE: String(perMinute) }, (container) => {
+    container.bind<SharedRateLimit>(SHARED_RATE_LIMIT).toConstantValue(limit);
+  });
+  return { app, limit, logger };
+}
+
+async function get(server: Limited, path: string): Promise<Response> {
+  const response = await fetch(`${server.app.url}${path}`);
+  await response.text();
+  return response;
+}
+
+/** How many answers the server's poll lane wrote (the rest went through Koa). */
+function laneAnswers(server: Limited): number {
+  const text = server.app.container.get<HttpMetrics>(HTTP_METRICS).render();
+  return Number(/^hortus_poll_lane_answers_total (\d+)$/mu.exec(text)?.[1]);
+}
+
+function outages(logger: CapturingLogger): number {
+  return logger.lines.filter((line) => line.event === 'rate limit redis unavailable, limiting per process')
+    .length;
+}
+
+const redisUp = await redisAnswers(REDIS_PORT);
+
+describe(
+  redisUp
+    ? 'the request limit shared in Redis (RATE_LIMIT_REDIS_URL)'
+    : `the request limit shared in Redis (skipped: no Redis answers on 127.0.0.1:${REDIS_PORT}; .ci/run starts one)`,
+  function () {
+    this.timeout(30_000);
+    const servers: Limited[] = [];
+    const redis = createClient({ url: REDIS_URL });
+
+    before(async function () {
+      if (!redisUp) this.skip();
+      await redis.connect();
+    });
+
+    after(() => {
+      if (redis.isOpen) redis.destroy();
+    });
+
+    afterEach(async () => {
+      for (const server of servers.splice(0)) {
+        server.limit.close();
+        await server.app.close();
+      }
+    });
+
+    const start = async (url: string, perMinute: number, keyPrefix: string): Promise<Limited> => {
+      const server = await serverCountingIn(url, perMinute, keyPrefix);
+      servers.push(server);
+      return server;
+    };
+
+    it('when requests are split across two servers, then they share one allowance: the next is 429 with Retry-After on either, and each request counted once', async () => {
+      const prefix = newPrefix();
+      const one = await start(REDIS_URL, 6, prefix);
+      const two = await start(REDIS_URL, 6, prefix);
+      const counted = async (): Promise<number> => Number(await redis.get(`${prefix}:127.0.0.1`));
+
+      // A server's first poll goes through Koa (access is not known yet); later ones are the lane's.
+      const allowed = [
+        await get(one, POLLED),
+        await get(two, POLLED),
+        await get(one, POLLED),
+        await get(two, POLLED),
+        await get(one, VIA_KOA),
+        await get(two, POLLED),
+      ];
+      expect(allowed.map((response) => response.status)).to.not.include(429);
+      expect([laneAnswers(one), laneAnswers(two)]).to.deep.equal([1, 2]);
+      expect(await counted()).to.equal(6);
+
+      // The first server asks Redis and is refused: its lane hands the decision to Koa, which does not count again.
+      const refusedByLane = await get(one, POLLED);
+      expect(refusedByLane.status).to.equal(429);
+      expect(Number(refusedByLane.headers.get('retry-after'))).to.be.within(1, 60);
+      expect(await counted()).to.equal(7);
+      expect(laneAnswers(one)).to.equal(1);
+
+      // The second server counted the sixth: it refuses from memory, without asking Redis.
+      const refusedInMemory = await get(two, VIA_KOA);
+      expect(refusedInMemory.status).to.equal(429);
+      expect(Number(refusedInMemory.headers.get('retry-after'))).to.be.within(1, 60);
+      expect(await counted()).to.equal(7);
+    });
+
+    it('when two installations count in one Redis, then their prefixes keep the allowances apart', async () => {
+      const ours = await start(REDIS_URL, 2, newPrefix());
+      const theirs = await start(REDIS_URL, 2, newPrefix());
+
+      expect((await get(ours, VIA_KOA)).status).to.equal(200);
+      expect((await get(ours, VIA_KOA)).status).to.equal(200);
+      expect((await get(ours, VIA_KOA)).status).to.equal(429);
+      expect((await get(theirs, VIA_KOA)).status).to.equal(200);
+    });
+
+    it('when Redis stops answering, then requests are still answered, limited per process, and one warning is logged', async () => {
+      const relay = new TcpRelay(REDIS_PORT);
+      await relay.open();
+      try {
+        const prefix = newPrefix();
+        const one = await start(`redis://127.0.0.1:${relay.port}`, 3, prefix);
+        const two = await start(`redis://127.0.0.1:${relay.port}`, 3, prefix);
+        expect(outages(one.logger)).to.equal(0);
+
+        await relay.close();
+        const statuses = async (server: Limited, count: number): Promise<number[]> => {
+          const seen: number[] = [];
+          for (let i = 0; i < count; i += 1)
+            seen.push((await get(server, i % 2 === 0 ? POLLED : VIA_KOA)).status);
+          return seen;
+        };
+        // Each server now counts alone: three each, then 429.
+        const first = await statuses(one, 4);
+        const second = await statuses(two, 4);
+        expect(first.slice(0, 3)).to.not.include(429);
+        expect(first[3]).to.equal(429);
+        expect(second.slice(0, 3)).to.not.include(429);
+        expect(second[3]).to.equal(429);
+        expect(outages(one.logger)).to.equal(1);
+        expect(outages(two.logger)).to.equal(1);
+      } finally {
+        await relay.close();
+      }
+    });
+
+    it('when no Redis answers at start, then the server starts within the wait, limits per process and says so once', async () => {
+      const relay = new TcpRelay(REDIS_PORT);
+      await relay.open();
+      const closedPort = relay.port;
+      await relay.close();
+
+      const started = performance.now();
+      const alone = await start(`redis://127.0.0.1:${closedPort}`, 2, newPrefix());
+      expect(performance.now() - started).to.be.below(10_000);
+
+      expect((await get(alone, VIA_KOA)).status).to.equal(200);
+      expect((await get(alone, POLLED)).status).to.not.equal(429);
+      expect((await get(alone, VIA_KOA)).status).to.equal(429);
+      expect(outages(alone.logger)).to.equal(1);
+    });
+  },
+);

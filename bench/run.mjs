@@ -309,14 +309,21 @@ async function pollingThroughput() {
       `${pinning && plan.requests === undefined ? ', servers pinned to core 0 and wrk to core 1' : ''}`,
   );
   log('polling throughput: starting servers');
-  const [httpHello, koaHello, koaRoutes, real] = await Promise.all([
+  // BENCH_REDIS_URL adds a server counting its rate limit in that Redis (RATE_LIMIT_REDIS_URL), polled in
+  // the same rounds as the one counting per process: what the shared limit costs per request.
+  const redisUrl = process.env.BENCH_REDIS_URL;
+  const [httpHello, koaHello, koaRoutes, real, redisLimited] = await Promise.all([
     startServer('http-hello'),
     startServer('koa-hello'),
     startServer('koa-routes'),
     startServer('hortus', { BENCH_DEMO: 'on' }),
+    redisUrl === undefined
+      ? undefined
+      : startServer('hortus', { BENCH_DEMO: 'on', BENCH_RATE_LIMIT_REDIS_URL: redisUrl }),
   ]);
-  const tagOf = async (path) => {
-    const reply = await get(real.url, path);
+  const servers = [httpHello, koaHello, koaRoutes, real, redisLimited].filter(Boolean);
+  const tagOf = async (path, server) => {
+    const reply = await get(server.url, path);
     if (reply.status !== 200 || typeof reply.headers.etag !== 'string') {
       throw new Error(`GET ${path} answered ${reply.status} without an ETag`);
     }
@@ -339,10 +346,17 @@ async function pollingThroughput() {
       expect: 304,
       conditional: true,
     })),
+    ...(redisLimited === undefined ? [] : pollingRoutes).map(({ route, path }) => ({
+      name: `Hortus ${route} 304, limit in Redis`,
+      server: redisLimited,
+      path,
+      expect: 304,
+      conditional: true,
+    })),
   ];
   // autocannon takes at least a second a run, so the smoke run does without warming up.
   for (const one of plan.warmupSeconds === undefined ? [] : cases) {
-    const headers = one.conditional ? { 'if-none-match': await tagOf(one.path) } : {};
+    const headers = one.conditional ? { 'if-none-match': await tagOf(one.path, one.server) } : {};
     await load(one.server.url, one.path, plan.warmupSeconds, headers);
   }
   const runs = new Map(cases.map((one) => [one.name, []]));
@@ -352,7 +366,7 @@ async function pollingThroughput() {
     const order = cases.map((_, i) => cases[(i + r) % cases.length]);
     for (const one of order) {
       // Fetched each round: the automation engine may switch a demo device and so change a revision.
-      const headers = one.conditional ? { 'if-none-match': await tagOf(one.path) } : {};
+      const headers = one.conditional ? { 'if-none-match': await tagOf(one.path, one.server) } : {};
       const answeredBefore = one.conditional ? await answered304(one.server) : 0;
       const cpuBefore = await one.server.cpu();
       const result = await load(one.server.url, one.path, plan.seconds, headers);
@@ -380,7 +394,9 @@ async function pollingThroughput() {
   if (plan.requests !== undefined && wrkPath !== undefined) {
     const one = cases.at(-1);
     const before = await answered304(one.server);
-    const result = await loadWithWrk(one.server.url, one.path, 1, { 'if-none-match': await tagOf(one.path) });
+    const result = await loadWithWrk(one.server.url, one.path, 1, {
+      'if-none-match': await tagOf(one.path, one.server),
+    });
     const answered = (await answered304(one.server)) - before;
     if (result.errors > 0 || answered < 0.95 * result.total) {
       throw new Error(
@@ -389,7 +405,7 @@ async function pollingThroughput() {
     }
     log(`  wrk check: ${Math.round(result.rps)} req/s, ${answered} of ${result.total} answered 304`);
   }
-  await Promise.all([httpHello, koaHello, koaRoutes, real].map((server) => server.stop()));
+  await Promise.all(servers.map((server) => server.stop()));
 
   const rpsOf = (name) => runs.get(name).map((result) => result.rps);
   const koa = rpsOf('Koa + router hello');
@@ -665,6 +681,8 @@ async function sqliteStore() {
 /**
  * Polling on SQLite against the memory store, same demo data, alternating round by round: every poll asks
  * the store for the group's revision, which SQLite keeps in the file. Also `--only=sqlite-polling` alone.
+ * Each server's CPU per request is reported too: on a machine loaded by other work the request rates swing
+ * with what the scheduler gives each server, the CPU a request costs much less.
  */
 async function sqlitePolling(dataDirectory) {
   log('SQLite: polling throughput against the memory store');
@@ -675,6 +693,7 @@ async function sqlitePolling(dataDirectory) {
   const polling = {};
   for (const { route, path: routePath } of [...pollingRoutes, notificationsRoute]) {
     const rates = { sqlite: [], memory: [] };
+    const cpus = { sqlite: [], memory: [] };
     // Warm both up first, then every round: one-second samples of two servers on two cores swing by
     // a fifth from round to round, so the ratio is the median of five same-round ratios.
     if (plan.warmupSeconds !== undefined) {
@@ -682,13 +701,24 @@ async function sqlitePolling(dataDirectory) {
       await load(memory.url, routePath, plan.warmupSeconds);
     }
     for (let r = 0; r < plan.rounds; r += 1) {
-      rates.sqlite.push((await load(sqlite.url, routePath, plan.seconds ?? 1)).rps);
-      rates.memory.push((await load(memory.url, routePath, plan.seconds ?? 1)).rps);
+      for (const [name, server] of [
+        ['sqlite', sqlite],
+        ['memory', memory],
+      ]) {
+        const cpuBefore = await server.cpu();
+        const result = await load(server.url, routePath, plan.seconds ?? 1);
+        rates[name].push(result.rps);
+        cpus[name].push(((await server.cpu()) - cpuBefore) / result.total);
+      }
     }
     polling[route] = {
       sqliteRps: Math.round(median(rates.sqlite)),
       memoryRps: Math.round(median(rates.memory)),
       ratio: round(median(rates.sqlite.map((value, i) => value / rates.memory[i]))),
+      sqliteCpuUs: round(median(cpus.sqlite), 1),
+      memoryCpuUs: round(median(cpus.memory), 1),
+      // Memory's CPU per request over SQLite's: as the rate ratio, 1 when SQLite costs nothing extra.
+      cpuRatio: round(median(cpus.memory.map((value, i) => value / cpus.sqlite[i]))),
     };
   }
   await Promise.all([sqlite.stop(), memory.stop()]);
@@ -1154,7 +1184,8 @@ function targets(results) {
       add(
         `Polling ${route}, SQLite vs memory store`,
         '>= 0.9 x',
-        `${figure.ratio} x (${figure.sqliteRps.toLocaleString('en')} vs ${figure.memoryRps.toLocaleString('en')} req/s)`,
+        `${figure.ratio} x (${figure.sqliteRps.toLocaleString('en')} vs ${figure.memoryRps.toLocaleString('en')} req/s;` +
+          ` CPU per request ${figure.sqliteCpuUs} vs ${figure.memoryCpuUs} us, ${figure.cpuRatio} x)`,
         figure.ratio >= 0.9,
       );
     }

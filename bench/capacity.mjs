@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { setInterval } from 'node:timers';
 import { setTimeout as delay } from 'node:timers/promises';
 import { URL } from 'node:url';
-import { BOX_TOPICS } from './box.mjs';
+import { BOX_TOPICS, quietValue } from './box.mjs';
 
 const ORIGIN = 'http://localhost:3000';
 /** An answer later than this is a timeout: the socket is dropped and the client connects anew next time. */
@@ -260,7 +260,7 @@ function box(group) {
   const body = () => {
     const time = new Date().toISOString();
     return JSON.stringify(
-      BOX_TOPICS.map((topic, t) => ({ group, topic, value: 20 + t + Math.random(), time })),
+      BOX_TOPICS.map((topic, t) => ({ group, topic, value: quietValue(topic, t) + Math.random(), time })),
     );
   };
   return new Client([{ route: 'readings', method: 'POST', path: '/api/data/readings', body, expect: [202] }]);

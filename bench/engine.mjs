@@ -133,6 +133,9 @@ async function seed(repositories, groups, clock, concurrency) {
         await repositories.readings.add(readingsOf(name, clock.at, index));
       }),
     );
+    // Seeding ten thousand groups on the test MongoDB takes minutes: show that it moves.
+    if ((start + concurrency) % 1000 < concurrency)
+      log(`  seeded ${start + concurrency} of ${names.length} groups`);
   }
   return names;
 }

@@ -6,7 +6,7 @@ import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL, URL } from 'node:url';
-import { BOX_TOPICS } from './box.mjs';
+import { BOX_TOPICS, quietValue } from './box.mjs';
 
 const fromHttpKoa = createRequire(new URL('../packages/http-koa/package.json', import.meta.url));
 const load = (name) => import(pathToFileURL(fromHttpKoa.resolve(name)).href);
@@ -50,6 +50,8 @@ async function seedReadings(repository, group, topics, perTopic, stepMs, endMs) 
 }
 
 let groupSeeder;
+/** Groups seeded at a time: each group's writes wait on the store's round trips, not on this process. */
+const SEED_CONCURRENCY = 8;
 let seededGroups = 0;
 
 /**
@@ -62,29 +64,36 @@ async function seedGroups(container, tokens, from, count) {
   const readings = container.get(tokens.READING_REPOSITORY);
   const notifications = container.get(tokens.NOTIFICATION_REPOSITORY);
   const end = Math.floor(Date.now() / 300_000) * 300_000;
-  for (let g = from; g < count; g += 1) {
-    const group = `bench-${g}`;
-    await groups.create({
-      name: group,
-      package: 'small',
-      employee: [`bench-${g}`],
-      settings: [{ tempMin: 15 }, { tempMax: 30 }, { moistureMin: 30 }, { moistureMax: 70 }],
-    });
-    await notifications.create({
-      group,
-      time: new Date(end),
-      message: 'Bench: soil moisture of sensor 3 is below its minimum',
-      topic: 'esp/ground/moisture/3',
-      value: 29.5,
-    });
-    const batch = [];
-    for (let i = 0; i < 12; i += 1) {
-      const time = new Date(end - (11 - i) * 300_000);
-      for (const [t, topic] of BOX_TOPICS.entries())
-        batch.push({ group, topic, value: 20 + t + i / 10, time });
-    }
-    await readings.add(batch);
+  let next = from;
+  const worker = async () => {
+    for (let g = next++; g < count; g = next++) await seedGroup(groups, readings, notifications, g, end);
+  };
+  await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
+}
+
+/** One group of seedGroups. */
+async function seedGroup(groups, readings, notifications, g, end) {
+  const group = `bench-${g}`;
+  await groups.create({
+    name: group,
+    package: 'small',
+    employee: [`bench-${g}`],
+    settings: [{ tempMin: 15 }, { tempMax: 30 }, { moistureMin: 30 }, { moistureMax: 70 }],
+  });
+  await notifications.create({
+    group,
+    time: new Date(end),
+    message: 'Bench: soil moisture of sensor 3 is below its minimum',
+    topic: 'esp/ground/moisture/3',
+    value: 29.5,
+  });
+  const batch = [];
+  for (let i = 0; i < 12; i += 1) {
+    const time = new Date(end - (11 - i) * 300_000);
+    for (const [t, topic] of BOX_TOPICS.entries())
+      batch.push({ group, topic, value: quietValue(topic, t) + i / 10, time });
   }
+  await readings.add(batch);
 }
 
 /**

@@ -131,10 +131,12 @@ export class InMemoryAlertOutboxRepository implements AlertOutboxRepository {
     return this.messages.slice(start, start + limit).map((message) => structuredClone(message));
   }
 
-  async restore(message: OutboxMessage): Promise<void> {
-    const index = this.messages.findIndex((held) => held.id === message.id);
-    if (index === -1) this.messages.push(structuredClone(message));
-    else this.messages[index] = structuredClone(message);
+  async restore(messages: readonly OutboxMessage[]): Promise<void> {
+    for (const message of messages) {
+      const index = this.messages.findIndex((held) => held.id === message.id);
+      if (index === -1) this.messages.push(structuredClone(message));
+      else this.messages[index] = structuredClone(message);
+    }
   }
 
   private updatePending(id: string, change: (message: OutboxMessage) => OutboxMessage): void {

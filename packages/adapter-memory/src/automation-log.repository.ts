@@ -34,13 +34,18 @@ export class InMemoryAutomationLogRepository implements AutomationLogRepository 
     return all.slice(start, start + limit).map(toEvent);
   }
 
-  async restore(event: AutomationEvent): Promise<boolean> {
-    const events = this.byGroup.get(event.group) ?? [];
-    const held = [...this.byGroup.values()].some((list) => list.some((stored) => stored.id === event.id));
-    if (held) return false;
-    events.push(toEvent(event));
-    this.byGroup.set(event.group, events);
-    return true;
+  async restore(events: readonly AutomationEvent[]): Promise<number> {
+    const held = new Set([...this.byGroup.values()].flatMap((list) => list.map((stored) => stored.id)));
+    let added = 0;
+    for (const event of events) {
+      if (held.has(event.id)) continue;
+      held.add(event.id);
+      const group = this.byGroup.get(event.group) ?? [];
+      group.push(toEvent(event));
+      this.byGroup.set(event.group, group);
+      added += 1;
+    }
+    return added;
   }
 }
 

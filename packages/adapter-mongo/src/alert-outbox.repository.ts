@@ -271,11 +271,33 @@ export class MongoAlertOutboxRepository
     return documents.map(toMessage);
   }
 
-  async restore(message: OutboxMessage): Promise<void> {
-    const { _id, ...document } = toDocument(message);
-    await this.run(() => this.collection.replaceOne({ _id }, document, { upsert: true }), 2);
+  async restore(messages: readonly OutboxMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    // Replacing by _id is slow on FerretDB (an upsert each): new messages are inserted in one round trip,
+    // and only held ones that differ (a copy run again after the source moved on) are replaced.
+    const held = await this.run(() =>
+      this.collection.find({ _id: { $in: messages.map(({ id }) => new ObjectId(id)) } }).toArray(),
+    );
+    const heldAs = new Map(
+      held.map((document) => [document._id.toHexString(), JSON.stringify(toMessage(document))]),
+    );
+    const fresh = messages.filter(({ id }) => !heldAs.has(id)).map(toDocument);
+    const changed = messages
+      .filter((message) => heldAs.has(message.id) && heldAs.get(message.id) !== JSON.stringify(message))
+      .map(toDocument);
+    if (fresh.length > 0) await this.run(() => this.collection.insertMany(fresh, { ordered: true }), 2);
+    if (changed.length === 0) return;
+    await this.run(
+      () =>
+        this.collection.bulkWrite(
+          changed.map(({ _id, ...document }) => ({ replaceOne: { filter: { _id }, replacement: document } })),
+          { ordered: false },
+        ),
+      2,
+    );
     // A lease this store gave an earlier attempt must not keep the restored attempt from being claimed.
-    if (message.status === 'pending') await this.run(() => this.claims.deleteMany({ message: _id }));
+    const pending = changed.filter((document) => document.status === 'pending').map(({ _id }) => _id);
+    if (pending.length > 0) await this.run(() => this.claims.deleteMany({ message: { $in: pending } }));
   }
 
   async countPending(now: Date): Promise<OutboxPending> {

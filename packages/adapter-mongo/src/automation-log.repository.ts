@@ -3,7 +3,6 @@ import { ObjectId } from 'mongodb';
 import {
   type AutomationEvent,
   type AutomationLogRepository,
-  ConflictError,
   type AutomationTrigger,
   type NewAutomationEvent,
 } from '@hortus/core';
@@ -106,18 +105,21 @@ export class MongoAutomationLogRepository
     return documents.map(automationEventMapper.toEntity);
   }
 
-  async restore(event: AutomationEvent): Promise<boolean> {
-    const { id, ...fields } = event;
-    try {
-      await this.run(() =>
-        this.collection.insertOne(automationEventMapper.toDocument(fields, new ObjectId(id))),
-      );
-      return true;
-    } catch (error) {
-      // Held already: events never change, so the one held is this one.
-      if (error instanceof ConflictError) return false;
-      throw error;
-    }
+  async restore(events: readonly AutomationEvent[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const documents = events.map(({ id, ...fields }) =>
+      automationEventMapper.toDocument(fields, new ObjectId(id)),
+    );
+    // Events never change: those held already are left out, the rest inserted in one round trip.
+    const held = await this.run(() =>
+      this.collection
+        .find({ _id: { $in: documents.map(({ _id }) => _id) } }, { projection: { _id: 1 } })
+        .toArray(),
+    );
+    const heldIds = new Set(held.map(({ _id }) => _id.toHexString()));
+    const missing = documents.filter(({ _id }) => !heldIds.has(_id.toHexString()));
+    if (missing.length > 0) await this.run(() => this.collection.insertMany(missing, { ordered: true }), 2);
+    return missing.length;
   }
 
   async listByGroup(group: string, limit: number): Promise<AutomationEvent[]> {

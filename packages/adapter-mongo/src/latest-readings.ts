@@ -41,7 +41,8 @@ export interface LatestDocument extends RevisionFields {
 
 export const latestReadingCollection: CollectionSpec = {
   name: 'latestreadings',
-  // Read by `_id` range; the unique index arbitrates each revision of a group's record.
+  // Serves the read of a group's revisions (by `group`: MongoDB would serve an `_id` range as well, FerretDB
+  // v1 reads its whole collection for one) and arbitrates each revision of a group's record.
   indexes: [{ key: { group: 1, v: 1 }, name: 'group_v_unique', unique: true }],
 };
 
@@ -65,10 +66,9 @@ const COMPLETE_FROM_START = 'complete-from-start';
 /** A record changed under one writer's feet at most this often before it gives up. */
 const MAX_WRITE_ATTEMPTS = 50;
 
-function revisionRange(group: string): { $gte: string; $lt: string } {
-  // A JSON array of one string is never a prefix of another one; '/' sorts right after '.'.
-  const prefix = JSON.stringify([group]);
-  return { $gte: `${prefix}.`, $lt: `${prefix}/` };
+/** The start of every `_id` of the group's revisions. */
+function revisionPrefix(group: string): string {
+  return `${JSON.stringify([group])}.`;
 }
 
 function entryOfReading(reading: StoredReading): LatestEntry {
@@ -120,7 +120,7 @@ export class LatestReadings {
 
   /** The group's current record (undefined when it has none). */
   async read(group: string): Promise<LatestDocument | undefined> {
-    return headOf(await this.collection.find({ _id: revisionRange(group) }).toArray());
+    return headOf(await this.collection.find({ group }).toArray());
   }
 
   /**
@@ -189,16 +189,15 @@ export class LatestReadings {
   }
 
   private async change(group: string, change: Change): Promise<void> {
-    const range = revisionRange(group);
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt += 1) {
-      const loaded = await this.collection.find({ _id: range }).toArray();
+      const loaded = await this.collection.find({ group }).toArray();
       const head = headOf(loaded);
       const entries = new Map((head?.topics ?? []).map((entry) => [entry.topic, entry]));
       const changed = await change(entries, head?.complete ?? false, head !== undefined);
       if (changed === undefined) return;
       const v = (head?.v ?? 0) + 1;
       const next: LatestDocument = {
-        _id: `${range.$gte}${String(v).padStart(VERSION_DIGITS, '0')}.${new ObjectId().toHexString()}`,
+        _id: `${revisionPrefix(group)}${String(v).padStart(VERSION_DIGITS, '0')}.${new ObjectId().toHexString()}`,
         group,
         v,
         ...(head === undefined ? {} : { parent: head._id }),
@@ -206,7 +205,7 @@ export class LatestReadings {
         topics: [...changed.entries.values()].sort(byTopic),
       };
       const written = await writeRevision(this.collection, loaded, next, () =>
-        this.collection.find({ _id: range }, { projection: { v: 1, parent: 1 } }).toArray(),
+        this.collection.find({ group }, { projection: { v: 1, parent: 1 } }).toArray(),
       );
       if (written) return;
     }

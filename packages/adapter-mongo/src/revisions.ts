@@ -6,10 +6,9 @@ import {
   type Document,
   type Filter,
   MongoBulkWriteError,
-  type WriteError,
 } from 'mongodb';
 import { type RevisionSubject } from '@hortus/core';
-import { type CollectionSpec, isDuplicateKeyCode, withDeadline } from './support.js';
+import { type CollectionSpec, isDuplicateWriteError, withDeadline } from './support.js';
 
 export interface RevisionDocument {
   /** `[subject, group]` as JSON. */
@@ -102,6 +101,10 @@ export class RevisionMirror {
   private clock: string | undefined;
   private clockChangedAt = Number.NEGATIVE_INFINITY;
   private readonly staleAfterMs: number;
+  /** The refresh under way, if any. */
+  private inFlight: Promise<void> | undefined;
+  /** The refresh the questions of a stale mirror wait for; it begins after every question that joined it. */
+  private queued: Promise<boolean> | undefined;
 
   constructor(
     private readonly collection: Collection<RevisionDocument>,
@@ -116,6 +119,13 @@ export class RevisionMirror {
     this.start();
     const mirrored = this.answer(key);
     if (mirrored !== undefined) return mirrored;
+    // Stale, the database being slow: the questions meanwhile wait for one refresh begun after them rather
+    // than each sending a query. A query per poll (a thousand a second) slowed the database further, the
+    // mirror's own refresh with it, and every poll then failed on the store deadline.
+    const answerable = (): boolean => this.loaded && !this.dirty.has(key);
+    if (answerable() && (await this.refreshAfterNow()) && answerable()) {
+      return this.entries.get(key)?.text ?? '0';
+    }
     const sequence = ++this.sequence;
     const text = textOf(await this.collection.findOne({ _id: key }));
     this.apply(key, text, sequence);
@@ -164,13 +174,41 @@ export class RevisionMirror {
       this.stop();
       return;
     }
-    try {
-      await withDeadline(this.refresh(generation), this.deadlineMs);
-    } catch {
-      // An outage: retried each interval, while questions go to the database. A client closed without its
-      // store's close() (a bare module) fails here until the mirror stops for want of questions.
-    }
+    // A failure is an outage: retried each interval, while questions go to the database. A client closed
+    // without its store's close() (a bare module) fails here until the mirror stops for want of questions.
+    await this.refreshOnce();
     if (generation === this.generation) this.schedule(this.intervalMs);
+  }
+
+  /** One refresh, never beside another (the timer's or the questions'); answers whether it succeeded. */
+  private async refreshOnce(): Promise<boolean> {
+    while (this.inFlight !== undefined) await this.inFlight;
+    const generation = this.generation;
+    const run = withDeadline(this.refresh(generation), this.deadlineMs).then(
+      () => generation === this.generation,
+      () => false,
+    );
+    this.inFlight = run.then(() => {
+      this.inFlight = undefined;
+    });
+    return run;
+  }
+
+  /** A refresh that begins after this call: what it reads is at least as new as a query sent now. */
+  private refreshAfterNow(): Promise<boolean> {
+    if (this.queued === undefined) {
+      let queued: Promise<boolean> | undefined = undefined;
+      queued = (async () => {
+        // Lets the assignment below happen before this reads it.
+        await Promise.resolve();
+        // One under way may have begun before the question.
+        while (this.inFlight !== undefined) await this.inFlight;
+        if (this.queued === queued) this.queued = undefined;
+        return this.refreshOnce();
+      })();
+      this.queued = queued;
+    }
+    return this.queued;
   }
 
   private async refresh(generation: number): Promise<void> {
@@ -312,11 +350,7 @@ export async function upsertAll<T extends { _id: string }>(
     if (!(error instanceof MongoBulkWriteError) || error.result.getWriteConcernError() !== undefined)
       throw error;
     const writeErrors = error.result.getWriteErrors();
-    const duplicate = (writeError: WriteError): boolean =>
-      isDuplicateKeyCode(writeError.code) ||
-      // FerretDB v1 reports a unique violation caused by an update as InternalError with SQLite's text.
-      (writeError.code === 1 && writeError.errmsg?.includes('UNIQUE constraint failed') === true);
-    if (writeErrors.length === 0 || !writeErrors.every(duplicate)) {
+    if (writeErrors.length === 0 || !writeErrors.every(isDuplicateWriteError)) {
       throw error;
     }
     const retried = writeErrors

@@ -1,11 +1,12 @@
 import { Binary, type Collection, ObjectId } from 'mongodb';
 import { addToSum, type BucketSums, type NewReading, type ReadingSum, type RollupPiece } from '@hortus/core';
+import { type Filter } from 'mongodb';
 import {
   type CollectionSpec,
   type DatabaseHandle,
   headOf,
   type RevisionFields,
-  writeRevision,
+  writeRevisions,
 } from './support.js';
 
 const MINUTE_MS = 60_000;
@@ -59,7 +60,7 @@ export const rollupLevels: readonly RollupLevel[] = [
   { collection: 'readingrollups_1m', unitMs: MINUTE_MS, chunkMs: 6 * HOUR_MS },
 ];
 
-// Documents are read by `_id` ranges; the unique index arbitrates each revision of a chunk.
+// Serves every read (a chunk's revisions, a series' chunks over a span) and arbitrates each revision of a chunk.
 export const rollupCollections: readonly CollectionSpec[] = rollupLevels.map(({ collection }) => ({
   name: collection,
   indexes: [{ key: { group: 1, topic: 1, start: 1, v: 1 }, name: 'chunk_v_unique', unique: true }],
@@ -72,12 +73,6 @@ function seriesPrefix(group: string, topic: string): string {
 
 function chunkId(prefix: string, chunkStartMs: number): string {
   return prefix + String(chunkStartMs + TIME_OFFSET).padStart(TIME_DIGITS, '0');
-}
-
-/** Every revision of a chunk has an `_id` in this range, and no other document does. */
-function revisionRange(id: string): { $gte: string; $lt: string } {
-  // '/' sorts right after '.', which follows the chunk id in every revision's `_id`.
-  return { $gte: id, $lt: `${id}/` };
 }
 
 function cellsPerChunk(level: RollupLevel): number {
@@ -148,26 +143,19 @@ export class ReadingRollups {
     for (const [level, collection] of this.collections) {
       const start = Math.floor(fromMs / level.unitMs) * level.unitMs;
       const end = (Math.floor(toMs / level.unitMs) + 1) * level.unitMs;
-      const lowest = chunkId(prefix, Math.floor(start / level.chunkMs) * level.chunkMs);
-      const highest = revisionRange(
-        chunkId(prefix, Math.floor((end - 1) / level.chunkMs) * level.chunkMs),
-      ).$lt;
       const found = await collection
-        .find({ _id: { $gte: lowest, $lt: highest } }, { projection: { _id: 1 } })
+        .find(seriesFilter(level, group, topic, start, end), { projection: { start: 1 } })
         .toArray();
-      let pending = [...new Set(found.map(({ _id }) => _id.slice(0, prefix.length + TIME_DIGITS)))];
+      let pending = [...new Set(found.map((document) => document.start.getTime()))].map(
+        (chunkStart): ChunkOfSeries => ({ id: chunkId(prefix, chunkStart), group, topic, start: chunkStart }),
+      );
       for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS && pending.length > 0; attempt += 1) {
         // Read again on every attempt: a writer that came first may have added edge readings.
         const changes = changesOf(level, await stillStored(start, end - 1));
-        const written = await Promise.all(
-          pending.map((id) => {
-            const chunkStart = Number(id.slice(prefix.length)) - TIME_OFFSET;
-            return writeChunk(level, collection, id, { group, topic, start: chunkStart }, (stored) =>
-              rebuiltCells(level, stored, chunkStart, start, end, changes.get(id)),
-            );
-          }),
+        const written = await writeChunks(collection, group, pending, (stored, chunk) =>
+          rebuiltCells(level, stored, chunk.start, start, end, changes.get(chunk.id)),
         );
-        pending = pending.filter((_, index) => written[index] !== true);
+        pending = pending.filter((_, index) => !written[index]);
       }
       if (pending.length > 0) {
         throw new Error(
@@ -203,16 +191,10 @@ export class ReadingRollups {
   ): Promise<number> {
     const collection = this.collections.get(level);
     if (collection === undefined) return 0;
-    const prefix = seriesPrefix(group, topic);
-    const lowest = Number.isFinite(piece.from)
-      ? chunkId(prefix, Math.floor(piece.from / level.chunkMs) * level.chunkMs)
-      : prefix;
-    // Digits follow the prefix, and ':' sorts right after '9'.
-    const highest = Number.isFinite(piece.to)
-      ? revisionRange(chunkId(prefix, Math.floor((piece.to - 1) / level.chunkMs) * level.chunkMs)).$lt
-      : `${prefix}:`;
     const documents = await collection
-      .find({ _id: { $gte: lowest, $lt: highest } }, { projection: { start: 1, cells: 1, v: 1 } })
+      .find(seriesFilter(level, group, topic, piece.from, piece.to), {
+        projection: { start: 1, cells: 1, v: 1 },
+      })
       .toArray();
     // Each chunk counts once, by its newest revision; an older one is only left while its successor is written.
     const chunks = new Map<number, RollupDocument[]>();
@@ -293,35 +275,97 @@ function rebuiltCells(
   return change === undefined ? emptied : mergedCells(level, emptied, change);
 }
 
-/**
- * Writes the next revision of one chunk, its cells computed from the head's (by default: the change merged
- * in); false when another writer came first.
- */
-async function writeChunk(
+/** One chunk of one series, named by its chunk id. */
+interface ChunkOfSeries {
+  readonly id: string;
+  readonly group: string;
+  readonly topic: string;
+  readonly start: number;
+}
+
+/** Every revision of the series' chunks that hold a time in [fromMs, toMs) (either edge may be infinite). */
+function seriesFilter(
   level: RollupLevel,
-  collection: Collection<RollupDocument>,
-  id: string,
-  change: Pick<ChunkChange, 'group' | 'topic' | 'start'>,
-  cellsOf: (stored: Binary | undefined) => Binary,
-): Promise<boolean> {
-  const range = revisionRange(id);
-  const loaded = await collection
-    .find({ _id: range }, { projection: { cells: 1, v: 1, parent: 1 } })
-    .toArray();
-  const head = headOf(loaded);
-  const v = (head?.v ?? 0) + 1;
-  const { group, topic, start } = change;
-  const next: RollupDocument = {
-    _id: `${id}.${String(v).padStart(VERSION_DIGITS, '0')}.${new ObjectId().toHexString()}`,
-    group,
-    topic,
-    start: new Date(start),
-    cells: cellsOf(head?.cells),
-    v,
-    ...(head === undefined ? {} : { parent: head._id }),
+  group: string,
+  topic: string,
+  fromMs: number,
+  toMs: number,
+): Filter<RollupDocument> {
+  const start = {
+    ...(Number.isFinite(fromMs)
+      ? { $gte: new Date(Math.floor(fromMs / level.chunkMs) * level.chunkMs) }
+      : {}),
+    ...(Number.isFinite(toMs)
+      ? { $lte: new Date(Math.floor((toMs - 1) / level.chunkMs) * level.chunkMs) }
+      : {}),
   };
-  return writeRevision(collection, loaded, next, () =>
-    collection.find({ _id: range }, { projection: { v: 1, parent: 1 } }).toArray(),
+  return { group, topic, ...(Object.keys(start).length === 0 ? {} : { start }) };
+}
+
+/**
+ * Equality for a single value, else `$in`. Only equalities reach FerretDB v1's backend (it reads the whole
+ * collection for any other condition); MongoDB serves both alike from the chunk index.
+ */
+function oneOrIn<T>(values: readonly T[]): T | { $in: T[] } {
+  return values.length === 1 ? (values[0] as T) : { $in: [...values] };
+}
+
+/**
+ * Writes the next revision of some chunks of one group, their cells computed from each head's, in four
+ * commands whatever their number (see writeRevisions); answers per chunk whether it was written (false:
+ * another writer came first).
+ */
+async function writeChunks<C extends ChunkOfSeries>(
+  collection: Collection<RollupDocument>,
+  group: string,
+  chunks: readonly C[],
+  cellsOf: (stored: Binary | undefined, chunk: C) => Binary,
+): Promise<boolean[]> {
+  // Indexed by the chunk index's fields (not `_id` ranges): MongoDB serves either by an index, but FerretDB
+  // v1 reads its whole collection for a range, half a second a batch once a few hundred groups hold data.
+  const filter: Filter<RollupDocument> = {
+    group,
+    topic: oneOrIn([...new Set(chunks.map((chunk) => chunk.topic))]),
+    start: oneOrIn([...new Set(chunks.map((chunk) => chunk.start))].map((start) => new Date(start))),
+  };
+  const read = async (projection: Record<string, 1>): Promise<Map<string, RollupDocument[]>> => {
+    const byChunk = new Map<string, RollupDocument[]>();
+    const documents = await collection
+      .find(filter, { projection: { topic: 1, start: 1, ...projection } })
+      .toArray();
+    for (const document of documents) {
+      const id = chunkId(seriesPrefix(group, document.topic), document.start.getTime());
+      const revisions = byChunk.get(id);
+      if (revisions === undefined) byChunk.set(id, [document]);
+      else revisions.push(document);
+    }
+    return byChunk;
+  };
+  const loaded = await read({ cells: 1, v: 1, parent: 1 });
+  const writes = chunks.map((chunk) => {
+    const revisions = loaded.get(chunk.id) ?? [];
+    const head = headOf(revisions);
+    const v = (head?.v ?? 0) + 1;
+    const next: RollupDocument = {
+      _id: `${chunk.id}.${String(v).padStart(VERSION_DIGITS, '0')}.${new ObjectId().toHexString()}`,
+      group,
+      topic: chunk.topic,
+      start: new Date(chunk.start),
+      cells: cellsOf(head?.cells, chunk),
+      v,
+      ...(head === undefined ? {} : { parent: head._id }),
+    };
+    return { loaded: revisions, next };
+  });
+  return writeRevisions(
+    collection,
+    writes,
+    async () => {
+      const afterwards = await read({ v: 1, parent: 1 });
+      return chunks.map((chunk) => afterwards.get(chunk.id) ?? []);
+    },
+    // The group is implied by the ids; named, it lets FerretDB v1 read only the group's documents.
+    (ids) => ({ group, _id: { $in: ids as string[] } }),
   );
 }
 
@@ -330,14 +374,23 @@ async function writeChanges(
   collection: Collection<RollupDocument>,
   changes: Map<string, ChunkChange>,
 ): Promise<void> {
-  let pending = [...changes];
+  let pending = [...changes].map(([id, change]) => ({ id, ...change }));
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS && pending.length > 0; attempt += 1) {
+    const byGroup = new Map<string, (ChunkChange & ChunkOfSeries)[]>();
+    for (const chunk of pending) {
+      const ofGroup = byGroup.get(chunk.group);
+      if (ofGroup === undefined) byGroup.set(chunk.group, [chunk]);
+      else ofGroup.push(chunk);
+    }
     const written = await Promise.all(
-      pending.map(([id, change]) =>
-        writeChunk(level, collection, id, change, (stored) => mergedCells(level, stored, change)),
-      ),
+      [...byGroup].map(async ([group, chunks]) => {
+        const outcomes = await writeChunks(collection, group, chunks, (stored, chunk) =>
+          mergedCells(level, stored, chunk),
+        );
+        return chunks.filter((_, index) => !outcomes[index]);
+      }),
     );
-    pending = pending.filter((_, index) => written[index] !== true);
+    pending = written.flat();
   }
   if (pending.length > 0) {
     throw new Error(`rollup chunks kept changing under concurrent writers: ${pending.length} not written`);

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as chai from 'chai';
 import { type Context } from 'mocha';
-import { type CommandStartedEvent, MongoClient } from 'mongodb';
-import { DEFAULT_REVISION_POLL_MS, MongoStore } from '@hortus/adapter-mongo';
+import { type Collection, type CommandStartedEvent, type Document, MongoClient } from 'mongodb';
+import { DEFAULT_REVISION_POLL_MS, MongoStore, RevisionMirror } from '@hortus/adapter-mongo';
 import { mongoUri, serverSuite } from './fixture.js';
 
 const { expect } = chai;
@@ -181,6 +181,54 @@ describe(serverSuite('Mongo revisions mirrored in the process'), function () {
     }
     await addAction(store, 'shed', 'light');
     expect(await actions.revision('shed')).to.not.equal('0');
+  });
+
+  it('when the database answers slower than the mirror may lag, then the polls meanwhile wait for one refresh instead of each sending a query, and see the latest change', async () => {
+    const { store } = await open();
+    await addAction(store, 'garden', 'pump');
+    const revisions = store.db.collection('revisions');
+    // A database slower than the mirror's staleness bound (1 s): every refresh ends stale, so every poll
+    // is answered through the database, as under a heavy load.
+    const slowMs = 1500;
+    let reads = 0;
+    const slowly = async <T>(read: () => Promise<T>): Promise<T> => {
+      reads += 1;
+      await sleep(slowMs);
+      return read();
+    };
+    const slow = new Proxy(revisions, {
+      get(target, property, receiver) {
+        if (property === 'findOne') {
+          return (...args: Parameters<Collection['findOne']>) => slowly(() => target.findOne(...args));
+        }
+        if (property === 'find') {
+          return (...args: Parameters<Collection['find']>) => {
+            const cursor = target.find(...args);
+            return { toArray: () => slowly(() => cursor.toArray()) };
+          };
+        }
+        return Reflect.get(target, property, receiver) as unknown;
+      },
+    }) as Collection<Document>;
+    const mirror = new RevisionMirror(slow as never, DEFAULT_REVISION_POLL_MS, 20_000);
+    const key = JSON.stringify(['actions', 'garden']);
+    try {
+      await mirror.current(key);
+      await sleep(2 * slowMs);
+      await store.repositories().actions.setValue('garden', 'pump', 'on');
+      const expected = await store.repositories().actions.revision('garden');
+
+      const before = reads;
+      const answers = await Promise.all(Array.from({ length: 50 }, () => mirror.current(key)));
+      const sent = reads - before;
+
+      console.log(`      50 polls of a stale mirror sent ${sent} reads`);
+      expect(new Set(answers)).to.deep.equal(new Set([expected]));
+      // One refresh under way, one begun after the polls (and the timer's, which may start meanwhile).
+      expect(sent).to.be.at.most(5);
+    } finally {
+      mirror.stop();
+    }
   });
 
   it('when the store is closed, then its mirror sends no more queries, even on a client connected again', async () => {

@@ -204,18 +204,19 @@ export class SqliteAlertOutboxRepository extends SqliteRepository implements Ale
     return rows.map(toMessage);
   }
 
-  async restore(message: OutboxMessage): Promise<void> {
-    // An upsert on id keeps the row's seq: its place in the queue stays.
+  async restore(messages: readonly OutboxMessage[]): Promise<void> {
+    // An upsert on id keeps the row's seq: its place in the queue stays. One transaction per page.
     this.run(() =>
-      this.connection
-        .prepare(
+      this.connection.write(() => {
+        const statement = this.connection.prepare(
           `${insert} ON CONFLICT (id) DO UPDATE SET grp = excluded.grp, event = excluded.event, channel = excluded.channel,
              subject = excluded.subject, text = excluded.text, payload = excluded.payload,
              created_at = excluded.created_at, status = excluded.status, attempts = excluded.attempts,
              next_attempt_at = excluded.next_attempt_at, last_error = excluded.last_error,
              delivered_at = excluded.delivered_at`,
-        )
-        .run(toRow(message)),
+        );
+        for (const message of messages) statement.run(toRow(message));
+      }),
     );
   }
 

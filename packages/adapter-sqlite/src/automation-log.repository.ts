@@ -103,15 +103,19 @@ export class SqliteAutomationLogRepository extends SqliteRepository implements A
     return rows.map(automationEventMapper.toEntity);
   }
 
-  async restore(event: AutomationEvent): Promise<boolean> {
-    const { id, ...fields } = event;
-    const row = automationEventMapper.toRow(fields, id);
-    return (
-      this.run(() =>
-        this.connection
-          .prepare(`INSERT INTO automation_events (${columns}) VALUES ${values} ON CONFLICT (id) DO NOTHING`)
-          .run(row),
-      ).changes > 0
+  async restore(events: readonly AutomationEvent[]): Promise<number> {
+    // One transaction per page: a commit per event would wait for the disk thousands of times.
+    return this.run(() =>
+      this.connection.write(() => {
+        const insert = this.connection.prepare(
+          `INSERT INTO automation_events (${columns}) VALUES ${values} ON CONFLICT (id) DO NOTHING`,
+        );
+        let added = 0;
+        for (const { id, ...fields } of events) {
+          added += insert.run(automationEventMapper.toRow(fields, id)).changes;
+        }
+        return added;
+      }),
     );
   }
 

@@ -15,6 +15,7 @@ export { migrations, SCHEMA_VERSION } from './schema.js';
 export { isUnavailableError, SQLITE_CONNECTION, SqliteConnection, toDomainError } from './support.js';
 export * from './firmware.repository.js';
 export { GroupCommit } from './group-commit.js';
+export { DATA_VERSION_TRUSTED_MS } from './revision-cache.js';
 export * from './change-feed.js';
 export * from './file-modes.js';
 export { type ServeNote, switchToIncrementalVacuum } from './vacuum.js';

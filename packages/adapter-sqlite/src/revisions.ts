@@ -1,24 +1,14 @@
-import type Database from 'better-sqlite3';
 import { type RevisionSubject } from '@hortus/core';
+import { DATA_VERSION_TRUSTED_MS, type RevisionCache } from './revision-cache.js';
 import { type SqliteConnection } from './support.js';
-
-/**
- * Revision texts a handle has read, kept while no other connection (the CLI, another server) committed:
- * `PRAGMA data_version` changes exactly then, and asking it reads no page of the file, where a lookup reads
- * the revisions table. This handle's own writes do not change it; bump forgets what they touch instead.
- */
-interface RevisionCache {
-  dataVersion: unknown;
-  readonly texts: Map<string, string>;
-}
 
 /** Plenty for every polled group; past it the cache starts again rather than growing. */
 const MAX_CACHED_REVISIONS = 50_000;
-const caches = new WeakMap<Database.Database, RevisionCache>();
 
 /**
  * Per-group change counters in the database file, so every process on the file (the server, the CLI) sees
- * every change: a revision read is one lookup by primary key, never an in-process cache.
+ * every change: a revision read is one lookup by primary key, kept by the handle while no other
+ * connection committed (RevisionCache).
  */
 export class SqliteRevisions {
   constructor(
@@ -42,18 +32,21 @@ export class SqliteRevisions {
     return text;
   }
 
-  /** The handle's cache, emptied when another connection committed since the last look. */
+  /**
+   * The handle's cache, emptied when another connection committed since the last look; a look less than
+   * DATA_VERSION_TRUSTED_MS old is not repeated.
+   */
   private cache(): RevisionCache {
-    const { database } = this.connection;
+    const cache = this.connection.revisionCache;
+    // Taken before asking: a commit while the pragma runs is then looked for again in time.
+    const now = performance.now();
+    if (now - cache.checkedAt < DATA_VERSION_TRUSTED_MS) return cache;
     const dataVersion: unknown = this.connection.prepare('PRAGMA data_version').pluck().get();
-    let cache = caches.get(database);
-    if (cache === undefined) {
-      cache = { dataVersion, texts: new Map() };
-      caches.set(database, cache);
-    } else if (cache.dataVersion !== dataVersion) {
+    if (cache.dataVersion !== dataVersion) {
       cache.dataVersion = dataVersion;
       cache.texts.clear();
     }
+    cache.checkedAt = now;
     return cache;
   }
 
@@ -77,11 +70,11 @@ export class SqliteRevisions {
        VALUES (?, ?, lower(hex(randomblob(6))), 1, (SELECT coalesce(max(seq), 0) + 1 FROM revisions))
        ON CONFLICT (subject, grp) DO UPDATE SET n = n + 1, seq = excluded.seq`,
     );
-    const cached = caches.get(this.connection.database)?.texts;
+    const cached = this.connection.revisionCache.texts;
     for (const group of new Set(groups)) {
       statement.run(this.subject, group);
       // Forgotten, not updated: the transaction may still roll back.
-      cached?.delete(`${this.subject}\u0000${group}`);
+      cached.delete(`${this.subject}\u0000${group}`);
     }
   }
 }

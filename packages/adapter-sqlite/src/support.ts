@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { ConflictError, type ResourceName, StoreUnavailableError } from '@hortus/core';
+import { RevisionCache } from './revision-cache.js';
 
 /** Token of the SqliteConnection the repositories share. */
 export const SQLITE_CONNECTION = Symbol.for('hortus.sqlite.Connection');
@@ -14,6 +15,8 @@ export class SqliteConnection {
   private handle: Database.Database | undefined;
   private readonly statements = new Map<string, Database.Statement>();
   private transaction: Database.Transaction<(work: () => unknown) => unknown> | undefined;
+  /** What SqliteRevisions read through this handle; a poll finds it without touching the handle. */
+  readonly revisionCache = new RevisionCache();
 
   get database(): Database.Database {
     if (this.handle === undefined || !this.handle.open) {
@@ -29,6 +32,7 @@ export class SqliteConnection {
   attach(handle: Database.Database): void {
     this.handle = handle;
     this.statements.clear();
+    this.revisionCache.reset();
     this.transaction = handle.transaction((work: () => unknown) => work());
   }
 
@@ -37,6 +41,7 @@ export class SqliteConnection {
     this.handle = undefined;
     this.transaction = undefined;
     this.statements.clear();
+    this.revisionCache.reset();
     return handle;
   }
 

@@ -2,16 +2,20 @@ import 'reflect-metadata';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { InvalidInputError, StoreUnavailableError } from '@hortus/core';
-import { SqliteStore } from '@hortus/adapter-sqlite';
+import { DATA_VERSION_TRUSTED_MS, SqliteStore } from '@hortus/adapter-sqlite';
 import { BASE, count, GROUP, readings, rejection, TOPIC, useTempStores } from './fixture.js';
 
 chai.use(chaiAsPromised);
 const { expect } = chai;
+
+/** Past the time a handle trusts its last look at the file's data_version: another's commit now shows. */
+const pastTrustedLook = (): Promise<void> => delay(5 * DATA_VERSION_TRUSTED_MS);
 
 describe('SQLite store specifics', () => {
   const { open, newDir } = useTempStores();
@@ -73,6 +77,7 @@ describe('SQLite store specifics', () => {
         await a.readings.add(readings(2));
         await a.actions.create({ group: GROUP, object: 'pump_1', value: 'off', automations: [] });
         await a.groups.create({ name: GROUP, package: 'small', employee: [], settings: [] });
+        await pastTrustedLook();
 
         const after = await Promise.all([
           b.readings.revision(GROUP),
@@ -89,14 +94,17 @@ describe('SQLite store specifics', () => {
         );
         expect(await b.readings.latestOfEveryTopic(GROUP)).to.have.lengthOf(1);
 
-        // Read again and again (kept by the handle), then written by the other: the change shows at once.
+        // Read again and again (kept by the handle), then written by the other: the change shows on the
+        // first read once the handle's last look at the file is DATA_VERSION_TRUSTED_MS old.
         const notified = await b.notifications.revision(GROUP);
         expect(await b.notifications.revision(GROUP)).to.equal(notified);
         await a.notifications.create({ group: GROUP, time: new Date(), message: 'too dry' });
+        await pastTrustedLook();
         expect(await b.notifications.revision(GROUP)).to.not.equal(notified);
         expect(await b.notifications.revision(GROUP)).to.equal(await a.notifications.revision(GROUP));
 
         await b.actions.setValue(GROUP, 'pump_1', 'on');
+        await pastTrustedLook();
         expect(await a.actions.revision(GROUP)).to.equal(await b.actions.revision(GROUP));
         expect((await a.actions.find(GROUP, 'pump_1'))?.value).to.equal('on');
       } finally {

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { mongoSettingsFromEnv, MongoStore } from '@hortus/adapter-mongo';
 import { SqliteStore } from '@hortus/adapter-sqlite';
 import { type StoreCopyResult } from '@hortus/cli';
-import { type Repositories } from '@hortus/core';
+import { engineStateKey, type Repositories } from '@hortus/core';
 import { Capture, dropTestDatabase, hortus, type Outcome, scratchDataDir } from './harness.js';
 
 const uri = process.env['MONGODB_URI']?.trim() ?? '';
@@ -87,11 +87,11 @@ async function withRepositories<T>(
 }
 
 /**
- * What the server writes while it runs, written here directly: alert messages (one delivered, one waiting
- * for a retry), automation events, and a box waiting to be registered.
+ * What the server writes while it runs, written here directly: alert messages (one delivered, one waiting),
+ * automation events, the engine's claim of a time slot, and a box waiting to be registered.
  */
 async function fillQueues(env: Record<string, string>): Promise<void> {
-  await withRepositories(env, async ({ alertOutbox, automationLog, devices }) => {
+  await withRepositories(env, async ({ alertOutbox, automationLog, devices, engineState }) => {
     const at = new Date('2026-05-01T06:00:00Z');
     const [sent] = await alertOutbox.enqueue(
       ['too warm', 'too dry'].map((text) => ({
@@ -116,15 +116,19 @@ async function fillQueues(env: Record<string, string>): Promise<void> {
       });
     }
     await devices.recordPending({ boxId: 'nexabox-9', address: '192.0.2.9', at }, 10);
+    const slot = engineStateKey('slot', 'demo', 'pump_1', at.toISOString());
+    await engineState.compareAndSet(slot, 0, { fired: false }, at);
+    await engineState.compareAndSet(slot, 1, { fired: true }, at);
   });
 }
 
 /** The queues as each store lists them, for comparing a copy with its source. */
 async function queues(env: Record<string, string>): Promise<Record<string, unknown[]>> {
-  return withRepositories(env, async ({ alertOutbox, automationLog, devices }) => ({
+  return withRepositories(env, async ({ alertOutbox, automationLog, devices, engineState }) => ({
     outbox: await alertOutbox.listCopies(undefined, 100),
     automationLog: await automationLog.listCopies(undefined, 100),
     pending: await devices.listPending(),
+    engineState: await engineState.list(),
   }));
 }
 
@@ -176,8 +180,8 @@ const expectedCounts = {
   historyCharts: [1, 1],
   firmware: [1, 1],
   serverSecrets: [1, 1],
-  // No engine ran on the source; the contract suites prove the engine's state is restored as it was.
-  engineState: [0, 0],
+  // The slot claimed in fillQueues: on the target, the slot does not fire again.
+  engineState: [1, 1],
   automationLog: [3, 3],
   readings: [2016, 2016],
 };

@@ -130,16 +130,16 @@ export function storeCopyQueuesContract(
     });
 
     it('when outbox messages are restored twice, then each is held once as it was: id, status, attempts, times, error and secret', async () => {
-      await store().alertOutbox.restore(queued);
-      await store().alertOutbox.restore(delivered);
-      await store().alertOutbox.restore(queued);
+      await store().alertOutbox.restore([queued, delivered]);
+      await store().alertOutbox.restore([queued]);
+      await store().alertOutbox.restore([]);
 
       expect(await store().alertOutbox.listCopies(undefined, 10)).to.deep.equal([queued, delivered]);
       expect(await store().alertOutbox.list('greenhouse-a', 10)).to.have.deep.members([queued, delivered]);
     });
 
     it('when a pending message is restored, then it is delivered from the store it was copied into, after its due time', async () => {
-      await store().alertOutbox.restore(queued);
+      await store().alertOutbox.restore([queued]);
 
       expect(await store().alertOutbox.claimDue(at(MINUTE), 60_000, 10)).to.deep.equal([]);
       const [claimed] = await store().alertOutbox.claimDue(at(6 * MINUTE), 60_000, 10);
@@ -149,9 +149,9 @@ export function storeCopyQueuesContract(
     });
 
     it('when a restored message has the id of one held, then it replaces it (its later state wins)', async () => {
-      await store().alertOutbox.restore(queued);
+      await store().alertOutbox.restore([queued]);
 
-      await store().alertOutbox.restore({ ...delivered, id: queued.id });
+      await store().alertOutbox.restore([{ ...delivered, id: queued.id }]);
 
       expect(await store().alertOutbox.listCopies(undefined, 10)).to.deep.equal([
         { ...delivered, id: queued.id },
@@ -173,18 +173,21 @@ export function storeCopyQueuesContract(
       expect(times('b')).to.deep.equal([0, 2, 4].map((minutes) => at(minutes * MINUTE).getTime()));
     });
 
-    it('when an automation event is restored twice, then the first adds it as it was (id, slot, lateness) and the second adds nothing', async () => {
+    it('when automation events are restored twice, then the first adds them as they were (id, slot, lateness, reading) and the second adds only what is missing', async () => {
       const recorded = await store().automationLog.record(event(-5 * MINUTE, 'greenhouse-a'));
+      const withReading: AutomationEvent = { ...event(6 * MINUTE, 'b'), id: '65a1b2c3d4e5f60718293b04' };
 
-      expect(await store().automationLog.restore(switched)).to.equal(true);
-      expect(await store().automationLog.restore(switched)).to.equal(false);
+      expect(await store().automationLog.restore([switched])).to.equal(1);
+      expect(await store().automationLog.restore([switched, withReading])).to.equal(1);
+      expect(await store().automationLog.restore([])).to.equal(0);
 
       // Which of the two lists first is each store's own order (MongoDB's follows the ids).
       expect(await store().automationLog.listByGroup('greenhouse-a', 10)).to.have.deep.members([
         switched,
         recorded,
       ]);
-      expect(await store().automationLog.listCopies(undefined, 10)).to.have.length(2);
+      expect(await store().automationLog.listByGroup('b', 10)).to.deep.equal([withReading]);
+      expect(await store().automationLog.listCopies(undefined, 10)).to.have.length(3);
     });
 
     it('when a pending box is restored twice, then it is listed once as it was, whatever the cap', async () => {

@@ -47,10 +47,10 @@ export interface AlertOutboxRepository {
    */
   listCopies(after: string | undefined, limit: number): Promise<OutboxMessage[]>;
   /**
-   * Stores a message copied from another store as it is (id, status, attempts, times, secret), replacing
-   * the message with that id: copying it again changes nothing.
+   * Stores messages copied from another store as they are (id, status, attempts, times, secret), each
+   * replacing the message with its id: copying them again changes nothing. One page, written together.
    */
-  restore(message: OutboxMessage): Promise<void>;
+  restore(messages: readonly OutboxMessage[]): Promise<void>;
 }
 
 export const ALERT_OUTBOX_REPOSITORY = Symbol.for('hortus.AlertOutboxRepository');

@@ -12,10 +12,11 @@ export interface AutomationLogRepository {
    */
   listCopies(after: string | undefined, limit: number): Promise<AutomationEvent[]>;
   /**
-   * Stores an event copied from another store as it is (its id too), after the group's others; false,
-   * changing nothing, when an event with that id is held already (events never change).
+   * Stores events copied from another store as they are (their ids too), after the group's others,
+   * skipping those whose id is held already (events never change). One page, written together; answers
+   * how many were added.
    */
-  restore(event: AutomationEvent): Promise<boolean>;
+  restore(events: readonly AutomationEvent[]): Promise<number>;
 }
 
 export const AUTOMATION_LOG_REPOSITORY = Symbol.for('hortus.AutomationLogRepository');

@@ -229,9 +229,9 @@ export class CopyStore {
         // Page by page: delivered messages stay in the outbox, so it grows with the years.
         return this.copyPages(
           (after, limit) => source.alertOutbox.listCopies(after, limit),
-          async (message) => {
-            await target.alertOutbox.restore(message);
-            return true;
+          async (page) => {
+            await target.alertOutbox.restore(page);
+            return page.length;
           },
           entry,
           progress,
@@ -239,7 +239,7 @@ export class CopyStore {
       case 'automationLog':
         return this.copyPages(
           (after, limit) => source.automationLog.listCopies(after, limit),
-          (event) => target.automationLog.restore(event),
+          (page) => target.automationLog.restore(page),
           entry,
           progress,
         );
@@ -309,7 +309,8 @@ export class CopyStore {
   /** A resource listed page by page after the last id read: constant memory, however many records. */
   private async copyPages<T extends { readonly id: string }>(
     list: PagedListing<T>,
-    write: (record: T) => Promise<boolean>,
+    /** Writes one page together (one transaction or one bulk write); answers how many records it wrote. */
+    write: (page: readonly T[]) => Promise<number>,
     entry: ResourceCopyReport,
     progress: CopyProgress,
   ): Promise<boolean> {
@@ -317,7 +318,7 @@ export class CopyStore {
     for (;;) {
       if (this.stopped()) return false;
       const page = await list(after, this.options.pageSize);
-      for (const record of page) if (await write(record)) entry.written += 1;
+      if (page.length > 0) entry.written += await write(page);
       entry.source += page.length;
       progress.advance(page.length);
       const last = page[page.length - 1];

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
  * scripts and package.json are links, so `node packages/cli/bin/hortus.js` works) and holds its own ./data,
  * with `hortus` and `npx` on the PATH as stand-ins:
  * - `hortus` is the CLI; `hortus serve` runs until it listens, then gets SIGTERM and must stop cleanly;
+ * - `node bench/…` and `node scripts/soak…` refuse to run (minutes of load): their blocks are marked not-run;
  * - `npx` runs nothing: for `npx --yes pnpm@<version> <script>` it checks that the version is the one the
  *   root package.json pins and that the script exists (the docs test never runs `pnpm test` or a bench).
  */
@@ -38,6 +39,15 @@ for arg in "$@"; do
   esac
 done
 exec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliMain)} "$@"
+`;
+
+/** Benchmarks and soaks run for minutes and load the machine: a doc shows them in a block marked not-run. */
+const nodeShim = `#!/bin/sh
+case "$1" in
+  bench/*|./bench/*|scripts/soak*|./scripts/soak*)
+    echo "docs test: node $1 is a benchmark or soak, not run here: mark its block not-run" >&2; exit 97 ;;
+esac
+exec ${JSON.stringify(process.execPath)} "$@"
 `;
 
 /** `hortus serve` until it listens, then SIGTERM; its exit code is the server's. A port the doc names is replaced by a free one. */
@@ -87,6 +97,7 @@ export class DocSession {
       ['hortus', hortusShim],
       ['npx', `#!${process.execPath}\n${npxShim}`],
       ['serve.mjs', serveShim],
+      ['node', nodeShim],
     ] as const) {
       writeFileSync(join(bin, name), source);
       chmodSync(join(bin, name), 0o755);

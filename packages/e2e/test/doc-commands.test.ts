@@ -64,33 +64,76 @@ describe('the commands shown in the docs', function () {
     expect(Object.keys(filePlans).filter((file) => !files.includes(file))).to.deep.equal([]);
   });
 
-  for (const file of files) {
-    const blocks = shellBlocks(repositoryRoot, file).filter((block) => block.notRun === undefined);
+  // The files run two at a time (two cores), each its blocks in order; a test waits for its block's run.
+  const runs = new Map<DocBlock, Promise<void>>();
+  const work = files.map((file) => ({
+    file,
+    blocks: shellBlocks(repositoryRoot, file).filter((block) => block.notRun === undefined),
+  }));
+  before(() => {
+    if (skip) return;
+    const queue = work
+      .filter(({ blocks }) => blocks.length > 0)
+      .map(({ file, blocks }) => runFile(file, blocks));
+    const starts = queue.map((run) => run.start);
+    for (const run of queue) for (const [block, done] of run.blocks) runs.set(block, done);
+    const next = async (): Promise<void> => {
+      for (let start = starts.shift(); start !== undefined; start = starts.shift()) await start();
+    };
+    void Promise.all([next(), next()]);
+  });
+
+  for (const { file, blocks } of work) {
     if (blocks.length === 0) continue;
     (skip ? describe.skip : describe)(
       `${file}${skip ? ' [skipped: the docs run once, in the default pass, not per store]' : ''}`,
       () => {
-        let session: DocSession;
-        const filePlan = filePlans[file];
-        before(async () => {
-          session = new DocSession({
-            ...filePlan?.env,
-            ...(filePlan?.httpsPort === true ? { HTTPS_PORT: String(await freePort()) } : {}),
-          });
-          if (filePlan?.setup !== undefined) await setUp(session, filePlan.setup, file);
-        });
-        after(async () => {
-          await session.close();
-        });
         for (const block of blocks) {
           it(`when the block at line ${block.line} runs, then each command succeeds as shown`, async () => {
-            await runBlock(session, block, filePlan ?? {});
+            await runs.get(block);
           });
         }
       },
     );
   }
 });
+
+/** A file's blocks in order in one session; `start` runs them, each block's promise settles with its checks. */
+function runFile(
+  file: string,
+  blocks: readonly DocBlock[],
+): { start: () => Promise<void>; blocks: [DocBlock, Promise<void>][] } {
+  const filePlan = filePlans[file] ?? {};
+  const settled = blocks.map(() => {
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const done = new Promise<void>((ok, fail) => {
+      resolve = ok;
+      reject = fail;
+    });
+    // A block nobody awaits (a test filtered out with -g) must not be an unhandled rejection.
+    done.catch(() => undefined);
+    return { done, resolve, reject };
+  });
+  const start = async (): Promise<void> => {
+    let session: DocSession | undefined;
+    try {
+      session = new DocSession({
+        ...filePlan.env,
+        ...(filePlan.httpsPort === true ? { HTTPS_PORT: String(await freePort()) } : {}),
+      });
+      if (filePlan.setup !== undefined) await setUp(session, filePlan.setup, file);
+      for (const [index, block] of blocks.entries()) {
+        await runBlock(session, block, filePlan).then(settled[index]?.resolve, settled[index]?.reject);
+      }
+    } catch (error) {
+      for (const { reject } of settled) reject(error);
+    } finally {
+      await session?.close();
+    }
+  };
+  return { start, blocks: blocks.map((block, index) => [block, settled[index]?.done ?? Promise.resolve()]) };
+}
 
 async function runBlock(session: DocSession, block: DocBlock, filePlan: FilePlan): Promise<void> {
   const plan = planFor(block);

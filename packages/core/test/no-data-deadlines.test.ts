@@ -119,6 +119,26 @@ describe('no-data deadlines per topic and per box', () => {
     expect([...readBoxAlerts(group?.settings).keys()]).to.deep.equal(['*']);
   });
 
+  it('when a box alert names the box by another spelling of its MAC, then the deadline is kept under its registered id and the engine uses it', async () => {
+    const store = sharedStore();
+    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+    const server = instance(store, clock);
+    await greenhouse(server, []);
+    await store.devices.create({ deviceId: 'F5:E4:D3:C2:B1:A0', group: 'gh', type: 'esp32' });
+    await store.devices.update('F5:E4:D3:C2:B1:A0', { lastSeenAt: new Date('2026-06-10T12:00:00Z') });
+    // f5e4d3c2b1a0 is what this box sends itself: its MAC's bytes reversed.
+    const set = await server.setBoxAlert.execute({
+      group: 'gh',
+      deviceId: 'f5e4d3c2b1a0',
+      noDataMs: 120_000,
+    });
+    expect(set).to.deep.equal({ group: 'gh', deviceId: 'F5:E4:D3:C2:B1:A0', alert: { noDataMs: 120_000 } });
+    clock.set('2026-06-10T12:02:01Z');
+    expect((await server.engine.tick()).alerts).to.have.length(1);
+    await server.setBoxAlert.execute({ group: 'gh', deviceId: 'f5-e4-d3-c2-b1-a0', remove: true });
+    expect([...readBoxAlerts((await store.groups.findByName('gh'))?.settings).keys()]).to.deep.equal([]);
+  });
+
   it('when a box alert names a box of another group or a bad deadline, then it is refused', async () => {
     const store = sharedStore();
     const server = instance(store, new FakeClock(new Date('2026-06-10T12:00:00Z')));

@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
+import { deviceNamed } from '../devices/manage-devices.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { requireSettings } from '../groups/group.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
@@ -36,20 +37,21 @@ export class SetBoxAlert {
 
   async execute(change: BoxAlertChange): Promise<BoxAlertView> {
     const name = requireText(change.group, 'group');
-    const deviceId = requireText(change.deviceId, 'device');
+    const given = requireText(change.deviceId, 'device');
     const group = await this.groups.findByName(name);
     if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
+    // Any spelling of a box's MAC names it, as everywhere else; the deadline is kept under the id it is
+    // registered with, which is what the engine looks it up by.
+    const device = given === EVERY_BOX ? undefined : await deviceNamed(this.devices, given);
+    const deviceId = device?.group === group.name ? device.deviceId : given;
     const alerts = readBoxAlerts(group.settings);
     const remove = change.remove === true || change.noDataMs === null;
     if (remove) {
       if (!alerts.delete(deviceId)) return { group: group.name, deviceId };
     } else {
       const noDataMs = requireNoDataMs(change.noDataMs);
-      if (deviceId !== EVERY_BOX) {
-        const boxes = await this.devices.listByGroup(group.name);
-        if (!boxes.some((box) => box.deviceId === deviceId))
-          throw new NotFoundError('device', `No device ${deviceId} in group ${group.name}`);
-      }
+      if (deviceId !== EVERY_BOX && device?.group !== group.name)
+        throw new NotFoundError('device', `No device ${given} in group ${group.name}`);
       if (!alerts.has(deviceId) && alerts.size >= MAX_TOPIC_RANGES)
         throw InvalidInputError.forField('device', `a group holds at most ${MAX_TOPIC_RANGES} box alerts`);
       alerts.set(deviceId, { noDataMs });

@@ -34,9 +34,14 @@ export function viewOf(device: Device, now: Date, silentAfterMs: number): Device
 /** The registered device an operator names in any form (label, dashes, bare hex, or what the box sends). */
 export async function findNamedDevice(devices: DeviceRepository, idText: unknown): Promise<Device> {
   const id = requireDeviceId(idText);
-  const device = (await devices.find(id, macOfRegisteredId(id))) ?? (await devices.find(id, macOfBoxId(id)));
+  const device = await deviceNamed(devices, id);
   if (device === undefined) throw new NotFoundError('device', `No device ${id} is registered`);
   return device;
+}
+
+/** The same lookup, undefined when no device answers to the name. */
+export async function deviceNamed(devices: DeviceRepository, id: string): Promise<Device | undefined> {
+  return (await devices.find(id, macOfRegisteredId(id))) ?? (await devices.find(id, macOfBoxId(id)));
 }
 
 @injectable()

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
 import { expect } from 'chai';
@@ -276,6 +276,21 @@ describe('hortus store copy', function () {
       await expectSameQueues({ SQLITE_FILE: target }, mongo);
     },
   );
+
+  it('when --password-stdin reads nothing, then the copy stops with exit 2 naming that option, before anything is written', async () => {
+    const dataDir = scratchDataDir();
+    const to = join(scratchDataDir(), 'copy.db');
+
+    const outcome = await hortus(
+      undefined,
+      ['store', 'copy', '--to', to, '--check-login', 'ana@example.com', '--password-stdin'],
+      { env: { HORTUS_DATA_DIR: dataDir }, stdin: typed('\n') },
+    );
+
+    expect(outcome.code).to.equal(2);
+    expect(outcome.stderr).to.include('--password-stdin read an empty password');
+    expect(existsSync(to)).to.equal(false);
+  });
 
   it('when the target is the configured store itself, then the copy is refused before anything is written', async () => {
     const dataDir = scratchDataDir();

@@ -333,6 +333,29 @@ describe('automation engine', () => {
       expect(fired.map((event) => event.value)).to.deep.equal(['off']);
     });
 
+    it('when a crossing finds the action at its value already, then it takes no switch interval from the next crossing', async () => {
+      const store = sharedStore();
+      const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+      const server = instance(store, clock);
+      await greenhouse(server, [
+        {
+          timeAutomations: [],
+          sensorAutomations: [
+            { action: 'on', sensor: 'temperature', condition: 'above', value: '28' },
+            { action: 'off', sensor: 'temperature', condition: 'less than', value: '24' },
+          ],
+        },
+      ]);
+      await temperature(server, 21, '2026-06-10T12:00:00Z');
+      expect(await server.run.execute()).to.have.length(0);
+      expect(await pumpValue(store)).to.equal('off');
+
+      clock.set('2026-06-10T12:00:05Z');
+      await temperature(server, 31, '2026-06-10T12:00:05Z');
+      const fired = await server.run.execute();
+      expect(fired.map((event) => event.value)).to.deep.equal(['on']);
+    });
+
     it('when the newest reading is older than the configured age, then it never triggers', async () => {
       const store = sharedStore();
       const clock = new FakeClock(new Date('2026-06-10T12:11:00Z'));

@@ -2,8 +2,7 @@ import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { Output } from '../output.js';
-import { readSecret } from './secret-input.js';
-import { withExamples } from './shared.js';
+import { readPassword, withExamples } from './shared.js';
 
 const DEFAULT_PAGE = 1000;
 
@@ -45,8 +44,7 @@ export function registerStoreCommands(program: Command, io: RunIo): void {
               '--check-login needs --password-stdin (a password never goes on the command line)',
             );
           }
-          const password =
-            options.checkLogin === undefined ? undefined : await readSecret(io, { stdin: true });
+          const password = options.checkLogin === undefined ? undefined : await readPassword(io);
           // Both stores' drivers and the copy load only when it runs.
           const { runStoreCopy } = await import('../store-copy.js');
           await runStoreCopy(io, new Output(io.stdout, json), {

@@ -224,7 +224,10 @@ export class RunAutomations {
     const previous = stored?.value['side'] as RuleSide | undefined;
     const side = ruleSide(rule, reading.value, previous, this.settings.deadBand);
     if (side === previous) return undefined;
-    if (side === 'beyond' && !(await this.mayTakeSwitch(action, now, wake))) return undefined;
+    // A crossing that finds the action at its value switches nothing, so it takes no switch slot: a fresh
+    // demo's "less than 24 -> off" on an action already off would hold "above 28 -> on" back for a minute.
+    const switches = side === 'beyond' && action.value !== rule.action;
+    if (switches && !(await this.mayTakeSwitch(action, now, wake))) return undefined;
     // Only the engine that records the crossing acts on it.
     if (!(await this.state.compareAndSet(ruleKey, stored?.version ?? 0, { side }, now))) return undefined;
     if (side === 'within') return undefined;

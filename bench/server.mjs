@@ -149,8 +149,14 @@ async function hortusServer() {
       : { RATE_LIMIT_REDIS_URL: env.BENCH_RATE_LIMIT_REDIS_URL }),
     // BENCH_POLL_LANE=off measures every request through the Koa middleware chain (a before/after figure).
     ...(env.BENCH_POLL_LANE === undefined ? {} : { POLL_LANE: env.BENCH_POLL_LANE }),
-    // The capacity part holds one connection per simulated client, far beyond the default 1024.
-    ...(env.BENCH_MAX_CONNECTIONS === undefined ? {} : { MAX_CONNECTIONS: env.BENCH_MAX_CONNECTIONS }),
+    // The capacity part holds one connection per simulated client, far beyond the default 1024, all from the
+    // generator's one address (whose default share is a quarter: beyond it connections were reset).
+    ...(env.BENCH_MAX_CONNECTIONS === undefined
+      ? {}
+      : {
+          MAX_CONNECTIONS: env.BENCH_MAX_CONNECTIONS,
+          MAX_CONNECTIONS_PER_ADDRESS: env.BENCH_MAX_CONNECTIONS,
+        }),
     // The boxes part: HTTPS too, with the certificate TLS=self-signed keeps in BENCH_TLS_DIR.
     ...(env.BENCH_TLS_DIR === undefined
       ? {}

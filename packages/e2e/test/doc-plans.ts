@@ -48,7 +48,7 @@ export const filePlans: Readonly<Record<string, FilePlan>> = {
   // `pnpm start` is `hortus serve --demo`; a short engine tick so "within 10 s" is a moment here.
   'README.md': { serverArgs: ['--demo'], env: { AUTOMATION_TICK_MS: '200' } },
   'docs/alerts.md': {
-    // The box of the doc's --box examples, registered under that id (`--box` takes the id as registered).
+    // The box of the doc's --box examples.
     setup: 'hortus group create gh && hortus device create a0b1c2d3e4f5 --group gh --type sensor-box',
     env: { SECRET: 'a-webhook-secret-of-32-characters' },
   },

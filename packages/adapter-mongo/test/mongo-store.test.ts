@@ -72,6 +72,13 @@ describe(serverSuite('Mongo store on a server'), () => {
           userId_position_chart_v: { key: { userId: 1, position: 1, chart: 1, v: 1 }, unique: false },
         },
       ],
+      [
+        'actionhistory',
+        {
+          group_at: { key: { group: 1, at: -1, _id: -1 }, unique: false },
+          group_object_at: { key: { group: 1, object: 1, at: -1, _id: -1 }, unique: false },
+        },
+      ],
       ['groups', { name_unique: { key: { name: 1 }, unique: true } }],
       ['latestreadings', { group_v_unique: { key: { group: 1, v: 1 }, unique: true } }],
       ['groupemployees', { group_id: { key: { group: 1, _id: 1 }, unique: false } }],

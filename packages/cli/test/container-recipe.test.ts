@@ -113,7 +113,10 @@ function imageEnv(extra: Record<string, string>): Record<string, string> {
  * A RUN line that takes longer than this has stalled (waiting on the registry, say): it fails with its output
  * instead of holding CI. Each line takes well under a minute on a warm cache, several on a loaded machine.
  */
-const runDeadlineMs = 5 * 60_000;
+const runDeadlineMs = 3 * 60_000;
+
+/** A RUN line that made no progress until runDeadlineMs. */
+class StalledRun extends Error {}
 
 async function sh(command: string, cwd: string, env: Record<string, string>): Promise<string> {
   // Its own process group, so that a stall ends with everything the line started (npx, pnpm, npm, tsc).
@@ -129,7 +132,7 @@ async function sh(command: string, cwd: string, env: Record<string, string>): Pr
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   clearTimeout(deadline);
   if (stalled)
-    throw new Error(
+    throw new StalledRun(
       `RUN ${command} stalled: killed after ${runDeadlineMs / 1000} s:\n${output.slice(-4000)}`,
     );
   if (code !== 0) throw new Error(`RUN ${command} exited ${code}:\n${output.slice(-4000)}`);
@@ -170,7 +173,7 @@ function sizeOf(path: string): number {
 }
 
 describe('deploy/Dockerfile, read and simulated outside a container', function () {
-  // CI bounds the step at 15 minutes (.ci/run); a stalled RUN line fails after 5.
+  // CI bounds the step at 15 minutes (.ci/run); a RUN line stalls after 3, and the build gets a second try.
   this.timeout(14 * 60_000);
   const stages = parseDockerfile(dockerfile);
   const [build, final] = stages;
@@ -239,17 +242,33 @@ describe('deploy/Dockerfile, read and simulated outside a container', function (
         // The build stage.
         const buildStage = build as Stage;
         const workdir = inImage(only(buildStage, 'WORKDIR').args);
-        mkdirSync(workdir, { recursive: true });
         expect(only(buildStage, 'COPY').args).to.equal('. .');
-        let started = Date.now();
-        copyContext(workdir);
-        process.stdout.write(`      COPY . . (the build context) ${seconds(started)} s\n`);
         const buildEnv = imageEnv(envOf(buildStage));
-        for (const { args } of buildStage.instructions.filter(({ keyword }) => keyword === 'RUN')) {
-          started = Date.now();
-          await sh(args, workdir, buildEnv);
-          process.stdout.write(`      RUN ${args.slice(0, 70)}… ${seconds(started)} s\n`);
+        const runBuildStage = async (): Promise<void> => {
+          rmSync(image, { recursive: true, force: true });
+          mkdirSync(workdir, { recursive: true });
+          const copied = Date.now();
+          copyContext(workdir);
+          process.stdout.write(`      COPY . . (the build context) ${seconds(copied)} s\n`);
+          for (const { args } of buildStage.instructions.filter(({ keyword }) => keyword === 'RUN')) {
+            const ran = Date.now();
+            await sh(args, workdir, buildEnv);
+            process.stdout.write(`      RUN ${args.slice(0, 70)}… ${seconds(ran)} s\n`);
+          }
+        };
+        try {
+          await runBuildStage();
+        } catch (error) {
+          // pnpm deploy once sat still for 5 minutes after resolving, with no socket open and no CPU used
+          // (CI, 2026-11-26), and the same build went through in 20 s when run again: as a builder retrying a
+          // failed build would, it gets one more try from a fresh copy. A second stall fails the test.
+          if (!(error instanceof StalledRun)) throw error;
+          process.stdout.write(
+            `      ${error.message.split('\n')[0]}; building once more from a fresh copy\n`,
+          );
+          await runBuildStage();
         }
+        let started = Date.now();
 
         // The final stage: what it copies must exist; /app must hold no development tools.
         const app = inImage('/app');

@@ -268,7 +268,6 @@ describe('deploy/Dockerfile, read and simulated outside a container', function (
           );
           await runBuildStage();
         }
-        let started = Date.now();
 
         // The final stage: what it copies must exist; /app must hold no development tools.
         const app = inImage('/app');
@@ -300,7 +299,7 @@ describe('deploy/Dockerfile, read and simulated outside a container', function (
         const mapped = Object.fromEntries(
           Object.entries(env).map(([key, value]) => [key, value.startsWith('/') ? inImage(value) : value]),
         );
-        started = Date.now();
+        const started = Date.now();
         const [command = '', ...argv] = execForm(only(finalStage, 'CMD').args);
         expect(command).to.equal('node');
         // Loopback instead of every interface, and a free port: the rest is the image's ENV.

@@ -16,6 +16,7 @@ import {
   DEVICE_REPOSITORY,
   ENGINE_STATE_REPOSITORY,
   EvaluateAlerts,
+  GetGroup,
   GROUP_REPOSITORY,
   HISTORY_CHART_REPOSITORY,
   ListOpenNotifications,
@@ -93,6 +94,7 @@ export function instance(
     openNotifications: container.get(ListOpenNotifications),
     changes: container.get(ActionChanges),
     createGroup: container.get(CreateGroup),
+    getGroup: container.get(GetGroup),
     createAction: container.get(CreateAction),
   };
 }

@@ -1,87 +1,30 @@
-import 'reflect-metadata';
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
-import { Container, ContainerModule } from 'inversify';
-import {
-  ACTION_REPOSITORY,
-  ALERT_OUTBOX_REPOSITORY,
-  ACTION_HISTORY_REPOSITORY,
-  AUTOMATION_LOG_REPOSITORY,
-  AutomationEngine,
-  CHANGE_FEED,
-  type Clock,
-  createCoreModule,
-  CreateGroup,
-  DEVICE_REPOSITORY,
-  ENGINE_STATE_REPOSITORY,
-  EvaluateAlerts,
-  GetGroup,
-  GROUP_REPOSITORY,
-  HISTORY_CHART_REPOSITORY,
-  InvalidInputError,
-  NOTIFICATION_REPOSITORY,
-  NotFoundError,
-  READING_REPOSITORY,
-  RecordReadings,
-  SCHEDULER,
-  SetTopicAlert,
-  USER_REPOSITORY,
-  WakeUps,
-} from '@hortus/core';
-import { createMemoryStore } from '@hortus/adapter-memory';
+import { InvalidInputError, NotFoundError, WakeUps } from '@hortus/core';
+import { FakeClock, instance, sharedStore } from './automation-support.js';
 
 chai.use(chaiAsPromised);
 const { expect } = chai;
-
-class FakeClock implements Clock {
-  constructor(private current: Date) {}
-  now(): Date {
-    return new Date(this.current.getTime());
-  }
-  set(iso: string): void {
-    this.current = new Date(iso);
-  }
-}
 
 const HUMIDITY = 'esp/air/humidity';
 const CO2 = 'esp/air/co2';
 const TEMPERATURE = 'esp/air/temperature';
 
+/** One instance over its own memory store, with the calls these cases make on group gh. */
 function app(clock: FakeClock) {
-  const store = createMemoryStore();
-  const container = new Container();
-  container.load(
-    createCoreModule({ timeZone: 'UTC', commitsCacheMs: 60_000, automation: { deadBand: 0.5 } }, clock),
-    new ContainerModule(({ bind }) => {
-      bind(READING_REPOSITORY).toConstantValue(store.readings);
-      bind(ACTION_REPOSITORY).toConstantValue(store.actions);
-      bind(DEVICE_REPOSITORY).toConstantValue(store.devices);
-      bind(NOTIFICATION_REPOSITORY).toConstantValue(store.notifications);
-      bind(HISTORY_CHART_REPOSITORY).toConstantValue(store.historyCharts);
-      bind(GROUP_REPOSITORY).toConstantValue(store.groups);
-      bind(USER_REPOSITORY).toConstantValue(store.users);
-      bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
-      bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
-      bind(ACTION_HISTORY_REPOSITORY).toConstantValue(store.actionHistory);
-      bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
-      bind(CHANGE_FEED).toConstantValue(store.changeFeed);
-      bind(SCHEDULER).toConstantValue({ every: () => ({ stop: async () => {} }) });
-    }),
-  );
-  const alerts = container.get(EvaluateAlerts);
-  const record = container.get(RecordReadings);
+  const server = instance(sharedStore(), clock, 'UTC');
   return {
-    createGroup: container.get(CreateGroup),
-    getGroup: container.get(GetGroup),
-    setAlert: container.get(SetTopicAlert),
-    engine: container.get(AutomationEngine),
+    createGroup: server.createGroup,
+    getGroup: server.getGroup,
+    setAlert: server.setTopicAlert,
+    engine: server.engine,
     /** Records one reading at the clock's time. */
-    reading: async (topic: string, value: number) => record.execute([{ group: 'gh', topic, value }]),
+    reading: async (topic: string, value: number) => server.record.execute([{ group: 'gh', topic, value }]),
     /** Evaluates the group at the clock's time: the messages raised, and when it asks to be woken. */
     evaluate: async () => {
       const wake = new WakeUps();
-      const group = await container.get(GetGroup).execute({ name: 'gh' });
-      const outcome = await alerts.evaluateGroup(group, clock.now(), wake);
+      const group = await server.getGroup.execute({ name: 'gh' });
+      const outcome = await server.alerts.evaluateGroup(group, clock.now(), wake);
       return { messages: outcome.raised.map((n) => n.message), wakeAt: wake.earliest };
     },
   };

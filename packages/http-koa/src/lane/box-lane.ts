@@ -4,16 +4,16 @@ import { EdgeError, errorBody, routeErrorAnswer } from '../edge/errors.js';
 import { type HostCheck } from '../edge/host.js';
 import { parseJsonBody } from '../edge/json-body.js';
 import { type HttpMetrics } from '../edge/metrics.js';
-import { handOverDecided, type RateLimiter, type SharedRateLimit } from '../edge/rate-limit.js';
 import { logRequest, requestIdOf } from '../edge/request.js';
 import { securityHeaders } from '../edge/security.js';
+import { admitByRate, type LaneLimits, textOf } from './admission.js';
 import { type ClientFaultLog } from '../logger.js';
 import { BOX_BODY_LIMIT_BYTES, BOX_ENDPOINT_PATH, boxEndpointRoutes } from '../routes/boxes.js';
 import { errorPolicyOfRoute } from '../routes/router.js';
 import { type HttpUseCases, type Reply, type RouteInput } from '../routes/routing.js';
 import { validate } from '../routes/schemas.js';
 
-export interface BoxLaneOptions {
+export interface BoxLaneOptions extends LaneLimits {
   readonly useCases: HttpUseCases;
   readonly logger: Logger;
   /** Where request lines go; undefined when they are off. */
@@ -22,11 +22,6 @@ export interface BoxLaneOptions {
   readonly clientFaults: Pick<ClientFaultLog, 'warn'>;
   /** The edge's Host check; undefined: any host. */
   readonly checkHost: HostCheck | undefined;
-  /** The client's address from the socket's and X-Forwarded-For; undefined: the socket's, as Koa reads it. */
-  readonly clientAddress: ((socketAddress: string, forwardedFor: string) => string) | undefined;
-  readonly limiter: RateLimiter | undefined;
-  /** The shared count (RATE_LIMIT_REDIS_URL), instead of `limiter`. */
-  readonly shared: SharedRateLimit | undefined;
   /** How long a body may take to arrive (BODY_TIMEOUT_MS), as the chain's body parser allows. */
   readonly bodyTimeoutMs: number;
 }
@@ -41,11 +36,6 @@ const bodyTypes = new Set(['application/ejson', 'application/json']);
 const securityHeaderPairs = Object.entries(securityHeaders).flat();
 const JSON_TYPE = ['Content-Type', 'application/json; charset=utf-8'];
 const NO_QUERY: Readonly<Record<string, unknown>> = Object.freeze({});
-
-/** A header as one text (Node already joins repeated ones of most names). */
-function textOf(value: string | string[] | undefined): string {
-  return Array.isArray(value) ? value.join(', ') : (value ?? '');
-}
 
 /**
  * Whether the chain would treat the request any differently from the firmware's: only then does it take
@@ -82,7 +72,7 @@ function plainBoxRequest(request: IncomingMessage): boolean {
  */
 export function boxLane(options: BoxLaneOptions, fallback: RequestListener): RequestListener {
   if (route === undefined) throw new Error('the box endpoint has no route');
-  const { useCases, logger, requestLogger, metrics, limiter, shared, checkHost, clientFaults } = options;
+  const { useCases, logger, requestLogger, metrics, checkHost, clientFaults } = options;
   const policy = {
     ...errorPolicyOfRoute(boxEndpointRoutes, route, undefined),
     bodyLimitBytes: BOX_BODY_LIMIT_BYTES,
@@ -241,29 +231,11 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
       fallback(request, response);
       return;
     }
-    const { headers } = request;
-    const socketAddress = request.socket.remoteAddress ?? '';
-    const clientAddress =
-      options.clientAddress === undefined
-        ? socketAddress
-        : options.clientAddress(socketAddress, textOf(headers['x-forwarded-for']));
-    // A refused take consumes nothing, so Koa takes again and answers the 429 itself.
-    if (limiter !== undefined && !limiter.take(clientAddress).allowed) {
-      fallback(request, response);
-      return;
-    }
-    if (shared === undefined) {
-      respond(request, response, started, url, action, clientAddress);
-      return;
-    }
-    // Counted in the shared backend: a refused take has counted too, so Koa answers this decision.
-    void shared.take(clientAddress).then((decision) => {
-      if (decision.allowed) {
-        respond(request, response, started, url, action, clientAddress);
-      } else {
-        handOverDecided(request, decision);
-        fallback(request, response);
-      }
-    });
+    admitByRate(
+      request,
+      options,
+      (clientAddress) => respond(request, response, started, url, action, clientAddress),
+      () => fallback(request, response),
+    );
   };
 }

@@ -18,10 +18,10 @@ import {
 } from '../routes/routing.js';
 import { type AnswerCache } from '../routes/conditional.js';
 import { validate } from '../routes/schemas.js';
-import { handOverDecided, type RateLimiter, type SharedRateLimit } from '../edge/rate-limit.js';
 import { securityHeaders } from '../edge/security.js';
+import { admitByRate, type LaneLimits, textOf } from './admission.js';
 
-export interface PollLaneOptions {
+export interface PollLaneOptions extends LaneLimits {
   readonly routers: readonly RouterSpec[];
   readonly useCases: HttpUseCases;
   readonly answering: Answering;
@@ -33,11 +33,6 @@ export interface PollLaneOptions {
   readonly allowedOrigins: ReadonlySet<string>;
   /** The edge's Host check; undefined: any host. */
   readonly checkHost: HostCheck | undefined;
-  /** The client's address from the socket's and X-Forwarded-For; undefined: the socket's, as Koa reads it. */
-  readonly clientAddress: ((socketAddress: string, forwardedFor: string) => string) | undefined;
-  readonly limiter: RateLimiter | undefined;
-  /** The shared count (RATE_LIMIT_REDIS_URL), instead of `limiter`. */
-  readonly shared: SharedRateLimit | undefined;
 }
 
 interface LaneRoute {
@@ -58,11 +53,6 @@ const NO_BODY: Readonly<Record<string, unknown>> = Object.freeze({});
 const securityHeaderPairs = Object.entries(securityHeaders).flat();
 const JSON_TYPE = ['Content-Type', 'application/json; charset=utf-8'];
 const TEXT_TYPE = ['Content-Type', 'text/plain; charset=utf-8'];
-
-/** A header as one text (Node already joins repeated ones of most names). */
-function textOf(value: string | string[] | undefined): string {
-  return Array.isArray(value) ? value.join(', ') : (value ?? '');
-}
 
 /**
  * The poll lane: the routes clients and boxes poll every few seconds (a group's actions, newest readings,
@@ -91,7 +81,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       });
     }
   }
-  const { useCases, logger, requestLogger, metrics, access, limiter, shared, checkHost } = options;
+  const { useCases, logger, requestLogger, metrics, access, checkHost } = options;
   /** The route of a path, case-insensitively, with or without one trailing slash, as the routers match. */
   const routeOf = (path: string): LaneRoute | undefined => {
     const lower = path.toLowerCase();
@@ -227,34 +217,10 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       fallback(request, response);
       return;
     }
-    const socketAddress = request.socket.remoteAddress ?? '';
-    const clientAddress =
-      options.clientAddress === undefined
-        ? socketAddress
-        : options.clientAddress(socketAddress, textOf(headers['x-forwarded-for']));
-    // A refused take consumes nothing, so Koa takes again and answers the 429 itself.
-    if (limiter !== undefined && !limiter.take(clientAddress).allowed) {
-      fallback(request, response);
-      return;
-    }
-    if (shared === undefined) {
-      respond(
-        request,
-        response,
-        started,
-        path,
-        route,
-        known,
-        query,
-        clientAddress,
-        ifNoneMatch,
-        authorization,
-      );
-      return;
-    }
-    // Counted in the shared backend: a refused take has counted too, so Koa answers this decision.
-    void shared.take(clientAddress).then((decision) => {
-      if (decision.allowed) {
+    admitByRate(
+      request,
+      options,
+      (clientAddress) =>
         respond(
           request,
           response,
@@ -266,11 +232,8 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
           clientAddress,
           ifNoneMatch,
           authorization,
-        );
-      } else {
-        handOverDecided(request, decision);
-        fallback(request, response);
-      }
-    });
+        ),
+      () => fallback(request, response),
+    );
   };
 }

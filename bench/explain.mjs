@@ -359,8 +359,7 @@ if (given.length > 0) {
   for (const { label, uri } of given) runs.push({ label, queries: await runOn({ uri }, label) });
 } else {
   for (const backend of backends) {
-    process.env.BENCH_FERRETDB_BACKEND = backend;
-    const server = await benchMongoServer(root);
+    const server = await benchMongoServer(root, backend);
     if (server === undefined)
       throw new Error('no MongoDB: give a uri, or build FerretDB (bash scripts/ferretdb.sh build)');
     try {

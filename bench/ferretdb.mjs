@@ -10,24 +10,30 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** The backend the benchmarks' FerretDB uses: BENCH_FERRETDB_BACKEND, SQLite by default. */
-export function ferretDbBackend() {
-  const backend = process.env.BENCH_FERRETDB_BACKEND?.trim() || 'sqlite';
-  if (backend !== 'sqlite' && backend !== 'postgresql') {
-    throw new Error(`BENCH_FERRETDB_BACKEND must be sqlite or postgresql, not ${backend}`);
+/**
+ * The backends the benchmarks' FerretDB uses: BENCH_FERRETDB_BACKEND, one or a comma-separated list
+ * (`sqlite,postgresql`), SQLite by default. The engine and capacity parts measure each; the others the first.
+ */
+export function ferretDbBackends() {
+  const backends = (process.env.BENCH_FERRETDB_BACKEND?.trim() || 'sqlite')
+    .split(',')
+    .map((name) => name.trim());
+  for (const backend of backends) {
+    if (backend !== 'sqlite' && backend !== 'postgresql') {
+      throw new Error(`BENCH_FERRETDB_BACKEND must name sqlite or postgresql, not ${backend}`);
+    }
   }
-  return backend;
+  return backends;
 }
 
 /**
  * BENCH_MONGODB_URI or MONGODB_URI when set; else a FerretDB of the benchmark's own, or undefined when its
  * binary was never built (bash scripts/ferretdb.sh build). `kind` names the server for the figures.
  */
-export async function benchMongoServer(root) {
+export async function benchMongoServer(root, backend = ferretDbBackends()[0]) {
   const given = process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI;
   if (given) return { uri: given, kind: 'given', stop: async () => {} };
   if (!existsSync(join(root, 'tools/ferretdb/bin/ferretdb-test'))) return undefined;
-  const backend = ferretDbBackend();
   const stateDir = await mkdtemp(join(tmpdir(), 'hortus-bench-ferretdb-'));
   const script = join(root, 'scripts/ferretdb.sh');
   const env = { ...process.env, FERRETDB_BACKEND: backend, FERRETDB_STATE_DIR: stateDir };

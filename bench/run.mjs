@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 import { cliMarkdown, cliStart, cliTargets } from './cli.mjs';
 import { boxesMarkdown, boxesPart, boxesTargets } from './boxes.mjs';
 import { engineMarkdown, enginePart, engineTargets } from './engine.mjs';
-import { benchMongoServer } from './ferretdb.mjs';
+import { benchMongoServer, ferretDbBackends } from './ferretdb.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const smoke = process.argv.includes('--smoke');
@@ -1068,6 +1068,35 @@ async function capacityOfStore(name, env, stepsOfStore = plan.capacitySteps, { b
   };
 }
 
+/** The capacity steps on one MongoDB server: with boxes posting, then web clients alone. */
+async function mongoCapacity(mongo) {
+  const database = `hortus_bench_${randomBytes(4).toString('hex')}`;
+  // Each step's groups are added through a connection with a deadline of its own (bench/server.mjs).
+  const seeding = { BENCH_SEED_MONGODB_TIMEOUT_MS: '120000' };
+  try {
+    const figures = await capacityOfStore(
+      'test MongoDB',
+      { BENCH_MONGODB_URI: mongo.uri, BENCH_MONGODB_DB: database, ...seeding },
+      plan.mongoCapacitySteps,
+    );
+    // FerretDB's writes (each reading batch updates the rollups, a scan of the collection on FerretDB v1)
+    // end the steps above long before the polling does: the same steps without boxes show the server's side.
+    const pollingOnly = await capacityOfStore(
+      'test MongoDB, web clients only (no readings arriving)',
+      { BENCH_MONGODB_URI: mongo.uri, BENCH_MONGODB_DB: `${database}_polling`, ...seeding },
+      plan.capacitySteps,
+      { boxes: false },
+    );
+    return [figures, pollingOnly].map((store) => ({ ...store, server: mongo.kind }));
+  } finally {
+    if (mongo.kind === 'given') {
+      await dropDatabase(mongo.uri, database);
+      await dropDatabase(mongo.uri, `${database}_polling`);
+    }
+    await mongo.stop();
+  }
+}
+
 /**
  * Web clients polling the dashboard (latestdata/All, notifications, group/abo) every period with the ETags
  * their browser keeps, each on its own connection, spread evenly over the period; boxes post readings.
@@ -1091,35 +1120,16 @@ async function capacity() {
       results.stores.push(await capacityOfStore('SQLite', { BENCH_DATA_DIR: dir }));
     }
     if (!capacityStores.has('mongo')) return results;
-    const mongo = await mongoServer();
-    if (mongo === undefined) {
-      results.mongoSkipped = 'no MONGODB_URI and no FerretDB test server binary';
-      log(`capacity on MongoDB skipped: ${results.mongoSkipped}`);
-      return results;
-    }
-    const database = `hortus_bench_${randomBytes(4).toString('hex')}`;
-    try {
-      const figures = await capacityOfStore(
-        'test MongoDB',
-        { BENCH_MONGODB_URI: mongo.uri, BENCH_MONGODB_DB: database },
-        plan.mongoCapacitySteps,
-      );
-      results.stores.push({ ...figures, server: mongo.kind });
-      // FerretDB's writes (each reading batch updates the rollups, a scan of the collection on FerretDB v1)
-      // end the steps above long before the polling does: the same steps without boxes show the server's side.
-      const pollingOnly = await capacityOfStore(
-        'test MongoDB, web clients only (no readings arriving)',
-        { BENCH_MONGODB_URI: mongo.uri, BENCH_MONGODB_DB: `${database}_polling` },
-        plan.capacitySteps,
-        { boxes: false },
-      );
-      results.stores.push({ ...pollingOnly, server: mongo.kind });
-    } finally {
-      if (mongo.kind === 'given') {
-        await dropDatabase(mongo.uri, database);
-        await dropDatabase(mongo.uri, `${database}_polling`);
+    const given = process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI;
+    // One run per FerretDB backend named in BENCH_FERRETDB_BACKEND (sqlite,postgresql measures both).
+    for (const backend of given ? [undefined] : ferretDbBackends()) {
+      const mongo = await benchMongoServer(root, backend);
+      if (mongo === undefined) {
+        results.mongoSkipped = 'no MONGODB_URI and no FerretDB test server binary';
+        log(`capacity on MongoDB skipped: ${results.mongoSkipped}`);
+        return results;
       }
-      await mongo.stop();
+      results.stores.push(...(await mongoCapacity(mongo)));
     }
     return results;
   } finally {
@@ -1248,7 +1258,7 @@ function targets(results) {
           ? ` (then ${figure.stopped})`
           : ' (the largest step; not looked further)';
     add(
-      `Capacity, ${figure.store}: web clients polling every ${results.capacity.periodMs / 1000} s, ` +
+      `Capacity, ${figure.store}${figure.server === undefined ? '' : ` (${figure.server})`}: web clients polling every ${results.capacity.periodMs / 1000} s, ` +
         `p99 < ${CAPACITY_P99_MS} ms and no errors`,
       `>= ${goal.toLocaleString('en')} clients`,
       `${figure.capacity.toLocaleString('en')}${why}`,

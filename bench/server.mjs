@@ -137,7 +137,7 @@ async function hortusServer() {
   const { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY, STORE_LIFECYCLE } =
     await hortus('core');
   // Only what is named here: an MQTT_URL or STORE of the calling shell must not change the server under test.
-  const config = loadConfig({
+  const variables = {
     PORT: '0',
     HOST: '127.0.0.1',
     // The limiter stays on (its cost is measured) with an allowance the load generator cannot exhaust: at
@@ -173,7 +173,8 @@ async function hortusServer() {
       : env.BENCH_DATA_DIR !== undefined
         ? { STORE: 'sqlite', HORTUS_DATA_DIR: env.BENCH_DATA_DIR }
         : { STORE: 'memory' }),
-  });
+  };
+  const config = loadConfig(variables);
   // Production logging: one JSON line per request on stdout, which run.mjs points at /dev/null.
   const logger = createJsonLogger();
   const container = await createContainer(config, { logger });
@@ -208,16 +209,22 @@ async function hortusServer() {
     );
   }
   // The capacity part adds groups before each step ({type: 'groups', count}): as many as its clients watch.
+  // BENCH_SEED_MONGODB_TIMEOUT_MS: the groups go in through a connection of their own with that deadline, as
+  // an import beside the server would. On FerretDB-SQLite, which serializes writes, a seeding batch queued
+  // behind the boxes' posts ran past the production deadline and ended the steps after 1,000 clients.
+  let seeding = container;
+  if (config.store === 'mongodb' && env.BENCH_SEED_MONGODB_TIMEOUT_MS !== undefined) {
+    seeding = await createContainer(
+      loadConfig({ ...variables, MONGODB_TIMEOUT_MS: env.BENCH_SEED_MONGODB_TIMEOUT_MS }),
+      { logger },
+    );
+    await seeding.get(STORE_LIFECYCLE).start();
+  }
   groupSeeder = async (count) => {
     const started = performance.now();
     const from = seededGroups;
     seededGroups = Math.max(seededGroups, count);
-    await seedGroups(
-      container,
-      { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY },
-      from,
-      count,
-    );
+    await seedGroups(seeding, { GROUP_REPOSITORY, NOTIFICATION_REPOSITORY, READING_REPOSITORY }, from, count);
     process.send({ type: 'groups', count: seededGroups, seconds: (performance.now() - started) / 1000 });
   };
   const boxes =

@@ -23,13 +23,25 @@ async function limitedPump(server: Instance, automations = timeRule('23:00', 'ev
   await server.setLimit.execute({ group: 'gh', object: 'pump_1', maxOnMs: THIRTY_MINUTES });
 }
 
+/** One server over a fresh store at `start`, with the limited pump of `automations`. */
+async function limitedGreenhouse(
+  automations?: Parameters<typeof limitedPump>[1],
+  start = '2026-06-10T12:00:00Z',
+) {
+  const store = sharedStore();
+  const clock = new FakeClock(new Date(start));
+  const server = instance(store, clock);
+  await limitedPump(server, automations);
+  /** A user's switch from the CLI. */
+  const switchOn = () =>
+    server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
+  return { store, clock, server, switchOn };
+}
+
 describe('maximum on-time of an action', () => {
   it('when a user switches a limited pump on, then the engine switches it off once the limit has passed, once, and logs why', async () => {
-    const store = sharedStore();
-    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
-    const server = instance(store, clock);
-    await limitedPump(server);
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
+    const { store, clock, server, switchOn } = await limitedGreenhouse();
+    await switchOn();
     expect((await server.engine.tick()).switched).to.have.length(0);
 
     clock.set('2026-06-10T12:29:50Z');
@@ -55,11 +67,8 @@ describe('maximum on-time of an action', () => {
   });
 
   it('when the group stays idle, then the deadline is a due time of the engine: only the tick at it evaluates the group', async () => {
-    const store = sharedStore();
-    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
-    const server = instance(store, clock);
-    await limitedPump(server, []);
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
+    const { clock, server, switchOn } = await limitedGreenhouse([]);
+    await switchOn();
     await server.engine.tick();
 
     clock.set('2026-06-10T12:10:00Z');
@@ -86,10 +95,7 @@ describe('maximum on-time of an action', () => {
   });
 
   it('when the limit switched it off, then a sensor rule does not switch it on again during the rest, and may after it', async () => {
-    const store = sharedStore();
-    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
-    const server = instance(store, clock);
-    await limitedPump(server, sensorRule('above', '28'));
+    const { store, clock, server } = await limitedGreenhouse(sensorRule('above', '28'));
     const reading = async (at: string, value: number): Promise<string[]> => {
       clock.set(at);
       await server.record.execute([{ group: 'gh', topic: sensorTopics.temperature, value }]);
@@ -109,10 +115,10 @@ describe('maximum on-time of an action', () => {
   });
 
   it('when a time rule switches it on, then the limit switches it off and the slot does not switch it on again', async () => {
-    const store = sharedStore();
-    const clock = new FakeClock(new Date('2026-06-10T04:30:05Z')); // 06:30 in Berlin
-    const server = instance(store, clock);
-    await limitedPump(server, timeRule('06:30', 'every day'));
+    const { store, clock, server } = await limitedGreenhouse(
+      timeRule('06:30', 'every day'),
+      '2026-06-10T04:30:05Z', // 06:30 in Berlin
+    );
     expect((await server.engine.tick()).switched.map((event) => event.trigger)).to.deep.equal(['time']);
     clock.set('2026-06-10T05:00:10Z');
     expect((await server.engine.tick()).switched.map((event) => event.trigger)).to.deep.equal(['limit']);
@@ -122,16 +128,13 @@ describe('maximum on-time of an action', () => {
   });
 
   it('when a user switches it on during the rest, then that is allowed, and the limit counts again from then', async () => {
-    const store = sharedStore();
-    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
-    const server = instance(store, clock);
-    await limitedPump(server, []);
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
+    const { clock, server, switchOn } = await limitedGreenhouse([]);
+    await switchOn();
     await server.engine.tick();
     clock.set('2026-06-10T12:30:00Z');
     await server.engine.tick();
     clock.set('2026-06-10T12:40:00Z');
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
+    await switchOn();
     expect((await server.engine.tick()).switched).to.have.length(0);
     clock.set('2026-06-10T13:09:00Z');
     expect((await server.engine.tick()).switched).to.have.length(0);
@@ -140,11 +143,8 @@ describe('maximum on-time of an action', () => {
   });
 
   it('when the limit is removed, then the engine leaves the pump on', async () => {
-    const store = sharedStore();
-    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
-    const server = instance(store, clock);
-    await limitedPump(server, []);
-    await server.setValue.execute({ group: 'gh', object: 'pump_1', value: 'on', actor: { kind: 'cli' } });
+    const { store, clock, server, switchOn } = await limitedGreenhouse([]);
+    await switchOn();
     await server.engine.tick();
     const removed = await server.setLimit.execute({ group: 'gh', object: 'pump_1', maxOnMs: null });
     expect(removed).to.deep.equal({ group: 'gh', object: 'pump_1' });

@@ -52,9 +52,11 @@ export function capturingLogger(events: Record<string, unknown>[]): Logger {
   return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
 }
 
-export function harness(overrides: Partial<MqttConfig> = {}): Harness {
-  // A fresh prefix per harness keeps parallel runs and earlier retained messages out of the way.
-  const prefix = `hortus-test-${randomUUID().slice(0, 8)}`;
+/** A bridge over a memory store under `prefix`: a fresh one keeps parallel runs and earlier retained messages apart. */
+export function harness(
+  overrides: Partial<MqttConfig> = {},
+  prefix = `hortus-test-${randomUUID().slice(0, 8)}`,
+): Harness {
   const events: Record<string, unknown>[] = [];
   const container = new Container();
   container.load(

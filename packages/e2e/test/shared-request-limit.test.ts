@@ -1,6 +1,6 @@
-import { connect } from 'node:net';
 import { MongoStore } from '@hortus/adapter-mongo';
 import { loadConfig } from '@hortus/cli';
+import { isListening } from '@hortus/contract-tests';
 import { ConfigError, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
 import { expect, startTestServer, testStore, type TestServer } from './harness.js';
 
@@ -9,18 +9,7 @@ const REDIS_PORT = Number(process.env['HORTUS_TEST_REDIS_PORT'] ?? '6379');
 const REDIS_URL = `redis://127.0.0.1:${REDIS_PORT}`;
 const POLLED = '/api/actions/current_state?group=greenhouse';
 
-function redisAnswers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-const redisUp = await redisAnswers(REDIS_PORT);
+const redisUp = await isListening(REDIS_PORT);
 
 async function statuses(api: TestServer, count: number): Promise<number[]> {
   const seen: number[] = [];

@@ -1,6 +1,5 @@
-import { connect } from 'node:net';
 import { createClient } from '@redis/client';
-import { CapturingLogger, TcpRelay } from '@hortus/contract-tests';
+import { CapturingLogger, isListening, TcpRelay } from '@hortus/contract-tests';
 import { HTTP_METRICS, type HttpMetrics, SHARED_RATE_LIMIT, type SharedRateLimit } from '@hortus/http-koa';
 import { RedisRateLimit } from '@hortus/http-koa/shared-rate-limit';
 import { type AppOnMemory, expect, startAppOnMemory } from './harness.js';
@@ -11,17 +10,6 @@ const REDIS_URL = `redis://127.0.0.1:${REDIS_PORT}`;
 /** A polled route (the poll lane answers it) and one only Koa answers. */
 const POLLED = '/api/actions/current_state?group=greenhouse';
 const VIA_KOA = '/healthz';
-
-function redisAnswers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 let run = 0;
 /** A key prefix of its own per test: as the installation id does, it keeps counts apart. */
@@ -64,7 +52,7 @@ function outages(logger: CapturingLogger): number {
     .length;
 }
 
-const redisUp = await redisAnswers(REDIS_PORT);
+const redisUp = await isListening(REDIS_PORT);
 
 describe(
   redisUp

@@ -13,7 +13,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
-import { benchMongoServer, ferretDbBackends } from './ferretdb.mjs';
+import { benchMongoBackends, benchMongoServer } from './ferretdb.mjs';
 
 const TICK_MS = 10_000;
 const ACTIVE_SHARE = 0.01;
@@ -259,8 +259,10 @@ async function storeRun(packages, kind, { groups, ticks, warmup, root, backend }
 
 /** The MongoDB runs: one per FerretDB backend (BENCH_FERRETDB_BACKEND), or one on a given server. */
 function mongoRuns() {
-  if (process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI) return [{ key: 'mongo', backend: undefined }];
-  return ferretDbBackends().map((backend) => ({ key: `mongo-${backend}`, backend }));
+  return benchMongoBackends().map((backend) => ({
+    key: backend === undefined ? 'mongo' : `mongo-${backend}`,
+    backend,
+  }));
 }
 
 /** Runs the part on each store; `stores` names them (memory, sqlite, mongo). */

@@ -26,13 +26,26 @@ export function ferretDbBackends() {
   return backends;
 }
 
+/** The MongoDB URI the benchmarks were given (BENCH_MONGODB_URI, else MONGODB_URI), or undefined. */
+function givenMongoUri() {
+  return process.env.BENCH_MONGODB_URI || process.env.MONGODB_URI || undefined;
+}
+
+/**
+ * The servers a part that measures every backend runs on: each FerretDB backend named, or `undefined` once
+ * for the server given by URI.
+ */
+export function benchMongoBackends() {
+  return givenMongoUri() === undefined ? ferretDbBackends() : [undefined];
+}
+
 /**
  * BENCH_MONGODB_URI or MONGODB_URI when set; else a FerretDB of the benchmark's own, or undefined when its
  * binary was never built (bash scripts/ferretdb.sh build). `kind` names the server for the figures.
  */
 export async function benchMongoServer(root, backend = ferretDbBackends()[0]) {
-  const given = process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI;
-  if (given) return { uri: given, kind: 'given', stop: async () => {} };
+  const given = givenMongoUri();
+  if (given !== undefined) return { uri: given, kind: 'given', stop: async () => {} };
   if (!existsSync(join(root, 'tools/ferretdb/bin/ferretdb-test'))) return undefined;
   const stateDir = await mkdtemp(join(tmpdir(), 'hortus-bench-ferretdb-'));
   const script = join(root, 'scripts/ferretdb.sh');

@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 import { cliMarkdown, cliStart, cliTargets } from './cli.mjs';
 import { boxesMarkdown, boxesPart, boxesTargets } from './boxes.mjs';
 import { engineMarkdown, enginePart, engineTargets } from './engine.mjs';
-import { benchMongoServer, ferretDbBackends } from './ferretdb.mjs';
+import { benchMongoBackends, benchMongoServer } from './ferretdb.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const smoke = process.argv.includes('--smoke');
@@ -1120,9 +1120,8 @@ async function capacity() {
       results.stores.push(await capacityOfStore('SQLite', { BENCH_DATA_DIR: dir }));
     }
     if (!capacityStores.has('mongo')) return results;
-    const given = process.env.BENCH_MONGODB_URI ?? process.env.MONGODB_URI;
     // One run per FerretDB backend named in BENCH_FERRETDB_BACKEND (sqlite,postgresql measures both).
-    for (const backend of given ? [undefined] : ferretDbBackends()) {
+    for (const backend of benchMongoBackends()) {
       const mongo = await benchMongoServer(root, backend);
       if (mongo === undefined) {
         results.mongoSkipped = 'no MONGODB_URI and no FerretDB test server binary';

@@ -14,6 +14,7 @@ export * from './exchange/input.js';
 export * from './exchange/request.js';
 export * from './koa/router.js';
 export * from './koa/send.js';
+export * from './lane/poll-lane.js';
 export * from './server.js';
 export * from './access/access.js';
 export * from './exchange/access.js';

@@ -318,9 +318,10 @@ export class AccessControl {
     const required = this.requiredNow();
     if (required === undefined) return undefined;
     const cookie = authorization === '' ? sessionCookieIn(cookieHeader) : undefined;
-    if (authorization === '' && (cookie === undefined || !required)) {
-      return required ? undefined : OPEN_TO_ANYONE;
-    }
+    if (authorization === '' && cookie === undefined) return required ? undefined : OPEN_TO_ANYONE;
+    // The cookie is only ever a log-in token (cookieCredentialOf): anything else in it is the middleware's
+    // to refuse, and a token whose session is not known now too (it ends the cookie).
+    if (cookie !== undefined && !tokenShape.test(cookie)) return undefined;
     const secret = cookie ?? bearerPattern.exec(authorization)?.[1];
     if (secret === undefined) return undefined;
     if (tokenShape.test(secret)) {

@@ -319,8 +319,9 @@ export class AccessControl {
     if (required === undefined) return undefined;
     const cookie = authorization === '' ? sessionCookieIn(cookieHeader) : undefined;
     if (authorization === '' && cookie === undefined) return required ? undefined : OPEN_TO_ANYONE;
-    // The cookie is only ever a log-in token (cookieCredentialOf): anything else in it is the middleware's
-    // to refuse, and a token whose session is not known now too (it ends the cookie).
+    // The cookie carries only log-in tokens: a key in it is the middleware's 401 (cookieCredentialOf), even
+    // while the same key's lookup is cached from its use in the header. A cookie is a credential also while
+    // keys are not required: the middleware then answers privately, and drops a cookie whose session ended.
     if (cookie !== undefined && !tokenShape.test(cookie)) return undefined;
     const secret = cookie ?? bearerPattern.exec(authorization)?.[1];
     if (secret === undefined) return undefined;

@@ -149,7 +149,7 @@ describe(serverSuite('Mongo revisions mirrored in the process'), function () {
     const findsBefore = reader.revisionFinds();
     const before = await readerActions.revision('garden');
     // At least a second, and until two reads came (a loaded machine delays the mirror's timer).
-    for (const quiet = Date.now(); Date.now() - quiet < 1000 || reader.revisionFinds() - findsBefore < 2; ) {
+    for (const quiet = Date.now(); Date.now() - quiet < 1000 || reader.revisionFinds() - findsBefore < 2;) {
       await sleep(20);
       if (Date.now() - quiet > 10_000) break;
     }
@@ -243,7 +243,7 @@ describe(serverSuite('Mongo revisions mirrored in the process'), function () {
     await addAction(store, 'garden', 'pump');
     await actions.revision('garden');
     // Running: a few refreshes, however slow a loaded machine makes them.
-    for (const until = Date.now() + 10_000; revisionFinds() <= 2 && Date.now() < until; ) await sleep(20);
+    for (const until = Date.now() + 10_000; revisionFinds() <= 2 && Date.now() < until;) await sleep(20);
     expect(revisionFinds()).to.be.above(2);
 
     await store.close();

@@ -278,7 +278,7 @@ describe('LOG_LEVEL and env files', () => {
         stdout,
       });
       // Until it listens (both forms name the event), however long a loaded machine takes to start it.
-      for (const until = Date.now() + 30_000; !stdout.text.includes('listening') && Date.now() < until; )
+      for (const until = Date.now() + 30_000; !stdout.text.includes('listening') && Date.now() < until;)
         await sleep(20);
       signals.emit('SIGTERM');
       expect((await exited).code).to.equal(0);

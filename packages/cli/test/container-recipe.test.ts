@@ -227,7 +227,9 @@ describe('deploy/Dockerfile, read and simulated outside a container', function (
       expect(args, args).to.match(/^npx --yes --prefer-offline pnpm@[\d.]+ /u);
       expect(args.split('pnpm@')[1], args).to.match(/ --ignore-scripts /u);
     }
-    expect(install).to.match(/ --frozen-lockfile /u).and.match(/ --prefer-offline /u);
+    expect(install)
+      .to.match(/ --frozen-lockfile /u)
+      .and.match(/ --prefer-offline /u);
     // `deploy --legacy` resolves every range again from the registry's metadata (where CI's deploys stalled);
     // a deploy with injected workspace packages copies the lockfile's versions, and --offline keeps it off
     // the network, failing at once if the store lacks anything.

@@ -60,7 +60,7 @@ describe('hortus serve on SQLite: SIGKILL during HTTP ingest', function () {
     };
     const load = Promise.all(Array.from({ length: WORKERS }, (_, index) => worker(index)));
     // The load runs for a while and until some readings are acknowledged, however slow a loaded machine is.
-    for (const loading = Date.now(); Date.now() - loading < LOAD_BEFORE_KILL_MS || acknowledged.length === 0; )
+    for (const loading = Date.now(); Date.now() - loading < LOAD_BEFORE_KILL_MS || acknowledged.length === 0;)
       await new Promise((resolve) => setTimeout(resolve, 20));
     child.kill('SIGKILL');
     killed = true;

@@ -13,7 +13,7 @@ class SlowReadings {
 
   /** Until every slowed read begun has answered, however long a loaded machine takes. */
   async settled(): Promise<void> {
-    for (const until = Date.now() + 20_000; this.done < this.reads && Date.now() < until; ) await sleep(10);
+    for (const until = Date.now() + 20_000; this.done < this.reads && Date.now() < until;) await sleep(10);
     // The answer is cached as the read's promise settles: one more turn of the event loop.
     await sleep(10);
   }

@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { expect, startTestServer, type TestServer } from './harness.js';
+import { type ServedProcess, spawnServe } from './served-process.js';
 
 const FIVE_MB = 5 * 1024 * 1024;
 
@@ -40,6 +41,33 @@ function postLargeBody(
   });
 }
 
+/** Node's own client sending a 5 MB JSON body with PUT, as a web page's code on a server might. */
+function putLargeJson(url: string, path: string): Promise<{ status: number | undefined; body: string }> {
+  const body = largeSettings();
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      new URL(path, url),
+      {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode, body: text }));
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+/** Valid JSON of 5 MB: `{"settings":"aaa…"}`. */
+function largeSettings(): Buffer {
+  return Buffer.from(`{"settings":"${'a'.repeat(FIVE_MB)}"}`);
+}
+
 describe('HTTP: a body over the limit', () => {
   let api: TestServer;
   before(async () => {
@@ -67,5 +95,40 @@ describe('HTTP: a body over the limit', () => {
     expect(reply.status).to.equal(413);
     const latest = await api.get(`/api/data/latestdata/All?groupId=${group}`);
     expect(latest.json()).to.deep.equal([]);
+  });
+});
+
+// A server in a process of its own: in one process the client and the server take turns on one event loop,
+// and the server never closes the connection while the client is still writing, so the reset never shows.
+describe('HTTP: a body over the limit, sent to a server in another process', function () {
+  this.timeout(60_000);
+  let served: ServedProcess;
+  before(async () => {
+    served = await spawnServe();
+  });
+  after(async () => {
+    await served.cleanUp();
+  });
+
+  it("when Node's http client PUTs 5 MB of group settings 10 times, then every try reads the 413 in the route's {message} shape", async () => {
+    const group = 'big-settings';
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const reply = await putLargeJson(served.url, `/api/group/update?groupId=${group}`);
+      expect(reply.status, `attempt ${attempt}`).to.equal(413);
+      expect(JSON.parse(reply.body)).to.deep.equal({ message: 'Request body is larger than 1048576 bytes' });
+    }
+  });
+
+  it("when fetch PUTs 5 MB of group settings 10 times, then every try reads the 413 in the route's {message} shape", async () => {
+    const group = 'big-settings';
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const response = await fetch(`${served.url}/api/group/update?groupId=${group}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: largeSettings(),
+      });
+      expect(response.status, `attempt ${attempt}`).to.equal(413);
+      expect(await response.json()).to.deep.equal({ message: 'Request body is larger than 1048576 bytes' });
+    }
   });
 });

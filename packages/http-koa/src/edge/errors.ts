@@ -28,7 +28,7 @@ export function errorMiddleware(
       const request = failedRequestOf(ctx);
       const answer = errorAnswer(error, { policy, bodyLimitBytes, logger, clientFaults, metrics, request });
       if (answer.oversized === true) {
-        discardRestOfBody(ctx, (policy?.bodyLimitBytes ?? bodyLimitBytes) * DISCARD_FACTOR);
+        await discardRestOfBody(ctx, (policy?.bodyLimitBytes ?? bodyLimitBytes) * DISCARD_FACTOR);
       }
       setHeaderPairs(ctx, answer.headers);
       send(ctx, answer.reply);
@@ -38,26 +38,41 @@ export function errorMiddleware(
 
 /** How much of an oversized body is read and dropped, as a multiple of the limit, before the connection is cut. */
 const DISCARD_FACTOR = 8;
+/** How long the rest of an oversized body may take to arrive before it is answered (and closed) anyway. */
+const DISCARD_MS = 10_000;
 
 /**
  * A client still sending an oversized body would get a reset instead of the 413 if the socket closed under
- * it (most clients write the whole body before they read). So the rest is read and dropped, up to a bound,
- * and the connection closes once the answer is out; past the bound the socket is cut.
+ * it (most clients, Node's http and fetch among them, write the whole body before they read), and Node
+ * closes a `Connection: close` answer's socket as soon as the answer is out. So the rest is read and dropped
+ * first, and the 413 follows once the body is in: up to a bound of bytes (past it the socket is cut, as
+ * nothing could be answered) and of time (then the answer goes out and the connection closes).
  */
-function discardRestOfBody(ctx: Context, maxBytes: number): void {
+function discardRestOfBody(ctx: Context, maxBytes: number): Promise<void> {
   const request = ctx.req;
-  ctx.set('Connection', 'close');
-  if (request.complete) return;
-  let discarded = 0;
-  const drop = (chunk: Buffer): void => {
-    discarded += chunk.length;
-    if (discarded > maxBytes) {
+  if (request.complete) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    let discarded = 0;
+    const done = (): void => {
+      clearTimeout(deadline);
       request.off('data', drop);
-      request.socket.destroy();
-    }
-  };
-  request.on('data', drop);
-  request.resume();
+      request.off('end', done);
+      request.off('close', done);
+      resolve();
+    };
+    const drop = (chunk: Buffer): void => {
+      discarded += chunk.length;
+      if (discarded > maxBytes) {
+        request.socket.destroy();
+        done();
+      }
+    };
+    const deadline = setTimeout(done, DISCARD_MS);
+    request.on('data', drop);
+    request.once('end', done);
+    request.once('close', done);
+    request.resume();
+  });
 }
 
 /**

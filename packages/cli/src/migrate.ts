@@ -11,7 +11,7 @@ import {
   WallClockTimes,
 } from '@hortus/core';
 import { type Db } from 'mongodb';
-import { loadConfig } from './app/config.js';
+import { loadDataConfig } from './app/config.js';
 import { Interrupted, UsageError } from './exit-codes.js';
 import { MIGRATE_MAX_BATCH } from './migrate/batch.js';
 import { CollectionCopier, type MigrateOptions, type Target } from './migrate/copier.js';
@@ -20,7 +20,7 @@ import { type MigrationReport, newCollectionReport, showReport } from './migrate
 import { databaseName, dbNameInUri, openSource, redactMongoUri } from './migrate/source.js';
 import { type Output, type TextSink } from './output.js';
 import { type RunIo, type SignalSource } from './io.js';
-import { withUseCases } from './store.js';
+import { withUseCases } from './app/data-commands.js';
 
 export { DUPLICATE_WINDOW, type MigrateOptions } from './migrate/copier.js';
 export {
@@ -169,7 +169,7 @@ export async function runMigrate(io: RunIo, output: Output, options: MigrateOpti
   const sourceName = databaseName(options.from, db.databaseName);
   try {
     if (io.container === undefined && !options.dryRun) {
-      const config = loadConfig(io.env);
+      const config = loadDataConfig(io.env);
       const targetDb = config.mongo?.dbName ?? dbNameInUri(config.mongodbUri ?? '') ?? 'hortus';
       if (
         config.store === 'mongodb' &&

@@ -1,12 +1,13 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { CopyStore, LogIn, type StoreCopyReport } from '@hortus/core';
+import { dbNameInUri } from '@hortus/adapter-mongo/settings';
+import { CopyStore, LogIn, redactUrl, type StoreCopyReport } from '@hortus/core';
 import { type DataConfig, loadDataConfig } from './app/config.js';
 import { openStore } from './app/data-commands.js';
 import { Interrupted, UsageError } from './exit-codes.js';
 import { type RunIo, type SignalSource } from './io.js';
 import { bulkDeadlines } from './migrate.js';
-import { databaseName, dbNameInUri, redactMongoUri } from './migrate/source.js';
+import { databaseName } from './migrate/source.js';
 import { type Output, table, type TextSink } from './output.js';
 import { StoreCopyProgress } from './store-copy/progress.js';
 
@@ -66,7 +67,7 @@ function location(config: DataConfig): string {
 }
 
 function describe(config: DataConfig): string {
-  return config.store === 'sqlite' ? (config.sqlite?.file ?? '') : redactMongoUri(config.mongodbUri ?? '');
+  return config.store === 'sqlite' ? (config.sqlite?.file ?? '') : redactUrl(config.mongodbUri ?? '', 'path');
 }
 
 /** SIGINT/SIGTERM stop the copy after the page in flight; what was written stays, and is not written twice. */

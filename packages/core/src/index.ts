@@ -8,6 +8,7 @@ export * from './shared/settings.js';
 export * from './shared/env.js';
 export * from './shared/store-lifecycle.port.js';
 export * from './shared/time-zone.js';
+export * from './shared/url.js';
 export * from './use-cases.module.js';
 
 export * from './readings/reading.js';

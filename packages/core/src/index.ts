@@ -12,6 +12,7 @@ export * from './shared/url.js';
 export * from './use-cases.module.js';
 
 export * from './readings/reading.js';
+export * from './readings/topics.js';
 export * from './readings/reading.port.js';
 export * from './readings/record-readings.js';
 export * from './readings/get-latest-reading.js';
@@ -83,6 +84,7 @@ export * from './history-charts/change-chart.js';
 export * from './history-charts/delete-chart.js';
 
 export * from './groups/group.js';
+export * from './groups/group-setting-keys.js';
 export * from './groups/group.port.js';
 export * from './groups/create-group.js';
 export * from './groups/check-group.js';

@@ -143,6 +143,16 @@ describe('The poll lane', function () {
       await compare(path, { authorization, 'if-none-match': first.headers['etag'] ?? '' });
     }
     expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(10);
+    // The same token in the session cookie (the lane's), and cookies without a session (Koa's, which drops
+    // them), while keys are not required: every answer private, as Koa's.
+    const path = `/api/actions/current_state?group=${group}`;
+    const cookies = [`hortus_session=${token}`, 'hortus_session=hk_not-a-key', 'hortus_session=a.b.c'];
+    const laneBefore = laneAnswers(twin.laneMetrics, 'poll');
+    for (const cookie of cookies) {
+      expect((await compare(path, { cookie })).headers['cache-control']).to.match(/^private/u);
+      await compare(path, { cookie, origin });
+    }
+    expect(laneAnswers(twin.laneMetrics, 'poll') - laneBefore).to.equal(2);
   });
 
   it('when keys are in use, then a key that may read the group is served by the lane and any other is left to Koa', async () => {
@@ -164,6 +174,23 @@ describe('The poll lane', function () {
       .slice(-4)
       .map((line) => (line as { keyId?: string }).keyId);
     expect(keyIds).to.deep.equal([reader.key.id, reader.key.id, stranger.key.id, undefined]);
+  });
+
+  it('when keys are in use and a key is sent as the session cookie, then Koa refuses it with 401 and the lane leaves it to Koa', async () => {
+    const reader = await api.container
+      .get(CreateAccessKey)
+      .execute({ name: 'cookie-reader', kind: 'client', groups: [group] });
+    api.clock.advance(60_000);
+    const path = `/api/actions/current_state?group=${group}`;
+    // The key's lookup is cached by its header use, so the lane could know it without waiting.
+    await compare(path, { authorization: `Bearer ${reader.secret}` });
+    const before = laneAnswers(twin.laneMetrics, 'poll');
+    const cookie = `hortus_session=${reader.secret}`;
+    const refused = await compare(path, { cookie });
+    expect(refused.status).to.equal(401);
+    expect(refused.headers['set-cookie']).to.match(/^hortus_session=;/u);
+    expect((await compare(path, { cookie, origin })).status).to.equal(401);
+    expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(0);
   });
 
   it('when the lane and Koa both count, then the metrics of the polled routes are the same', () => {

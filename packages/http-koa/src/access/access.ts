@@ -320,9 +320,11 @@ export class AccessControl {
     const required = this.requiredNow();
     if (required === undefined) return undefined;
     const cookie = authorization === '' ? sessionCookieIn(cookieHeader) : undefined;
-    if (authorization === '' && (cookie === undefined || !required)) {
-      return required ? undefined : OPEN_TO_ANYONE;
-    }
+    if (authorization === '' && cookie === undefined) return required ? undefined : OPEN_TO_ANYONE;
+    // The cookie carries only log-in tokens: a key in it is the middleware's 401 (cookieCredentialOf), even
+    // while the same key's lookup is cached from its use in the header. A cookie is a credential also while
+    // keys are not required: the middleware then answers privately, and drops a cookie whose session ended.
+    if (cookie !== undefined && !tokenShape.test(cookie)) return undefined;
     const secret = cookie ?? bearerPattern.exec(authorization)?.[1];
     if (secret === undefined) return undefined;
     if (tokenShape.test(secret)) {

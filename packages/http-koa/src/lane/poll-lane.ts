@@ -120,7 +120,10 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       accessRequired: known.access?.required === true,
       clientAddress,
     };
-    const credentialed = known.access !== undefined && (known.access.required || authorization !== '');
+    // As the access middleware: any credential sent (header or session cookie) makes the answer private.
+    const credentialed =
+      known.access !== undefined &&
+      (known.access.required || authorization !== '' || known.access.session !== undefined);
     const requestId = requestIdOf(textOf(headers['x-request-id']));
     /** Writes the answer with the headers every answer of the chain carries, and counts and logs it. */
     const write = (status: number, extra: readonly string[], body: string | undefined): void => {

@@ -155,6 +155,29 @@ describe('The poll lane', function () {
     expect(laneAnswers(twin.laneMetrics, 'poll') - laneBefore).to.equal(2);
   });
 
+  it('when the session cookie carries a log-in token, or one that has ended, while keys are not required, then the answers match Koa', async () => {
+    const email = `${api.unique('cookie')}@example.org`;
+    await api.container
+      .get(CreateUser)
+      .execute({ firstName: 'Cookie', lastName: 'Tester', email, group, password: 'Correct-h0rse' });
+    const login = await fetch(`${twin.url}/api/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'Correct-h0rse' }),
+    });
+    const { token } = ((await login.json()) as { data: { token: string } }).data;
+    const before = laneAnswers(twin.laneMetrics, 'poll');
+    for (const path of polls(group)) {
+      const served = await compare(path, { origin, cookie: `hortus_session=${token}` });
+      expect(served.headers['vary']).to.equal('Origin, Authorization, Cookie');
+      expect(served.headers['cache-control']).to.equal('private, no-cache');
+      const ended = await compare(path, { cookie: 'hortus_session=a.b.c' });
+      expect(ended.headers['set-cookie']).to.match(/^hortus_session=;/u);
+    }
+    // The lane serves the valid cookie's polls; an ended session is Koa's to end.
+    expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(5);
+  });
+
   it('when keys are in use, then a key that may read the group is served by the lane and any other is left to Koa', async () => {
     const keys = api.container.get(CreateAccessKey);
     const reader = await keys.execute({ name: 'reader', kind: 'client', groups: [group] });

@@ -1,6 +1,7 @@
 import { type IncomingMessage } from 'node:http';
 import { type Context, type Middleware } from 'koa';
-import { json, send } from '../routes/routing.js';
+import { json } from '../routes/routing.js';
+import { send } from '../koa/send.js';
 import { type SharedRateLimitHealth } from './metrics.js';
 
 export type RateDecision =

@@ -57,6 +57,8 @@ import {
   ClaimDevice,
   ListDeviceViews,
   ListPendingDevices,
+  ClearPendingDevices,
+  ApproveDeviceMove,
   RotateDeviceKey,
   SetDeviceLock,
 } from './devices/manage-devices.js';
@@ -130,6 +132,8 @@ export const useCases = [
   FindBoxActions,
   ListDeviceViews,
   ListPendingDevices,
+  ClearPendingDevices,
+  ApproveDeviceMove,
   ClaimDevice,
   SetDeviceLock,
   RotateDeviceKey,

@@ -106,16 +106,16 @@ describe(`Boxes of firmware 1.0.4: onboarding over plain HTTP, the box endpoint 
       expect(after.map((item) => item.boxId)).not.to.include(sent);
     });
 
-    it('when a device is locked, then its onboardings are refused as an unknown one is, its key keeps working, and unlocking lets it in again', async () => {
+    it('when a device is locked, then its box still onboards from its own address (a reboot), its key keeps working, and unlocking changes nothing for it', async () => {
       const { sent } = await registeredBox();
       const box = await onboarded(api, sent);
       await api.container.get(SetDeviceLock).execute({ id: sent, locked: true });
 
-      const refused = await onboard(api, sent);
+      const reboot = await onboard(api, sent);
       const posted = await insertOne(api, box, 'esp/air/temperature', '21.37', '2025-06-15T14:29:00.000Z');
 
-      expect(refused.status).to.equal(400);
-      expect(refused.text).to.equal(REFUSED);
+      expect(reboot.status).to.equal(200);
+      expect((reboot.json() as Onboarded).apiKey).to.equal(box.apiKey);
       expect(posted.status).to.equal(201);
       await api.container.get(SetDeviceLock).execute({ id: sent, locked: false });
       expect((await onboard(api, sent)).status).to.equal(200);

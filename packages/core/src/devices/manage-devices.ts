@@ -5,7 +5,7 @@ import { requireText } from '../shared/validation.js';
 import { BoxKeys } from './box-keys.js';
 import { BOX_SETTINGS, type BoxSettings } from './box-settings.js';
 import { boxIdOfMac, labelOfMac, macOfBoxId, macOfRegisteredId } from './device-id.js';
-import { type Device, type PendingDevice, requireDeviceId } from './device.js';
+import { type Device, PENDING_MAX_AGE_MS, type PendingDevice, requireDeviceId } from './device.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from './device.port.js';
 
 /** A device as operators see it: both id forms and whether it went silent. */
@@ -65,12 +65,39 @@ export class ListDeviceViews {
 
 @injectable()
 export class ListPendingDevices {
+  constructor(
+    @inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository,
+    @inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** Boxes seen within PENDING_MAX_AGE_MS; older ones are gone at the next unknown onboarding. */
+  async execute(): Promise<(PendingDevice & { readonly label?: string })[]> {
+    const since = this.clock.now().getTime() - PENDING_MAX_AGE_MS;
+    return (await this.devices.listPending())
+      .filter((pending) => pending.lastSeenAt.getTime() >= since)
+      .map((pending) =>
+        pending.mac === undefined ? pending : { ...pending, label: labelOfMac(pending.mac) },
+      );
+  }
+}
+
+/** The latest instant a Date holds: every pending box was seen before it. */
+const END_OF_TIME = new Date(8.64e15);
+
+@injectable()
+export class ClearPendingDevices {
   constructor(@inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository) {}
 
-  async execute(): Promise<(PendingDevice & { readonly label?: string })[]> {
-    return (await this.devices.listPending()).map((pending) =>
-      pending.mac === undefined ? pending : { ...pending, label: labelOfMac(pending.mac) },
-    );
+  /** Forgets one pending box (by the id it sent or its label MAC), or all of them; answers how many. */
+  async execute(input: { id?: unknown }): Promise<number> {
+    if (input.id === undefined) return this.devices.removePendingSeenBefore(END_OF_TIME);
+    const id = requireDeviceId(input.id);
+    const mac = macOfRegisteredId(id);
+    const removed =
+      (await this.devices.removePending(id)) ||
+      (mac !== undefined && (await this.devices.removePending(boxIdOfMac(mac))));
+    if (!removed) throw new NotFoundError('device', `No box ${id} is pending`);
+    return 1;
   }
 }
 
@@ -126,10 +153,31 @@ export class ClaimDevice {
 export class SetDeviceLock {
   constructor(@inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository) {}
 
-  /** A locked device's onboardings are refused; the key it holds keeps working (revoke it to stop that). */
+  /**
+   * A locked device onboards only from the address of its last onboarding; the key it holds keeps working
+   * (revoke it to stop that). Locking or unlocking forgets a refused move.
+   */
   async execute(input: { id: unknown; locked: boolean }): Promise<Device> {
     const device = await findNamedDevice(this.devices, input.id);
-    const changed = await this.devices.update(device.deviceId, { locked: input.locked });
+    const changed = await this.devices.update(device.deviceId, { locked: input.locked, moveRequest: null });
+    if (changed === undefined)
+      throw new NotFoundError('device', `No device ${device.deviceId} is registered`);
+    return changed;
+  }
+}
+
+@injectable()
+export class ApproveDeviceMove {
+  constructor(@inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository) {}
+
+  /** Lets a locked device onboard once from the address of its refused move; it stays locked. */
+  async execute(input: { id: unknown }): Promise<Device> {
+    const device = await findNamedDevice(this.devices, input.id);
+    const move = device.moveRequest;
+    if (move === undefined) {
+      throw new ConflictError('device', `Device ${device.deviceId} has no refused onboarding to approve`);
+    }
+    const changed = await this.devices.update(device.deviceId, { moveRequest: { ...move, approved: true } });
     if (changed === undefined)
       throw new NotFoundError('device', `No device ${device.deviceId} is registered`);
     return changed;

@@ -75,7 +75,10 @@ describe('safe mode: an action whose sensors all went stale', () => {
 
     await rounds('nan', '2026-01-10T03:12:20Z', '2026-01-10T03:20:00Z');
     const log = await store.automationLog.listByGroup('gh', 10);
-    expect(log.map((event) => event.trigger), 'switched once').to.deep.equal(['safe', 'sensor']);
+    expect(
+      log.map((event) => event.trigger),
+      'switched once',
+    ).to.deep.equal(['safe', 'sensor']);
     expect(await store.notifications.countOpen('gh'), 'one notification').to.equal(1);
     const [listed] = await server.listSafety.execute({ group: 'gh' });
     expect(listed).to.deep.include({
@@ -95,7 +98,9 @@ describe('safe mode: an action whose sensors all went stale', () => {
     ]);
     expect(back.inSafeMode).to.equal(0);
     const messages = (await server.openNotifications.execute({ group: 'gh' })).map((n) => n.message);
-    expect(messages[0]).to.equal('Safe mode over: fresh data for heater_1 is arriving again; its rules apply again');
+    expect(messages[0]).to.equal(
+      'Safe mode over: fresh data for heater_1 is arriving again; its rules apply again',
+    );
     expect((await server.listSafety.execute({ group: 'gh' }))[0]?.inSafeMode).to.equal(false);
   });
 

@@ -1,4 +1,10 @@
-import { durationText, ListActionSafety, NotFoundError, SetActionSafety, type ActionSafetyView } from '@hortus/core';
+import {
+  durationText,
+  ListActionSafety,
+  NotFoundError,
+  SetActionSafety,
+  type ActionSafetyView,
+} from '@hortus/core';
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { fields } from '../output.js';
@@ -54,7 +60,11 @@ export function registerActionSafetyCommand(action: Command, io: RunIo): void {
       )
       .argument('<object>', 'object name')
       .addOption(groupOption())
-      .option('--safe <state>', 'off, on, hold, or default (hold for ventilator_*, off for the rest)', parseSafe)
+      .option(
+        '--safe <state>',
+        'off, on, hold, or default (hold for ventilator_*, off for the rest)',
+        parseSafe,
+      )
       .option(
         '--stale-after <duration>',
         'readings older than this are stale: 15m, 1h (10 minutes to 7 days), or default',

@@ -81,7 +81,9 @@ function limitFields(
 ): [string, string][] {
   return [
     ['Maximum on-time', limitText(limit?.maxOnMs)],
-    ...(limit?.minOnMs === undefined ? [] : [['Minimum on-time', limitText(limit.minOnMs)] as [string, string]]),
+    ...(limit?.minOnMs === undefined
+      ? []
+      : [['Minimum on-time', limitText(limit.minOnMs)] as [string, string]]),
     ...(limit?.minOffMs === undefined
       ? []
       : [['Minimum off-time', limitText(limit.minOffMs)] as [string, string]]),
@@ -91,7 +93,9 @@ function limitFields(
 function showAutomations(action: LimitedAction): string {
   const timeRules = action.automations.flatMap((set) => set.timeAutomations);
   const sensorRules = action.automations.flatMap((set) => set.sensorAutomations);
-  const lines = [say`${action.object} in group ${action.group} is ${action.value}.`, ...limitFields(action).map(([label, text]) => `${label}: ${text}`),
+  const lines = [
+    say`${action.object} in group ${action.group} is ${action.value}.`,
+    ...limitFields(action).map(([label, text]) => `${label}: ${text}`),
   ];
   if (timeRules.length === 0 && sensorRules.length === 0) lines.push('No automations.');
   if (timeRules.length > 0) {
@@ -355,11 +359,7 @@ export function registerActionCommands(program: Command, io: RunIo): void {
             return { group: found.group, object: found.object, ...(limit === undefined ? {} : { limit }) };
           });
           outputFor(io, command).result(view, (v) =>
-            fields([
-              ['Group', v.group],
-              ['Object', v.object],
-              ...limitFields(v.limit),
-            ]),
+            fields([['Group', v.group], ['Object', v.object], ...limitFields(v.limit)]),
           );
         },
       ),

@@ -83,7 +83,10 @@ export function readActionLimits(settings: unknown): Map<string, ActionLimit> {
 }
 
 /** The settings with `actionLimits` replaced (dropped when empty), every other key kept where it was. */
-export function withActionControls(settings: unknown, controls: ReadonlyMap<string, ActionControls>): unknown {
+export function withActionControls(
+  settings: unknown,
+  controls: ReadonlyMap<string, ActionControls>,
+): unknown {
   const kept = [...controls].filter(([, entry]) => Object.keys(entry).length > 0);
   return withSetting(settings, ACTION_LIMITS_KEY, kept.length === 0 ? undefined : Object.fromEntries(kept));
 }

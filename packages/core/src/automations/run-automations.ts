@@ -119,7 +119,7 @@ export class RunAutomations {
       if (verdict.kind === 'enter' && verdict.safe !== 'hold')
         push(await this.switchAction(current, verdict.safe, 'safe', verdict.rule, now, {}));
       if (verdict.kind === 'normal' || verdict.kind === 'left') {
-        let hold = await cyclingHold(this.history, current, own, now);
+        let hold = await cyclingHold(this.history, current, own);
         if (hold !== undefined && now.getTime() < hold.until) wake?.at(hold.until);
         for (const { rule, slot } of this.slotsToFire(action, now, timeZone, missedSince, hold)) {
           // Not claimed: the slot fires when the hold ends (slotsToFire keeps it due until then).
@@ -338,7 +338,11 @@ export class RunAutomations {
 }
 
 /** The hold a switch to `value` starts now, by the action's minimum on-time or off-time. */
-function holdAfterSwitch(value: string, controls: ActionControls | undefined, now: Date): CyclingHold | undefined {
+function holdAfterSwitch(
+  value: string,
+  controls: ActionControls | undefined,
+  now: Date,
+): CyclingHold | undefined {
   const minMs = value === ON_VALUE ? controls?.minOnMs : controls?.minOffMs;
   return minMs === undefined ? undefined : { value, from: now.getTime(), until: now.getTime() + minMs };
 }

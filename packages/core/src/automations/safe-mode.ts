@@ -10,11 +10,7 @@ import {
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
-import {
-  ENGINE_STATE_REPOSITORY,
-  engineStateKey,
-  type EngineStateRepository,
-} from './engine-state.port.js';
+import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
 import { sensorTopic } from './rules.js';
 import { type WakeUps } from './wake-ups.js';
 
@@ -138,7 +134,11 @@ export class SafeMode {
   }
 
   /** One action's safety for the listing: its settings, and safe mode as the engine state holds it. */
-  async describe(action: Action, controls: ActionControls | undefined, now: Date): Promise<ActionSafetyState> {
+  async describe(
+    action: Action,
+    controls: ActionControls | undefined,
+    now: Date,
+  ): Promise<ActionSafetyState> {
     const stored = (await this.state.get(safeModeStateKey(action.group, action.object)))?.value;
     const since = stored?.['since'];
     const topics = inputTopics(action);

@@ -22,15 +22,13 @@ export const BOX_RELAY_OBJECTS = ['pump_1', 'led_1', 'ventilator_1', 'ventilator
  */
 export function withRelaysOff(group: string, actions: readonly Action[]): Action[] {
   const present = new Set(actions.map((action) => action.object));
-  const missing = BOX_RELAY_OBJECTS.filter((object) => !present.has(object)).map(
-    (object): Action => ({
-      id: String(BOX_RELAY_OBJECTS.indexOf(object) + 1).padStart(24, '0'),
-      group,
-      object,
-      value: 'off',
-      automations: [],
-    }),
-  );
+  const missing = BOX_RELAY_OBJECTS.filter((object) => !present.has(object)).map((object): Action => ({
+    id: String(BOX_RELAY_OBJECTS.indexOf(object) + 1).padStart(24, '0'),
+    group,
+    object,
+    value: 'off',
+    automations: [],
+  }));
   return [...actions, ...missing];
 }
 

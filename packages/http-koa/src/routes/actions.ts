@@ -17,7 +17,6 @@ import {
   groupName,
   groupQuery,
   object,
-  safetyEntry,
   text,
 } from './schemas.js';
 import { revisionTag } from './conditional.js';
@@ -35,6 +34,25 @@ const actionHistoryQuery = object(
   ['group'],
 );
 
+/** One action's safety as `GET /api/actions/safety` lists it. */
+const safetyEntry = object(
+  {
+    group: { type: 'string' },
+    object: { type: 'string' },
+    safe: { type: 'string', enum: ['off', 'on', 'hold'], description: 'Its safe state' },
+    staleAfterMs: {
+      type: 'integer',
+      description: 'Readings older than this are stale; absent: no sensor rules',
+    },
+    staleAfterChosen: { type: 'boolean', description: 'false: the default (10 min or 3 usual intervals)' },
+    topics: { type: 'array', items: { type: 'string' }, description: 'The topics its sensor rules read' },
+    inSafeMode: { type: 'boolean' },
+    since: { type: 'string', format: 'date-time', description: 'In safe mode since' },
+    silentTopics: { type: 'array', items: { type: 'string' }, description: 'Why: the stale topics' },
+  },
+  ['group', 'object', 'safe', 'staleAfterChosen', 'topics', 'inSafeMode'],
+);
+
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
 const action: ResponseDoc = { description: 'The action', schema: { $ref: '#/components/schemas/Action' } };
@@ -50,7 +68,10 @@ async function withLimit(found: Action, getGroup: GetGroup): Promise<unknown> {
     if (error instanceof NotFoundError) return undefined;
     throw error;
   });
-  return { ...(present(found) as object), ...limitPart(readActionControls(group?.settings).get(found.object)) };
+  return {
+    ...(present(found) as object),
+    ...limitPart(readActionControls(group?.settings).get(found.object)),
+  };
 }
 
 export const actionRoutes: RouterSpec = {
@@ -209,7 +230,7 @@ export const actionRoutes: RouterSpec = {
       writes: false,
       summary: "Each action's safe state, freshness limit and safe mode",
       description:
-        'When every sensor an action\'s rules read has gone stale (no reading newer than `staleAfterMs`), ' +
+        "When every sensor an action's rules read has gone stale (no reading newer than `staleAfterMs`), " +
         'the automation engine switches it to its safe state once (`off`, `on`, or `hold`: left as it is) ' +
         'and its rules rest until fresh data returns (see automations.md, Safety). `staleAfterMs` is absent ' +
         'for an action without sensor rules (it never enters safe mode); `since` and `silentTopics` are ' +

@@ -242,22 +242,6 @@ export const automationsSchema: JsonSchema = {
   }),
 };
 
-/** One action's safety as `GET /api/actions/safety` lists it. */
-export const safetyEntry = object(
-  {
-    group: { type: 'string' },
-    object: { type: 'string' },
-    safe: { type: 'string', enum: ['off', 'on', 'hold'], description: 'Its safe state' },
-    staleAfterMs: { type: 'integer', description: 'Readings older than this are stale; absent: no sensor rules' },
-    staleAfterChosen: { type: 'boolean', description: 'false: the default (10 min or 3 usual intervals)' },
-    topics: { type: 'array', items: { type: 'string' }, description: 'The topics its sensor rules read' },
-    inSafeMode: { type: 'boolean' },
-    since: { type: 'string', format: 'date-time', description: 'In safe mode since' },
-    silentTopics: { type: 'array', items: { type: 'string' }, description: 'Why: the stale topics' },
-  },
-  ['group', 'object', 'safe', 'staleAfterChosen', 'topics', 'inSafeMode'],
-);
-
 export const automationLogQuery = object(
   {
     group: groupName(),

@@ -11,6 +11,7 @@ export * from './shared/time-zone.js';
 export * from './use-cases.module.js';
 
 export * from './readings/reading.js';
+export * from './readings/topics.js';
 export * from './readings/reading.port.js';
 export * from './readings/record-readings.js';
 export * from './readings/get-latest-reading.js';
@@ -53,6 +54,7 @@ export * from './devices/box-sightings.js';
 export * from './devices/onboard-box.js';
 export * from './devices/authenticate-box.js';
 export * from './devices/box-readings.js';
+export * from './devices/box-time.js';
 export * from './devices/box-actions.js';
 export * from './devices/manage-devices.js';
 export * from './firmware/firmware.js';
@@ -78,6 +80,7 @@ export * from './history-charts/change-chart.js';
 export * from './history-charts/delete-chart.js';
 
 export * from './groups/group.js';
+export * from './groups/group-setting-keys.js';
 export * from './groups/group.port.js';
 export * from './groups/create-group.js';
 export * from './groups/check-group.js';

@@ -9,7 +9,7 @@ import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { fields } from '../output.js';
 import { UsageError } from '../exit-codes.js';
-import { durationOption } from './group-alert.js';
+import { durationOption } from './shared.js';
 import { groupOption, outputFor, storeFor, withExamples } from './shared.js';
 
 const safeChoices = ['off', 'on', 'hold', 'default'];

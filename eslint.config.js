@@ -1,6 +1,14 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** The HTTP adapter depends on the core and its HTTP libraries only. */
+const httpAdapterOnly = {
+  regex: '^(@hortus/(?!core$)|mongodb$|mqtt$|better-sqlite3$)',
+  message: 'The HTTP adapter depends on the core and its HTTP libraries only.',
+};
+const noKoa = (message) => ({ regex: '^(koa|@koa/.*)$', message });
+const noFolders = (folders, message) => ({ regex: `^\\.\\./(${folders.join('|')})/`, message });
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'tools/**', 'bench/results/**'] },
   js.configs.recommended,
@@ -65,17 +73,64 @@ export default tseslint.config(
   },
   {
     files: ['packages/http-koa/src/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [httpAdapterOnly] }] },
+  },
+  // Inside the HTTP adapter (docs/development.md, "The HTTP adapter"): routes/ declares, exchange/ decides,
+  // koa/ and lane/ carry. A later block's rule replaces an earlier one's, so each repeats httpAdapterOnly.
+  {
+    files: ['packages/http-koa/src/routes/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            {
-              regex: '^(@hortus/(?!core$)|mongodb$|mqtt$|better-sqlite3$)',
-              message: 'The HTTP adapter depends on the core and its HTTP libraries only.',
-            },
+            httpAdapterOnly,
+            noKoa('routes/ only declares routes: Koa belongs to koa/.'),
+            noFolders(
+              ['exchange', 'koa', 'lane'],
+              'routes/ only declares: the doors and the exchange read it, not the reverse.',
+            ),
           ],
         },
+      ],
+    },
+  },
+  {
+    files: ['packages/http-koa/src/exchange/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            httpAdapterOnly,
+            noKoa('exchange/ decides for every door, so it knows no framework: Koa belongs to koa/.'),
+            noFolders(['koa', 'lane'], 'exchange/ decides; the doors (koa/, lane/) use it, not the reverse.'),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/http-koa/src/lane/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            httpAdapterOnly,
+            noKoa("A lane answers on Node's request without Koa."),
+            noFolders(['koa'], "A lane writes the exchange's answer itself; koa/ is the other door."),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/http-koa/src/koa/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [httpAdapterOnly, noFolders(['lane'], 'The Koa door does not reach into the lanes.')] },
       ],
     },
   },

@@ -277,7 +277,9 @@ describe('LOG_LEVEL and env files', () => {
         signals,
         stdout,
       });
-      await sleep(500);
+      // Until it listens (both forms name the event), however long a loaded machine takes to start it.
+      for (const until = Date.now() + 30_000; !stdout.text.includes('listening') && Date.now() < until;)
+        await sleep(20);
       signals.emit('SIGTERM');
       expect((await exited).code).to.equal(0);
       return stdout.text;

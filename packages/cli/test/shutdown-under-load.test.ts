@@ -144,7 +144,9 @@ describe('hortus serve: SIGTERM under load, against MongoDB', function () {
         }
       };
       const load = Promise.all(groups.map(worker));
-      await new Promise((resolve) => setTimeout(resolve, LOAD_BEFORE_SIGTERM_MS));
+      // The load runs for a while and until some readings are acknowledged, however slow a loaded machine is.
+      for (const loading = Date.now(); Date.now() - loading < LOAD_BEFORE_SIGTERM_MS || acknowledged === 0;)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       signalled = true;
       first.child.kill('SIGTERM');
       await load;

@@ -59,7 +59,9 @@ describe('hortus serve on SQLite: SIGKILL during HTTP ingest', function () {
       }
     };
     const load = Promise.all(Array.from({ length: WORKERS }, (_, index) => worker(index)));
-    await new Promise((resolve) => setTimeout(resolve, LOAD_BEFORE_KILL_MS));
+    // The load runs for a while and until some readings are acknowledged, however slow a loaded machine is.
+    for (const loading = Date.now(); Date.now() - loading < LOAD_BEFORE_KILL_MS || acknowledged.length === 0;)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     child.kill('SIGKILL');
     killed = true;
     await Promise.all([load, exited]);

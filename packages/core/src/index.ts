@@ -11,6 +11,7 @@ export * from './shared/time-zone.js';
 export * from './use-cases.module.js';
 
 export * from './readings/reading.js';
+export * from './readings/topics.js';
 export * from './readings/reading.port.js';
 export * from './readings/record-readings.js';
 export * from './readings/get-latest-reading.js';
@@ -78,6 +79,7 @@ export * from './history-charts/change-chart.js';
 export * from './history-charts/delete-chart.js';
 
 export * from './groups/group.js';
+export * from './groups/group-setting-keys.js';
 export * from './groups/group.port.js';
 export * from './groups/create-group.js';
 export * from './groups/check-group.js';

@@ -143,6 +143,39 @@ describe('The poll lane', function () {
       await compare(path, { authorization, 'if-none-match': first.headers['etag'] ?? '' });
     }
     expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(10);
+    // The same token in the session cookie (the lane's), and cookies without a session (Koa's, which drops
+    // them), while keys are not required: every answer private, as Koa's.
+    const path = `/api/actions/current_state?group=${group}`;
+    const cookies = [`hortus_session=${token}`, 'hortus_session=hk_not-a-key', 'hortus_session=a.b.c'];
+    const laneBefore = laneAnswers(twin.laneMetrics, 'poll');
+    for (const cookie of cookies) {
+      expect((await compare(path, { cookie })).headers['cache-control']).to.match(/^private/u);
+      await compare(path, { cookie, origin });
+    }
+    expect(laneAnswers(twin.laneMetrics, 'poll') - laneBefore).to.equal(2);
+  });
+
+  it('when the session cookie carries a log-in token, or one that has ended, while keys are not required, then the answers match Koa', async () => {
+    const email = `${api.unique('cookie')}@example.org`;
+    await api.container
+      .get(CreateUser)
+      .execute({ firstName: 'Cookie', lastName: 'Tester', email, group, password: 'Correct-h0rse' });
+    const login = await fetch(`${twin.url}/api/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'Correct-h0rse' }),
+    });
+    const { token } = ((await login.json()) as { data: { token: string } }).data;
+    const before = laneAnswers(twin.laneMetrics, 'poll');
+    for (const path of polls(group)) {
+      const served = await compare(path, { origin, cookie: `hortus_session=${token}` });
+      expect(served.headers['vary']).to.equal('Origin, Authorization, Cookie');
+      expect(served.headers['cache-control']).to.equal('private, no-cache');
+      const ended = await compare(path, { cookie: 'hortus_session=a.b.c' });
+      expect(ended.headers['set-cookie']).to.match(/^hortus_session=;/u);
+    }
+    // The lane serves the valid cookie's polls; an ended session is Koa's to end.
+    expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(5);
   });
 
   it('when keys are in use, then a key that may read the group is served by the lane and any other is left to Koa', async () => {
@@ -164,6 +197,23 @@ describe('The poll lane', function () {
       .slice(-4)
       .map((line) => (line as { keyId?: string }).keyId);
     expect(keyIds).to.deep.equal([reader.key.id, reader.key.id, stranger.key.id, undefined]);
+  });
+
+  it('when keys are in use and a key is sent as the session cookie, then Koa refuses it with 401 and the lane leaves it to Koa', async () => {
+    const reader = await api.container
+      .get(CreateAccessKey)
+      .execute({ name: 'cookie-reader', kind: 'client', groups: [group] });
+    api.clock.advance(60_000);
+    const path = `/api/actions/current_state?group=${group}`;
+    // The key's lookup is cached by its header use, so the lane could know it without waiting.
+    await compare(path, { authorization: `Bearer ${reader.secret}` });
+    const before = laneAnswers(twin.laneMetrics, 'poll');
+    const cookie = `hortus_session=${reader.secret}`;
+    const refused = await compare(path, { cookie });
+    expect(refused.status).to.equal(401);
+    expect(refused.headers['set-cookie']).to.match(/^hortus_session=;/u);
+    expect((await compare(path, { cookie, origin })).status).to.equal(401);
+    expect(laneAnswers(twin.laneMetrics, 'poll') - before).to.equal(0);
   });
 
   it('when the lane and Koa both count, then the metrics of the polled routes are the same', () => {

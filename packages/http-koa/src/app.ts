@@ -1,21 +1,24 @@
 import { type RequestListener } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import { type AccessControl } from './access/access.js';
-import { accessRuleOf } from './access/route-rules.js';
+import { accessRuleOf } from './exchange/access.js';
 import { allowedOrigins, cors, requestLog } from './edge/request.js';
 import { boxLane } from './lane/box-lane.js';
 import { pollLane } from './lane/poll-lane.js';
 import { type TrustProxy } from './config.js';
-import { EdgeError, errorMiddleware, isClientStreamError, unmatched } from './edge/errors.js';
+import { errorMiddleware, unmatched } from './edge/errors.js';
+import { EdgeError, isClientStreamError } from './exchange/errors.js';
 import { type Logger } from '@hortus/core';
 import { ClientFaultLog } from './logger.js';
 import { type HttpMetrics, metricsMiddleware } from './edge/metrics.js';
 import { operationsMiddleware, operationsRoutes } from './edge/operations.js';
 import { PolicyTable } from './routes/policy.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi/openapi.js';
-import { type BuildBounds } from './routes/conditional.js';
-import { answering as newAnswering, buildRoutes, declaredRoutes } from './routes/router.js';
-import { type BodyParsers, type HttpUseCases, type RouteSpec, type RouterSpec } from './routes/routing.js';
+import { type BuildBounds } from './exchange/answer-cache.js';
+import { answering as newAnswering } from './exchange/answer.js';
+import { type BodyParsers, buildRoutes } from './koa/router.js';
+import { declaredRoutes } from './routes/declared.js';
+import { type HttpUseCases, type RouteSpec, type RouterSpec } from './routes/routing.js';
 import { accountRouters } from './routes/accounts.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
@@ -249,6 +252,7 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
             limiter,
             shared,
             bodyTimeoutMs,
+            proxy: app.proxy,
           },
           viaKoa,
         );
@@ -264,6 +268,9 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
       access,
       allowedOrigins: allowedOrigins(options.corsOrigins),
       checkHost,
+      proxy: app.proxy,
+      clientFaults,
+      bodyLimitBytes: options.bodyLimitBytes,
       clientAddress,
       limiter,
       shared,

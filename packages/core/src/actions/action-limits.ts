@@ -1,4 +1,5 @@
 import { engineStateKey } from '../automations/engine-state.port.js';
+import { groupSettingKeys } from '../groups/group-setting-keys.js';
 import { readSetting, withSetting } from '../groups/group-settings.js';
 import { isPlainObject } from '../shared/validation.js';
 
@@ -7,7 +8,7 @@ import { isPlainObject } from '../shared/validation.js';
  * `{"actionLimits": {"pump_1": {"maxOnMs": 1800000}}}`. Kept when a client replaces the settings without
  * it (see UpdateGroupSettings), so a client that does not know it cannot drop a safety limit.
  */
-export const ACTION_LIMITS_KEY = 'actionLimits';
+export const ACTION_LIMITS_KEY = groupSettingKeys.actionLimits;
 /** The engine checks on its ticks (10 s by default): a shorter limit could not be kept. */
 export const MIN_MAX_ON_MS = 60_000;
 /** Below the engine state's retention (8 days), which holds since when an action is on. */

@@ -1,3 +1,4 @@
+import { groupSettingKeys } from '../groups/group-setting-keys.js';
 import { readNumberSetting, readSetting, withSetting } from '../groups/group-settings.js';
 import { sensorTopics } from '../readings/reading.js';
 import { isPlainObject } from '../shared/validation.js';
@@ -7,7 +8,7 @@ import { isPlainObject } from '../shared/validation.js';
  * `moistureMin`/`moistureMax`: `{"alertRanges": {"esp/air/humidity": {"min": 40, "max": 80,
  * "hysteresis": 2, "delayMs": 120000}}}`.
  */
-export const ALERT_RANGES_KEY = 'alertRanges';
+export const ALERT_RANGES_KEY = groupSettingKeys.alertRanges;
 /** Ranges one group may hold: each is checked on every evaluation of the group. */
 export const MAX_TOPIC_RANGES = 100;
 export const MAX_ALERT_DELAY_MS = 24 * 60 * 60_000;
@@ -69,7 +70,7 @@ function noDataDeadline(value: unknown): number | undefined {
  * The group setting that holds a no-data deadline per box, by its deviceId, `*` standing for every box of
  * the group: `{"boxAlerts": {"*": {"noDataMs": 900000}, "a0b1c2d3e4f5": {"noDataMs": 300000}}}`.
  */
-export const BOX_ALERTS_KEY = 'boxAlerts';
+export const BOX_ALERTS_KEY = groupSettingKeys.boxAlerts;
 /** The entry of `boxAlerts` for every box of the group without its own. */
 export const EVERY_BOX = '*';
 

@@ -15,9 +15,11 @@ import { type Context, type Middleware } from 'koa';
 import { type AuthMode } from '../config.js';
 import { queryOf } from '../edge/query.js';
 import { type PolicyTable } from '../routes/policy.js';
-import { json, send } from '../routes/routing.js';
+import { json } from '../routes/routing.js';
+import { send } from '../koa/send.js';
 import { ExpiringValue } from './expiring-value.js';
-import { type AccessRule, decideRoute, type RequestAccess } from './route-rules.js';
+import { type AccessRule, answersToCredential, decideRoute, type RequestAccess } from '../exchange/access.js';
+import { CREDENTIAL_VARY, privateCaching } from '../exchange/outgoing.js';
 import { clearSessionCookie, cookieWriteAllowed, sessionCookieIn } from './session-cookie.js';
 
 export interface AccessSettings {
@@ -189,21 +191,17 @@ export class AccessControl {
         return next();
       }
       const required = await this.required();
-      if (!account && !required && uncredentialed(ctx)) {
+      if (!answersToCredential(check, required, !uncredentialed(ctx))) {
         state.access = NOT_REQUIRED;
         return next();
       }
       // What a credential unlocks is its holder's alone: shared caches must neither keep it nor hand it to others.
-      ctx.vary('Authorization');
-      ctx.vary('Cookie');
-      ctx.vary('Origin');
+      for (const name of CREDENTIAL_VARY) ctx.vary(name);
       try {
         await this.authenticated(ctx, next, { required, account, policies, allowedOrigins });
       } finally {
-        const cacheControl = String(ctx.res.getHeader('Cache-Control') ?? '');
-        if (!/\bprivate\b/iu.test(cacheControl)) {
-          ctx.set('Cache-Control', cacheControl === '' ? 'private' : `private, ${cacheControl}`);
-        }
+        const made = privateCaching(String(ctx.res.getHeader('Cache-Control') ?? ''));
+        if (made !== undefined) ctx.set('Cache-Control', made);
       }
       return undefined;
     };
@@ -320,9 +318,11 @@ export class AccessControl {
     const required = this.requiredNow();
     if (required === undefined) return undefined;
     const cookie = authorization === '' ? sessionCookieIn(cookieHeader) : undefined;
-    if (authorization === '' && (cookie === undefined || !required)) {
-      return required ? undefined : OPEN_TO_ANYONE;
-    }
+    if (authorization === '' && cookie === undefined) return required ? undefined : OPEN_TO_ANYONE;
+    // The cookie carries only log-in tokens: a key in it is the middleware's 401 (cookieCredentialOf), even
+    // while the same key's lookup is cached from its use in the header. A cookie is a credential also while
+    // keys are not required: the middleware then answers privately, and drops a cookie whose session ended.
+    if (cookie !== undefined && !tokenShape.test(cookie)) return undefined;
     const secret = cookie ?? bearerPattern.exec(authorization)?.[1];
     if (secret === undefined) return undefined;
     if (tokenShape.test(secret)) {

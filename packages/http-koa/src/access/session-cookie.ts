@@ -23,20 +23,19 @@ export function sessionCookieIn(cookieHeader: string | undefined): string | unde
   return undefined;
 }
 
-function secure(ctx: Context): string {
-  // Over HTTPS (directly, or a trusted proxy's X-Forwarded-Proto) the browser must never send it in clear.
-  return ctx.secure ? '; Secure' : '';
-}
-
-export function setSessionCookie(ctx: Context, token: string): void {
-  ctx.append('Set-Cookie', `${SESSION_COOKIE}=${token}; ${cookieAttributes}${secure(ctx)}`);
+/**
+ * The Set-Cookie value that starts a session carrying `token`, or ends it (undefined). Over HTTPS (directly,
+ * or a trusted proxy's X-Forwarded-Proto) the browser must never send it in clear.
+ */
+export function sessionCookieHeader(token: string | undefined, secure: boolean): string {
+  const flag = secure ? '; Secure' : '';
+  return token === undefined
+    ? `${SESSION_COOKIE}=; ${cookieAttributes}${flag}; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT`
+    : `${SESSION_COOKIE}=${token}; ${cookieAttributes}${flag}`;
 }
 
 export function clearSessionCookie(ctx: Context): void {
-  ctx.append(
-    'Set-Cookie',
-    `${SESSION_COOKIE}=; ${cookieAttributes}${secure(ctx)}; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT`,
-  );
+  ctx.append('Set-Cookie', sessionCookieHeader(undefined, ctx.secure));
 }
 
 /**

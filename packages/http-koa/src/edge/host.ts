@@ -3,7 +3,8 @@ import { isIP } from 'node:net';
 import { type Middleware } from 'koa';
 import { type TrustProxy } from '../config.js';
 import { normalisedPath } from '../routes/policy.js';
-import { json, send } from '../routes/routing.js';
+import { json } from '../routes/routing.js';
+import { send } from '../koa/send.js';
 import { normaliseAddress, trustedProxy } from './client-address.js';
 
 /** Paths answered whatever the Host: they say only whether the server runs, and orchestrators probe them. */

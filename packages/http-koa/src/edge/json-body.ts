@@ -1,6 +1,6 @@
 import bodyParser from 'koa-bodyparser';
 import { type Middleware } from 'koa';
-import { EdgeError, isClientStreamError } from './errors.js';
+import { EdgeError, isClientStreamError } from '../exchange/errors.js';
 
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 /** JSON nested deeper than this is refused at the edge: no route's data comes near it. */

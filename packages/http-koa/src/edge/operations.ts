@@ -4,7 +4,8 @@ import { type Middleware } from 'koa';
 import { accessOf, forbidden } from '../access/access.js';
 import { type HttpMetrics } from './metrics.js';
 import { type DeclaredRoute } from '../routes/policy.js';
-import { json, send } from '../routes/routing.js';
+import { json } from '../routes/routing.js';
+import { send } from '../koa/send.js';
 
 export interface OperationsOptions {
   /** Whether the store answers right now (a ping for MongoDB; always for the memory store). */

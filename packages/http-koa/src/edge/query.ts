@@ -1,5 +1,5 @@
 import { type Context, type Middleware } from 'koa';
-import { EdgeError } from './errors.js';
+import { EdgeError } from '../exchange/errors.js';
 
 /**
  * The most parameters a query may have. No route takes more than a handful; bounding the count before

@@ -1,6 +1,7 @@
 import { type IncomingMessage } from 'node:http';
 import { type Context, type Middleware } from 'koa';
-import { json, send } from '../routes/routing.js';
+import { json } from '../routes/routing.js';
+import { send } from '../koa/send.js';
 
 export type RateDecision =
   { readonly allowed: true } | { readonly allowed: false; readonly retryAfterSeconds: number };

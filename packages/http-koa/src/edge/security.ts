@@ -1,6 +1,7 @@
 import { type Middleware } from 'koa';
 import { type PolicyTable } from '../routes/policy.js';
-import { json, send } from '../routes/routing.js';
+import { json } from '../routes/routing.js';
+import { send } from '../koa/send.js';
 
 /**
  * Headers every answer carries. The API answers JSON and text only, so the content policy forbids every

@@ -1,17 +1,19 @@
 import { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { ANONYMOUS, type Logger } from '@hortus/core';
-import { EdgeError, errorBody, routeErrorAnswer } from '../edge/errors.js';
 import { type HostCheck } from '../edge/host.js';
 import { parseJsonBody } from '../edge/json-body.js';
 import { type HttpMetrics } from '../edge/metrics.js';
 import { logRequest, requestIdOf } from '../edge/request.js';
-import { securityHeaders } from '../edge/security.js';
-import { admitByRate, type LaneLimits, textOf } from './admission.js';
+import { errorPolicyOfRoute } from '../exchange/answer.js';
+import { EdgeError, errorAnswer, errorBody, faultFields } from '../exchange/errors.js';
+import { routeInputOf, validateParts } from '../exchange/input.js';
+import { type Outgoing, outgoingOf } from '../exchange/outgoing.js';
+import { encryptedSocket, plainHostOf, type RequestFacts } from '../exchange/request.js';
 import { type ClientFaultLog } from '../logger.js';
 import { BOX_BODY_LIMIT_BYTES, BOX_ENDPOINT_PATH, boxEndpointRoutes } from '../routes/boxes.js';
-import { errorPolicyOfRoute } from '../routes/router.js';
-import { type HttpUseCases, type Reply, type RouteInput } from '../routes/routing.js';
-import { validate } from '../routes/schemas.js';
+import { type HttpUseCases } from '../routes/routing.js';
+import { admitByRate, type LaneLimits, textOf } from './admission.js';
+import { writeOnResponse } from './write.js';
 
 export interface BoxLaneOptions extends LaneLimits {
   readonly useCases: HttpUseCases;
@@ -24,18 +26,18 @@ export interface BoxLaneOptions extends LaneLimits {
   readonly checkHost: HostCheck | undefined;
   /** How long a body may take to arrive (BODY_TIMEOUT_MS), as the chain's body parser allows. */
   readonly bodyTimeoutMs: number;
+  /** Whether a trusted proxy's X-Forwarded-Host and -Proto are read (TRUST_PROXY), as Koa's `app.proxy`. */
+  readonly proxy: boolean;
 }
 
 const [route] = boxEndpointRoutes.routes;
-/** The route pattern, as Koa's router names it in the metrics. */
-const PATTERN = `${BOX_ENDPOINT_PATH}/action/:action`;
+/** The route pattern from the route table, as Koa's router names it in the metrics. */
+const PATTERN = `${boxEndpointRoutes.prefix}${route?.path ?? ''}`;
 /** The firmware's request line: the endpoint's prefix in any case, then the action (letters only). */
 const boxPath = new RegExp(`^${BOX_ENDPOINT_PATH}/action/([A-Za-z]+)$`, 'iu');
 /** The two body types the endpoint reads, exactly, without parameters (a charset would change decoding). */
 const bodyTypes = new Set(['application/ejson', 'application/json']);
-const securityHeaderPairs = Object.entries(securityHeaders).flat();
-const JSON_TYPE = ['Content-Type', 'application/json; charset=utf-8'];
-const NO_QUERY: Readonly<Record<string, unknown>> = Object.freeze({});
+const NO_QUERY: Record<string, unknown> = Object.freeze({});
 
 /**
  * Whether the chain would treat the request any differently from the firmware's: only then does it take
@@ -65,19 +67,16 @@ function plainBoxRequest(request: IncomingMessage): boolean {
  * context and running the middleware chain, which cost about as much as the ingest itself. It takes only
  * requests the chain would treat exactly as it does (see plainBoxRequest), from a permitted Host (the edge's
  * check), with a rate-limit token (the edge's limiter); everything else goes to Koa untouched. From then on
- * it answers whatever the route answers, with the route's own validation and handler, the body parser's
- * errors and the edge's routeErrorAnswer, the same headers (request id, security headers), metrics and log
- * line: the differential test (box-lane.test.ts) holds it to Koa's answers. The route is open to any
+ * it answers whatever the route answers: the exchange decides (the route's input and validation, its
+ * answer, the error answer of the body's and the route's failures) and the lane reads the body and writes
+ * the answer, counted and logged as the chain's: the differential test (box-lane.test.ts) holds it to Koa's. The route is open to any
  * caller (it checks the device's api-key), so access control adds nothing to its answers.
  */
 export function boxLane(options: BoxLaneOptions, fallback: RequestListener): RequestListener {
   if (route === undefined) throw new Error('the box endpoint has no route');
   const { useCases, logger, requestLogger, metrics, checkHost, clientFaults } = options;
-  const policy = {
-    ...errorPolicyOfRoute(boxEndpointRoutes, route, undefined),
-    bodyLimitBytes: BOX_BODY_LIMIT_BYTES,
-  };
-  const { style } = policy;
+  const policy = errorPolicyOfRoute(boxEndpointRoutes, route, BOX_BODY_LIMIT_BYTES);
+  const errorContext = { policy, bodyLimitBytes: BOX_BODY_LIMIT_BYTES, logger, clientFaults, metrics };
 
   /**
    * Bodies being read, each with its deadline: one sweep a few times a second instead of a timer per
@@ -105,69 +104,41 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
     sweeper.unref();
   };
 
-  /** Reads and answers a request the lane has taken, with its token. */
+  /** Reads and answers a request the lane has taken, with its token: the exchange decides, the lane writes. */
   const respond = (
     request: IncomingMessage,
     response: ServerResponse,
     started: number,
     url: string,
     action: string,
-    clientAddress: string,
+    facts: RequestFacts,
   ): void => {
-    const { headers } = request;
-    const requestId = requestIdOf(textOf(headers['x-request-id']));
+    const requestId = requestIdOf(textOf(request.headers['x-request-id']));
+    const failed = { requestId, method: 'POST', path: url, route: PATTERN };
     let answered = false;
-    const write = (reply: Reply, extra: readonly string[]): void => {
+    const write = (out: Outgoing): void => {
       if (answered) return;
       answered = true;
-      const out: string[] = ['X-Request-Id', requestId, ...securityHeaderPairs, ...extra];
-      let body: string | undefined;
-      if ('json' in reply) {
-        body = JSON.stringify(reply.json) ?? 'null';
-        out.push(...JSON_TYPE);
-      } else if ('text' in reply) {
-        body = reply.text;
-        out.push('Content-Type', 'text/plain; charset=utf-8');
+      if (!writeOnResponse(response, requestId, [], out)) {
+        answered = false;
+        writeError(new Error(`${PATTERN} answered other than JSON or text on the box lane`));
+        return;
       }
-      if (body !== undefined) out.push('Content-Length', String(Buffer.byteLength(body)));
-      response.writeHead(reply.status, out);
-      response.end(body);
-      metrics?.observeRequest('POST', PATTERN, reply.status, (performance.now() - started) / 1000);
+      metrics?.observeRequest('POST', PATTERN, out.status, (performance.now() - started) / 1000);
       metrics?.boxLaneAnswered();
       logRequest(requestLogger, {
         requestId,
         method: 'POST',
         path: url,
-        status: reply.status,
+        status: out.status,
         started,
         keyId: undefined,
       });
     };
-    const fault = (error: unknown): Record<string, unknown> => {
-      const code = (error as { code?: unknown } | null)?.code;
-      return {
-        requestId,
-        method: 'POST',
-        path: url,
-        error: error instanceof Error ? error.message : String(error),
-        ...(typeof code === 'string' ? { code } : {}),
-      };
-    };
-    /** Errors as the chain's error middleware answers them (edge/errors.ts). */
+    /** Errors as the chain answers them (exchange/errors.ts). */
     const writeError = (error: unknown): void => {
-      if (error instanceof EdgeError) {
-        if (error.logged !== undefined) clientFaults.warn(error.logged, fault(error));
-        write(
-          errorBody(style, error.status, error.message),
-          error.status === 408 ? ['Connection', 'close'] : [],
-        );
-      } else if (error instanceof SyntaxError && (error as { status?: unknown }).status === 400) {
-        write(errorBody(style, 400, 'Request body is not valid JSON'), []);
-      } else {
-        const failed = { requestId, method: 'POST', path: url, route: PATTERN };
-        const { reply, headers: extra } = routeErrorAnswer(error, policy, logger, failed, metrics);
-        write(reply, extra);
-      }
+      const { reply, headers } = errorAnswer(error, { ...errorContext, request: failed });
+      write(outgoingOf(reply, facts.secure, headers));
     };
 
     const chunks: Buffer[] = [];
@@ -187,8 +158,10 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.once('error', (error) => {
       reading.delete(request);
-      clientFaults.warn('malformed request', fault(error));
-      write(errorBody(style, 400, 'Malformed request'), ['Connection', 'close']);
+      clientFaults.warn('malformed request', faultFields(failed, error));
+      write(
+        outgoingOf(errorBody(policy.style, 400, 'Malformed request'), facts.secure, ['Connection', 'close']),
+      );
     });
     request.once('end', () => {
       reading.delete(request);
@@ -200,19 +173,10 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
       try {
         // The chain's body reader drops a byte order mark before the JSON is parsed.
         const body = parseJsonBody(text.startsWith('\uFEFF') ? text.slice(1) : text);
-        const params = { action };
-        if (route.params !== undefined) validate(route.params, 'params', params);
-        if (route.body !== undefined) validate(route.body, 'body', body);
-        const input: RouteInput = {
-          query: NO_QUERY,
-          params,
-          body: body as Record<string, unknown>,
-          caller: ANONYMOUS,
-          accessRequired: false,
-          clientAddress,
-          headers,
-        };
-        write(await route.handle(input, useCases), []);
+        const parts = { query: NO_QUERY, params: { action }, body };
+        validateParts(route, parts);
+        const input = routeInputOf(parts, { caller: ANONYMOUS, accessRequired: false }, facts);
+        write(outgoingOf(await route.handle(input, useCases), facts.secure));
       } catch (error) {
         writeError(error);
       }
@@ -231,10 +195,20 @@ export function boxLane(options: BoxLaneOptions, fallback: RequestListener): Req
       fallback(request, response);
       return;
     }
+    const host = plainHostOf(request.headers, encryptedSocket(request.socket), options.proxy);
+    if (host === undefined) {
+      fallback(request, response);
+      return;
+    }
     admitByRate(
       request,
       options,
-      (clientAddress) => respond(request, response, started, url, action, clientAddress),
+      (clientAddress) =>
+        respond(request, response, started, url, action, {
+          clientAddress,
+          headers: request.headers,
+          ...host,
+        }),
       () => fallback(request, response),
     );
   };

@@ -1,25 +1,26 @@
 import { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { ANONYMOUS, type Logger } from '@hortus/core';
 import { type AccessControl } from '../access/access.js';
-import { type AccessRule, accessRuleOf, decideRoute } from '../access/route-rules.js';
-import { routeErrorAnswer } from '../edge/errors.js';
+import { sessionCookieIn } from '../access/session-cookie.js';
 import { corsHeaderPairs, logRequest, requestIdOf } from '../edge/request.js';
 import { type HostCheck } from '../edge/host.js';
 import { parseQuery, tooManyParameters } from '../edge/query.js';
 import { type HttpMetrics } from '../edge/metrics.js';
-import { answerOf, type Answering, errorPolicyOfRoute } from '../routes/router.js';
+import { type AccessRule, accessRuleOf, answersToCredential, decideRoute } from '../exchange/access.js';
+import { answerOf, type Answering, errorPolicyOfRoute, outgoingOfAnswer } from '../exchange/answer.js';
+import { type AnswerCache } from '../exchange/answer-cache.js';
+import { errorAnswer, type ErrorContext } from '../exchange/errors.js';
+import { routeInputOf, validateParts } from '../exchange/input.js';
+import { cachingHeaders, type Outgoing, outgoingOf, varyOf } from '../exchange/outgoing.js';
+import { encryptedSocket, plainHostOf, type RequestFacts } from '../exchange/request.js';
 import {
   type HttpUseCases,
-  type Reply,
   type RouteErrorPolicy,
-  type RouteInput,
   type RouterSpec,
   type RouteSpec,
 } from '../routes/routing.js';
-import { type AnswerCache } from '../routes/conditional.js';
-import { validate } from '../routes/schemas.js';
-import { securityHeaders } from '../edge/security.js';
 import { admitByRate, type LaneLimits, textOf } from './admission.js';
+import { writeOnResponse } from './write.js';
 
 export interface PollLaneOptions extends LaneLimits {
   readonly routers: readonly RouterSpec[];
@@ -33,6 +34,12 @@ export interface PollLaneOptions extends LaneLimits {
   readonly allowedOrigins: ReadonlySet<string>;
   /** The edge's Host check; undefined: any host. */
   readonly checkHost: HostCheck | undefined;
+  /** Whether a trusted proxy's X-Forwarded-Host and -Proto are read (TRUST_PROXY), as Koa's `app.proxy`. */
+  readonly proxy: boolean;
+  /** Where a client's faults are warned about, rate-limited. */
+  readonly clientFaults: ErrorContext['clientFaults'];
+  /** The server's body limit, as the chain's error answers name it. */
+  readonly bodyLimitBytes: number;
 }
 
 interface LaneRoute {
@@ -42,6 +49,8 @@ interface LaneRoute {
   readonly rule: AccessRule;
   readonly answers: AnswerCache;
   readonly errorPolicy: RouteErrorPolicy;
+  /** What the access check asks of the route's path before routing (routes/policy.ts). */
+  readonly check: 'open' | 'account' | 'key';
 }
 
 /** Without access control every route is open and the caller anonymous. */
@@ -50,20 +59,17 @@ const OPEN = Object.freeze({ access: undefined, caller: ANONYMOUS });
 type KnownAccess = NonNullable<ReturnType<AccessControl['accessKnownNow']>> | typeof OPEN;
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 const NO_BODY: Readonly<Record<string, unknown>> = Object.freeze({});
-const securityHeaderPairs = Object.entries(securityHeaders).flat();
-const JSON_TYPE = ['Content-Type', 'application/json; charset=utf-8'];
-const TEXT_TYPE = ['Content-Type', 'text/plain; charset=utf-8'];
 
 /**
  * The poll lane: the routes clients and boxes poll every few seconds (a group's actions, newest readings,
  * settings), answered straight on Node's request without building a Koa context and running the middleware
  * chain, which costs more than the poll itself. It answers only what it can answer exactly as the chain
- * would: a GET to a route whose answer depends only on its entity tag, with a valid query, a permitted Host
- * (the edge's check), access known without waiting and allowed, and a rate-limit token (the edge's limiter).
- * Once it has taken the token it answers whatever the route answers, errors too (the edge's
- * routeErrorAnswer). Every other request goes to Koa untouched. The answers carry the same headers (request
- * id, security headers, CORS, Vary, Cache-Control, ETag), count in the same metrics and write the same log
- * line as Koa's: the differential test (poll-lane.test.ts) holds them to it.
+ * would: a GET to a route whose answer depends only on its entity tag, with a valid query, a permitted and
+ * plainly written Host (the edge's check), access known without waiting and allowed, and a rate-limit token (the edge's limiter).
+ * Once it has taken the token, the exchange decides the answer as it does for the chain (the route's input,
+ * its answer, caching and Vary headers, its error answer); the lane only writes it. Every other request goes
+ * to Koa untouched. The answers count in the same metrics and write the same log line as Koa's: the
+ * differential test (poll-lane.test.ts) holds them to it.
  */
 export function pollLane(options: PollLaneOptions, fallback: RequestListener): RequestListener {
   const routes = new Map<string, LaneRoute>();
@@ -78,10 +84,17 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
         rule: accessRuleOf(spec, pattern),
         answers: options.answering.cacheOf(router),
         errorPolicy: errorPolicyOfRoute(router, spec, undefined),
+        check: spec.access === 'open' || spec.access === 'account' ? spec.access : 'key',
       });
     }
   }
-  const { useCases, logger, requestLogger, metrics, access, checkHost } = options;
+  const { useCases, logger, requestLogger, metrics, access, checkHost, proxy } = options;
+  const errorContext = {
+    logger,
+    clientFaults: options.clientFaults,
+    metrics,
+    bodyLimitBytes: options.bodyLimitBytes,
+  };
   /** The route of a path, case-insensitively, with or without one trailing slash, as the routers match. */
   const routeOf = (path: string): LaneRoute | undefined => {
     const lower = path.toLowerCase();
@@ -89,16 +102,15 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
   };
 
   const valid = (spec: RouteSpec, query: Record<string, unknown>): boolean => {
-    if (spec.query === undefined) return true;
     try {
-      validate(spec.query, 'query', query);
+      validateParts(spec, { query, params: NO_PARAMS, body: NO_BODY });
       return true;
     } catch {
       return false;
     }
   };
 
-  /** Answers a request the lane has taken, with its token. */
+  /** Answers a request the lane has taken, with its token: the exchange decides, the lane writes. */
   const respond = (
     request: IncomingMessage,
     response: ServerResponse,
@@ -107,80 +119,57 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     route: LaneRoute,
     known: KnownAccess,
     query: Record<string, unknown>,
-    clientAddress: string,
+    facts: RequestFacts,
     ifNoneMatch: string,
-    authorization: string,
   ): void => {
     const { headers } = request;
-    const input: RouteInput = {
-      query,
-      params: NO_PARAMS,
-      body: NO_BODY,
-      caller: known.caller,
-      accessRequired: known.access?.required === true,
-      clientAddress,
-    };
-    const credentialed = known.access !== undefined && (known.access.required || authorization !== '');
+    const parts = { query, params: NO_PARAMS, body: NO_BODY };
+    const who = { caller: known.caller, accessRequired: known.access?.required === true };
+    const input = routeInputOf(parts, who, facts);
+    const credentialed =
+      access !== undefined &&
+      answersToCredential(
+        route.check,
+        known.access?.required === true,
+        (headers.authorization ?? '') !== '' || sessionCookieIn(headers.cookie) !== undefined,
+      );
     const requestId = requestIdOf(textOf(headers['x-request-id']));
-    /** Writes the answer with the headers every answer of the chain carries, and counts and logs it. */
-    const write = (status: number, extra: readonly string[], body: string | undefined): void => {
-      const out: string[] = ['X-Request-Id', requestId, ...securityHeaderPairs];
-      const origin = headers.origin ?? '';
-      if (origin !== '') {
-        out.push(...corsHeaderPairs(origin, options.allowedOrigins));
-        // The access middleware adds Authorization and Cookie to the Vary that CORS began.
-        out.push('Vary', credentialed ? 'Origin, Authorization, Cookie' : 'Origin');
-      } else if (credentialed) {
-        out.push('Vary', 'Authorization, Cookie, Origin');
+    const origin = headers.origin ?? '';
+    const vary = varyOf(origin !== '', credentialed);
+    const leading = [
+      ...(origin === '' ? [] : corsHeaderPairs(origin, options.allowedOrigins)),
+      ...(vary === undefined ? [] : ['Vary', vary]),
+    ];
+    const failed = { requestId, method: 'GET', path, route: route.pattern };
+    /** Writes the answer, and counts and logs it as the chain does. */
+    const write = (out: Outgoing): void => {
+      if (!writeOnResponse(response, requestId, leading, out)) {
+        // Polled routes answer JSON; a page or a download here is a mistake in the route, answered as one.
+        writeError(new Error(`${route.pattern} answered other than JSON or text on the poll lane`));
+        return;
       }
-      out.push(...extra);
-      if (body !== undefined) out.push('Content-Length', String(Buffer.byteLength(body)));
-      response.writeHead(status, out);
-      response.end(body);
-      metrics?.observeRequest('GET', route.pattern, status, (performance.now() - started) / 1000);
+      metrics?.observeRequest('GET', route.pattern, out.status, (performance.now() - started) / 1000);
       metrics?.pollLaneAnswered();
       logRequest(requestLogger, {
         requestId,
         method: 'GET',
         path,
-        status,
+        status: out.status,
         started,
         keyId: known.access?.key?.id,
       });
     };
-    // What a credential unlocks is its holder's alone: shared caches must not keep it.
-    const caching = (directive: string | undefined): string[] => {
-      const value = credentialed
-        ? directive === undefined
-          ? 'private'
-          : `private, ${directive}`
-        : directive;
-      return value === undefined ? [] : ['Cache-Control', value];
-    };
-    const writeReply = (reply: Reply, tag: string | undefined, extra: readonly string[]): void => {
-      const tagged = tag !== undefined && reply.status === 200;
-      const out = [...extra, ...(tagged ? ['ETag', tag] : []), ...caching(tagged ? 'no-cache' : undefined)];
-      if ('json' in reply) {
-        write(reply.status, [...out, ...JSON_TYPE], JSON.stringify(reply.json) ?? 'null');
-      } else if ('text' in reply) {
-        write(reply.status, [...out, ...TEXT_TYPE], reply.text);
-      } else if ('empty' in reply) {
-        write(reply.status, out, undefined);
-      } else {
-        // Polled routes answer JSON; a page or a download here is a mistake in the route, answered as one.
-        writeError(new Error(`${route.pattern} answered other than JSON or text on the poll lane`));
-      }
-    };
     const writeError = (error: unknown): void => {
-      const failed = { requestId, method: 'GET', path, route: route.pattern };
-      const { reply, headers: extra } = routeErrorAnswer(error, route.errorPolicy, logger, failed, metrics);
-      writeReply(reply, undefined, extra);
+      const context = { ...errorContext, policy: route.errorPolicy, request: failed };
+      const { reply, headers: extra } = errorAnswer(error, context);
+      write(
+        outgoingOf(reply, facts.secure, [...extra, ...cachingHeaders(undefined, reply.status, credentialed)]),
+      );
     };
-    answerOf(route.spec, input, useCases, route.answers, ifNoneMatch).then((answer) => {
-      if ('reply' in answer) writeReply(answer.reply, answer.tag, []);
-      else if ('notModified' in answer) write(304, ['ETag', answer.tag, ...caching(undefined)], undefined);
-      else write(200, ['ETag', answer.tag, ...caching('no-cache'), ...JSON_TYPE], answer.body);
-    }, writeError);
+    answerOf(route.spec, input, useCases, route.answers, ifNoneMatch).then(
+      (answer) => write(outgoingOfAnswer(answer, facts.secure, credentialed)),
+      writeError,
+    );
   };
 
   return (request, response) => {
@@ -201,8 +190,8 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       return;
     }
     const ifNoneMatch = headers['if-none-match'] ?? '';
-    const authorization = headers.authorization ?? '';
-    const known = access === undefined ? OPEN : access.accessKnownNow(authorization, headers.cookie);
+    const known =
+      access === undefined ? OPEN : access.accessKnownNow(headers.authorization ?? '', headers.cookie);
     const search = mark === -1 ? '' : url.slice(mark + 1);
     if (tooManyParameters(search)) {
       fallback(request, response);
@@ -213,7 +202,11 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       fallback(request, response);
       return;
     }
-    if (!decideRoute(route.rule, known.access, { query, params: NO_PARAMS, body: NO_BODY }).allowed) {
+    const host = plainHostOf(headers, encryptedSocket(request.socket), proxy);
+    if (
+      host === undefined ||
+      !decideRoute(route.rule, known.access, { query, params: NO_PARAMS, body: NO_BODY }).allowed
+    ) {
       fallback(request, response);
       return;
     }
@@ -229,9 +222,8 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
           route,
           known,
           query,
-          clientAddress,
+          { clientAddress, headers, ...host },
           ifNoneMatch,
-          authorization,
         ),
       () => fallback(request, response),
     );

@@ -44,11 +44,8 @@ import {
   SetActionValue,
   UpdateGroupSettings,
 } from '@hortus/core';
-import { Readable } from 'node:stream';
-import { type Context, type Middleware } from 'koa';
 import { type RoutePolicy } from './policy.js';
 import { type JsonSchema } from './schemas.js';
-import { clearSessionCookie, setSessionCookie } from '../access/session-cookie.js';
 
 /** The use cases the HTTP transport calls; the composition root resolves each from the container. */
 export const httpUseCaseClasses = {
@@ -146,13 +143,6 @@ export interface RouteInput {
 export const bodyKinds = ['default', 'ingest', 'box'] as const;
 export type BodyKind = (typeof bodyKinds)[number];
 
-export interface BodyParser {
-  readonly parse: Middleware;
-  readonly limitBytes: number;
-}
-
-export type BodyParsers = Readonly<Record<BodyKind, BodyParser>>;
-
 /** What an answer does to the browser's session cookie: start one carrying the token, or end it. */
 export type SessionCookieChange = { readonly start: string } | { readonly end: true };
 
@@ -229,57 +219,10 @@ export interface RouterSpec {
   readonly routes: readonly RouteSpec[];
 }
 
-/** The error middleware reads the policy of the route that is running; outside a route it uses its own. */
-export function errorPolicyOf(ctx: Context): RouteErrorPolicy | undefined {
-  return (ctx.state as { errorPolicy?: RouteErrorPolicy }).errorPolicy;
-}
-
 /** Renames the entity `id` to `_id`, the name deployed clients read. */
 export function withUnderscoreId<T extends { readonly id: string }>(
   entity: T,
 ): Omit<T, 'id'> & { _id: string } {
   const { id, ...rest } = entity;
   return { _id: id, ...rest };
-}
-
-/** Middleware a route runs after its body is parsed and before it is validated (access checks). */
-export type RouteGuard = (route: RouteSpec, fullPath: string) => Middleware;
-
-export function send(ctx: Context, reply: Reply): void {
-  if ('bytes' in reply) {
-    ctx.status = reply.status;
-    ctx.type = reply.type;
-    for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
-    // A Buffer body: Koa sends its Content-Length.
-    ctx.body = Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength);
-  } else if ('json' in reply) {
-    ctx.status = reply.status;
-    ctx.type = 'application/json';
-    // Serialised here so that a bare string or null (group settings may be any JSON) stays JSON.
-    ctx.body = JSON.stringify(reply.json) ?? 'null';
-  } else if ('text' in reply) {
-    ctx.status = reply.status;
-    ctx.type = 'text/plain';
-    ctx.body = reply.text;
-  } else if ('stream' in reply) {
-    ctx.status = reply.status;
-    ctx.type = reply.type;
-    if (reply.filename !== undefined) ctx.attachment(reply.filename);
-    // A failure after the first bytes cannot change the status any more: the stream ends with an error,
-    // and the client sees a truncated body instead of a complete-looking one.
-    ctx.body = Readable.from(reply.stream);
-  } else if ('html' in reply) {
-    ctx.status = reply.status;
-    ctx.type = 'text/html';
-    ctx.set('Content-Security-Policy', reply.csp ?? "default-src 'none'; style-src 'unsafe-inline'");
-    ctx.body = reply.html;
-  } else {
-    ctx.body = null;
-    ctx.status = reply.status;
-  }
-  const change = reply.sessionCookie;
-  if (change !== undefined) {
-    if ('start' in change) setSessionCookie(ctx, change.start);
-    else clearSessionCookie(ctx);
-  }
 }

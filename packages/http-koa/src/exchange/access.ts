@@ -144,3 +144,17 @@ export function decideRoute(
   const decision = decideAccess(access.key, rule.operation, rule.target(request));
   return decision.allowed ? ROUTE_ALLOWED : { allowed: false, status: 403, message: decision.reason };
 }
+
+/**
+ * Whether an answer is given to a credential, so that it varies by the credential headers and is private:
+ * on every path that is not open, when the route checks its caller itself (`account`), when keys are
+ * required, or when the request sends a credential at all (the header or the session cookie). The access
+ * check of the Koa chain and the poll lane both ask this.
+ */
+export function answersToCredential(
+  check: 'open' | 'account' | 'key',
+  required: boolean,
+  credentialSent: boolean,
+): boolean {
+  return check !== 'open' && (check === 'account' || required || credentialSent);
+}

@@ -1,0 +1,32 @@
+/**
+ * The one list of topics Hortus knows by name, with the unit their values are in (COMPAT "Boxes": what
+ * firmware 1.0.4 sends). Any other topic is stored as sent, without a unit. A new measure (a derived one,
+ * another sensor) joins here, so that its name and unit are decided once for every transport.
+ */
+export interface KnownTopic {
+  readonly topic: string;
+  /** The unit of its values, as shown to people (SI symbols; `%` relative humidity or soil moisture). */
+  readonly unit: string;
+  readonly measures: string;
+}
+
+export const knownTopics: readonly KnownTopic[] = [
+  { topic: 'esp/air/temperature', unit: '°C', measures: 'air temperature' },
+  { topic: 'esp/air/humidity', unit: '%', measures: 'relative air humidity' },
+  { topic: 'esp/air/pressure', unit: 'hPa', measures: 'air pressure' },
+  { topic: 'esp/air/gasResistance', unit: 'kΩ', measures: 'gas resistance (air quality)' },
+  { topic: 'esp/ground/moisture/1', unit: '%', measures: 'soil moisture, sensor 1' },
+  { topic: 'esp/ground/moisture/2', unit: '%', measures: 'soil moisture, sensor 2' },
+  { topic: 'esp/ground/moisture/3', unit: '%', measures: 'soil moisture, sensor 3' },
+  { topic: 'esp/ground/light/lux', unit: 'lx', measures: 'illuminance' },
+  { topic: 'esp/ground/light/colorTemp', unit: 'K', measures: 'colour temperature of the light' },
+  { topic: 'esp/ground/light/red', unit: '', measures: 'red light (raw sensor count)' },
+  { topic: 'esp/ground/light/green', unit: '', measures: 'green light (raw sensor count)' },
+  { topic: 'esp/ground/light/blue', unit: '', measures: 'blue light (raw sensor count)' },
+  { topic: 'esp/ground/light/clear', unit: '', measures: 'unfiltered light (raw sensor count)' },
+];
+
+/** The unit of a known topic; undefined for any other. */
+export function unitOfTopic(topic: string): string | undefined {
+  return knownTopics.find((known) => known.topic === topic)?.unit;
+}

@@ -50,6 +50,11 @@ export interface HttpSettings {
   readonly bodyTimeoutMs: number;
   /** How long a client may take to send the request line and headers. */
   readonly headersTimeoutMs: number;
+  /**
+   * TLS_HANDSHAKE_TIMEOUT_MS: how long a connection to the HTTPS listener may take to finish its TLS
+   * handshake; then it is closed without a word (the header deadline starts only after the handshake).
+   */
+  readonly tlsHandshakeTimeoutMs: number;
   /** Open connections at most; further ones are closed at once. */
   readonly maxConnections: number;
   /** How many of them one client address may hold (trusted proxies excepted). */
@@ -89,6 +94,8 @@ export const httpDefaults = {
   ALLOWED_HOSTS: '',
   BODY_TIMEOUT_MS: '30000',
   HEADERS_TIMEOUT_MS: '10000',
+  // Node's own default is 120 s: long enough for idle sockets to hold every connection slot.
+  TLS_HANDSHAKE_TIMEOUT_MS: '10000',
   MAX_CONNECTIONS: '1024',
   // Empty: a quarter of MAX_CONNECTIONS, so one client cannot hold them all.
   MAX_CONNECTIONS_PER_ADDRESS: '',
@@ -148,6 +155,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
   const allowedHosts = parseAllowedHosts(optional('ALLOWED_HOSTS'), problems);
   const bodyTimeoutMs = integer('BODY_TIMEOUT_MS', 100, 600_000);
   const headersTimeoutMs = integer('HEADERS_TIMEOUT_MS', 100, 120_000);
+  const tlsHandshakeTimeoutMs = integer('TLS_HANDSHAKE_TIMEOUT_MS', 100, 120_000);
   const maxConnections = integer('MAX_CONNECTIONS', 1, 1_000_000);
   const maxConnectionsPerAddress =
     read('MAX_CONNECTIONS_PER_ADDRESS') === ''
@@ -208,6 +216,7 @@ export function httpSettingsFromEnv(env: Env): HttpSettings {
     allowedHosts,
     bodyTimeoutMs,
     headersTimeoutMs,
+    tlsHandshakeTimeoutMs,
     maxConnections,
     maxConnectionsPerAddress,
     auth,

@@ -1,6 +1,7 @@
 import { type RequestListener } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { type AddressInfo } from 'node:net';
+import { type Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { type HttpSettings, type TlsMaterial } from './config.js';
 import { type ClientFaultLog } from './logger.js';
@@ -18,13 +19,28 @@ export class HttpsListener {
     handle: RequestListener,
     settings: Pick<
       HttpSettings,
-      'headersTimeoutMs' | 'bodyTimeoutMs' | 'maxConnections' | 'maxConnectionsPerAddress' | 'trustProxy'
+      | 'headersTimeoutMs'
+      | 'bodyTimeoutMs'
+      | 'tlsHandshakeTimeoutMs'
+      | 'maxConnections'
+      | 'maxConnectionsPerAddress'
+      | 'trustProxy'
     >,
     material: TlsMaterial,
     clientFaults: ClientFaultLog,
   ) {
-    this.server = createServer({ ...serverLimits(settings), ...keyPair(material) }, handle);
-    guardConnections(this.server, settings, clientFaults);
+    this.server = createServer(
+      {
+        ...serverLimits(settings),
+        ...keyPair(material),
+        // The header deadline starts only once the handshake is done: until then this one applies.
+        handshakeTimeout: settings.tlsHandshakeTimeoutMs,
+      },
+      handle,
+    );
+    const handshaken = new WeakSet<Duplex>();
+    this.server.on('secureConnection', (socket: Duplex) => handshaken.add(socket));
+    guardConnections(this.server, settings, clientFaults, (socket) => handshaken.has(socket));
     // A failed handshake (a scanner, a client that refuses the certificate) is the client's business.
     this.server.on('tlsClientError', (error: NodeJS.ErrnoException) => {
       if (error.code !== 'ECONNRESET')

@@ -117,19 +117,27 @@ export function serverLimits(
 
 /**
  * The connection rules of every listener, plain or TLS: MAX_CONNECTIONS, each address's share of it, and a
- * short answer to bytes that are not HTTP.
+ * short answer to bytes that are not HTTP. `speaksHttp` says whether a connection has got as far as HTTP
+ * (on a TLS listener: whether its handshake finished); one that has not is closed without an answer.
  */
 export function guardConnections(
   server: NetServer,
   settings: Pick<HttpSettings, 'maxConnections' | 'maxConnectionsPerAddress' | 'trustProxy'>,
   clientFaults: ClientFaultLog,
+  speaksHttp: (socket: Duplex) => boolean = () => true,
 ): void {
   server.maxConnections = settings.maxConnections;
   shareConnectionsByAddress(server, settings.maxConnectionsPerAddress, trustedProxy(settings.trustProxy));
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
-    answerClientError(error, socket, clientFaults),
-  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // A TLS error before the handshake (a timeout, a scanner): HTTP bytes would be written into a TLS
+    // stream that never began, and the end they wait for never comes, so the socket held its slot for good.
+    if (!speaksHttp(socket)) socket.destroy();
+    else answerClientError(error, socket, clientFaults);
+  });
 }
+
+/** How long a connection answered a client error may take to receive that answer before it is cut. */
+const CLIENT_ERROR_LINGER_MS = 2000;
 
 const clientErrorAnswers: Readonly<Record<string, string>> = {
   ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
@@ -159,8 +167,13 @@ export function answerClientError(
     const status = clientErrorAnswers[code] ?? '400 Bad Request';
     // No body: the request (perhaps a HEAD) could not be read, so nothing says a body may follow.
     socket.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
-    // The connection ends once the answer is out, whether or not the client closes its side.
-    socket.once('finish', () => socket.destroy());
+    // The connection ends once the answer is out, whether or not the client closes its side; a client
+    // that does not read it does not keep the connection either.
+    const cut = setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
+    socket.once('finish', () => {
+      clearTimeout(cut);
+      socket.destroy();
+    });
   } else {
     socket.destroy();
   }

@@ -88,6 +88,7 @@ export const knownVariables: readonly string[] = [
   'TMPDIR',
   'TLS',
   'TLS_CERT_FILE',
+  'TLS_HANDSHAKE_TIMEOUT_MS',
   'TLS_KEY_FILE',
   'TRUST_PROXY',
   'UNKNOWN_DEVICE_PER_MINUTE',

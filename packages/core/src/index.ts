@@ -54,6 +54,7 @@ export * from './devices/box-sightings.js';
 export * from './devices/onboard-box.js';
 export * from './devices/authenticate-box.js';
 export * from './devices/box-readings.js';
+export * from './devices/box-time.js';
 export * from './devices/box-actions.js';
 export * from './devices/manage-devices.js';
 export * from './firmware/firmware.js';

@@ -141,6 +141,32 @@ describe('The box lane', function () {
     expect(laneAnswers(twin.laneMetrics, 'box') - before).to.equal(refused.length);
   });
 
+  it('when a $date is at the edge of the range, date-only, a year, or has an offset, then the lane answers as Koa does: 400 for the first three, the offset taken as it says', async () => {
+    const edges: [unknown, number][] = [
+      [{ $date: { $numberLong: '8640000000000000' } }, 400],
+      [{ $date: '+275760-09-13T00:00:00.000Z' }, 400],
+      [{ $date: '-271821-04-20T00:00:00.000Z' }, 400],
+      [{ $date: '2026' }, 400],
+      [{ $date: '2025-06-15' }, 400],
+      [{ $date: '2025-06-15T17:27:00.000+05:00' }, 201],
+    ];
+    for (const [time, status] of edges) {
+      const body = JSON.stringify({
+        collection: 'datas',
+        document: { topic: 'esp/air/humidity', value: '40.00', time },
+      });
+      const answer = await compare(insertPath, sized(ejson(), body), body);
+      expect(answer.status, `${JSON.stringify(time)}: ${answer.body}`).to.equal(status);
+    }
+    const latest = (await api.get(`/api/data/latestdata/All?groupId=${group}`)).json() as {
+      topic: string;
+      time: string;
+    }[];
+    expect(latest.find(({ topic }) => topic === 'esp/air/humidity')?.time).to.equal(
+      '2025-06-15T12:27:00.000Z',
+    );
+  });
+
   it('when a request is unusual (query, Origin, chunked, encoding, other type, oversized, cross-site), then Koa answers it and the answers still match', async () => {
     const before = laneAnswers(twin.laneMetrics, 'box');
     const good = document('esp/air/temperature', '21.6', '2025-06-15T14:28:00Z');

@@ -4,9 +4,10 @@ import { readSetting } from '../groups/group-settings.js';
 import { RecordReadings, type RecordReadingsResult } from '../readings/record-readings.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { InvalidInputError } from '../shared/errors.js';
-import { instantOfWallClock, isValidTimeZone } from '../shared/time-zone.js';
+import { isValidTimeZone } from '../shared/time-zone.js';
 import { isPlainObject } from '../shared/validation.js';
 import { BOX_SETTINGS, type BoxSettings } from './box-settings.js';
+import { BoxStamp } from './box-time.js';
 import { type Device } from './device.js';
 
 /** The most documents one insertMany may carry (a box sends one per request). */
@@ -33,7 +34,7 @@ export class RecordBoxReadings {
     @inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  /** `time` of a document is the wall clock as the box wrote it, given as a Date of those UTC fields. */
+  /** `time` of a document is a BoxStamp (the endpoint's `$date`): a wall-clock time or an instant. */
   async execute(device: Device, documents: readonly unknown[]): Promise<RecordReadingsResult> {
     if (documents.length === 0)
       throw InvalidInputError.forField('documents', 'must hold at least one document');
@@ -47,14 +48,15 @@ export class RecordBoxReadings {
       if (!isPlainObject(document))
         throw InvalidInputError.forField(`documents[${index}]`, 'must be an object');
       const { time } = document;
-      if (time !== undefined && !(time instanceof Date && Number.isFinite(time.getTime()))) {
-        throw InvalidInputError.forField(`documents[${index}].time`, 'must be a date ({"$date": ...})');
+      const field = `documents[${index}].time`;
+      if (time !== undefined && !(time instanceof BoxStamp)) {
+        throw InvalidInputError.forField(field, 'must be a date ({"$date": ...})');
       }
       return {
         topic: document['topic'],
         value: document['value'],
         group: device.group,
-        ...(time === undefined ? {} : { time: instantOfWallClock(time, zone, arrival).toISOString() }),
+        ...(time === undefined ? {} : { time: time.requireInstantIn(zone, arrival, field).toISOString() }),
       };
     });
     const result = await this.record.execute(items, { allOrNothing: true });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Action, InvalidInputError, MAX_BOX_DOCUMENTS } from '@hortus/core';
+import { type Action, BoxStamp, InvalidInputError, MAX_BOX_DOCUMENTS } from '@hortus/core';
 import { object, text } from './schemas.js';
 import {
   type HttpUseCases,
@@ -49,14 +49,8 @@ function boxHost(input: RouteInput, settings: BoxRouteSettings): string {
 }
 
 const operators: Readonly<Record<string, (value: unknown, path: string) => unknown>> = {
-  $date: (value, path) => {
-    const raw = isWrapped(value, '$numberLong') ? Number(value.$numberLong) : value;
-    const date = typeof raw === 'string' || typeof raw === 'number' ? new Date(raw) : undefined;
-    if (date === undefined || !Number.isFinite(date.getTime())) {
-      throw InvalidInputError.forField(path, 'is not a valid {"$date": ...}');
-    }
-    return date;
-  },
+  // What a box's stamp means (wall clock or instant) is core's rule; the decoder only hands it over.
+  $date: (value, path) => BoxStamp.of(value, path),
   $numberDouble: (value, path) => numberOf(value, path),
   $numberInt: (value, path) => numberOf(value, path),
   $numberLong: (value, path) => numberOf(value, path),
@@ -66,16 +60,6 @@ const operators: Readonly<Record<string, (value: unknown, path: string) => unkno
     return value;
   },
 };
-
-function isWrapped<K extends string>(value: unknown, key: K): value is Record<K, unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    Object.keys(value).length === 1 &&
-    key in value
-  );
-}
 
 function numberOf(value: unknown, path: string): number {
   const parsed = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
@@ -246,8 +230,9 @@ export const boxEndpointRoutes: RouterSpec = {
         'Header `api-key` (the key onboarding gave the device); body as application/ejson or application/json, ' +
         'in extended JSON (`$date`, `$numberDouble`, `$numberInt`). **insertOne** `{collection: "datas", ' +
         'document: {topic, value, time: {$date}}}` and **insertMany** (`documents`, all stored or none) answer ' +
-        "201 `{insertedId}` / `{insertedIds}`: `time` is read as the wall clock of the group's `boxTimeZone` " +
-        'setting (else BOX_TIME_ZONE, Europe/Berlin), as the firmware stamps it, and the reading is stored ' +
+        "201 `{insertedId}` / `{insertedIds}`: `time` with a `Z` or no offset is read as the wall clock of the group's " +
+        '`boxTimeZone` setting (else BOX_TIME_ZONE, Europe/Berlin), as the firmware stamps it; with a numeric offset, ' +
+        'or as `{$numberLong}` milliseconds, it is that instant; the reading is stored ' +
         "under the device's current group whatever `group` says, through the same checks as every reading. " +
         '**find** `{collection: "actions", filter?}` answers 200 `{documents}`: the device\'s group\'s actions ' +
         'only, whatever the filter says; `filter` may narrow them by `object` and `value` (equality, $eq, $ne, ' +
@@ -286,7 +271,7 @@ export const boxEndpointRoutes: RouterSpec = {
  */
 function insertedIdOf(group: string, document: unknown): string {
   const record = document as { topic?: unknown; time?: unknown };
-  const time = record.time instanceof Date ? record.time.getTime() : '';
+  const time = record.time instanceof BoxStamp ? record.time.ms : '';
   return createHash('sha256')
     .update(`${group}\u0000${String(record.topic)}\u0000${time}`)
     .digest('hex')

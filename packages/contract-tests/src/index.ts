@@ -20,5 +20,3 @@ export * from './firmware.contract.js';
 export * from './store-copy.contract.js';
 export * from './store-copy-queues.contract.js';
 export * from './all.contract.js';
-export * from './test-servers.js';
-export * from './capturing-logger.js';

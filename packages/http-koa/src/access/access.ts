@@ -19,7 +19,7 @@ import { json } from '../routes/routing.js';
 import { send } from '../koa/send.js';
 import { ExpiringValue } from './expiring-value.js';
 import { type AccessRule, answersToCredential, decideRoute, type RequestAccess } from '../exchange/access.js';
-import { CREDENTIAL_VARY, privateCaching } from '../exchange/outgoing.js';
+import { CREDENTIAL_VARY, privateCaching } from '../exchange/answer.js';
 import { clearSessionCookie, cookieWriteAllowed, sessionCookieIn } from './session-cookie.js';
 
 export interface AccessSettings {

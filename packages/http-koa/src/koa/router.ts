@@ -3,8 +3,7 @@ import { ANONYMOUS, type Caller } from '@hortus/core';
 import { type Middleware } from 'koa';
 import { queryOf } from '../edge/query.js';
 import { type Answering, answerOf, errorPolicyOfRoute, outgoingOfAnswer } from '../exchange/answer.js';
-import { routeInputOf, validateParts } from '../exchange/input.js';
-import { encryptedSocket, plainHostOf } from '../exchange/request.js';
+import { encryptedSocket, plainHostOf, routeInputOf, validateParts } from '../exchange/input.js';
 import {
   type BodyKind,
   type HttpUseCases,

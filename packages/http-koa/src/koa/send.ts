@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { type Context } from 'koa';
-import { type Outgoing, outgoingOf } from '../exchange/outgoing.js';
+import { type Outgoing, outgoingOf } from '../exchange/answer.js';
 import { type Reply, type RouteErrorPolicy } from '../routes/routing.js';
 
 /** Sets headers given as name, value, …; Set-Cookie is added to, never replaced. */

@@ -4,16 +4,19 @@ import { type HostCheck } from '../edge/host.js';
 import { parseJsonBody } from '../edge/json-body.js';
 import { type HttpMetrics } from '../edge/metrics.js';
 import { logRequest, requestIdOf } from '../edge/request.js';
-import { errorPolicyOfRoute } from '../exchange/answer.js';
+import { errorPolicyOfRoute, type Outgoing, outgoingOf } from '../exchange/answer.js';
 import { EdgeError, errorAnswer, errorBody, faultFields } from '../exchange/errors.js';
-import { routeInputOf, validateParts } from '../exchange/input.js';
-import { type Outgoing, outgoingOf } from '../exchange/outgoing.js';
-import { encryptedSocket, plainHostOf, type RequestFacts } from '../exchange/request.js';
+import {
+  encryptedSocket,
+  plainHostOf,
+  type RequestFacts,
+  routeInputOf,
+  validateParts,
+} from '../exchange/input.js';
 import { type ClientFaultLog } from '../logger.js';
 import { BOX_BODY_LIMIT_BYTES, BOX_ENDPOINT_PATH, boxEndpointRoutes } from '../routes/boxes.js';
 import { type HttpUseCases } from '../routes/routing.js';
-import { admitByRate, type LaneLimits, textOf } from './admission.js';
-import { writeOnResponse } from './write.js';
+import { admitByRate, type LaneLimits, textOf, writeOnResponse } from './admission.js';
 
 export interface BoxLaneOptions extends LaneLimits {
   readonly useCases: HttpUseCases;

@@ -7,20 +7,32 @@ import { type HostCheck } from '../edge/host.js';
 import { parseQuery, tooManyParameters } from '../edge/query.js';
 import { type HttpMetrics } from '../edge/metrics.js';
 import { type AccessRule, accessRuleOf, answersToCredential, decideRoute } from '../exchange/access.js';
-import { answerOf, type Answering, errorPolicyOfRoute, outgoingOfAnswer } from '../exchange/answer.js';
-import { type AnswerCache } from '../exchange/answer-cache.js';
+import {
+  type AnswerCache,
+  type Answering,
+  answerOf,
+  cachingHeaders,
+  errorPolicyOfRoute,
+  type Outgoing,
+  outgoingOf,
+  outgoingOfAnswer,
+  varyOf,
+} from '../exchange/answer.js';
 import { errorAnswer, type ErrorContext } from '../exchange/errors.js';
-import { routeInputOf, validateParts } from '../exchange/input.js';
-import { cachingHeaders, type Outgoing, outgoingOf, varyOf } from '../exchange/outgoing.js';
-import { encryptedSocket, plainHostOf, type RequestFacts } from '../exchange/request.js';
+import {
+  encryptedSocket,
+  plainHostOf,
+  type RequestFacts,
+  routeInputOf,
+  validateParts,
+} from '../exchange/input.js';
 import {
   type HttpUseCases,
   type RouteErrorPolicy,
   type RouterSpec,
   type RouteSpec,
 } from '../routes/routing.js';
-import { admitByRate, type LaneLimits, textOf } from './admission.js';
-import { writeOnResponse } from './write.js';
+import { admitByRate, type LaneLimits, textOf, writeOnResponse } from './admission.js';
 
 export interface PollLaneOptions extends LaneLimits {
   readonly routers: readonly RouterSpec[];

@@ -51,6 +51,14 @@ export interface MqttDrops {
   };
 }
 
+/** The shared request limit (RATE_LIMIT_REDIS_URL) as it stands, read at each scrape. */
+export interface SharedRateLimitHealth {
+  /** Whether this server counts alone right now (Redis down, failing or silent). */
+  readonly degraded: boolean;
+  /** Requests counted in this process instead of Redis since start: past the deadline, or Redis unavailable. */
+  readonly fallbacks: { readonly deadline: number; readonly unavailable: number };
+}
+
 /**
  * The server's counters in the Prometheus text format (0.0.4). Labels come from the route pattern (never
  * the raw path) and a fixed set of methods, so the number of series stays bounded whatever clients send.
@@ -67,6 +75,7 @@ export class HttpMetrics {
   private alertsRaised = 0;
   private laneAnswers = 0;
   private boxLaneAnswers = 0;
+  private sharedRateLimit: (() => SharedRateLimitHealth) | undefined;
   private readonly service = new ServiceSeries();
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
@@ -147,6 +156,11 @@ export class HttpMetrics {
     this.service.mqttConnected = connected;
   }
 
+  /** The shared request limit's state, read at each scrape; never set without RATE_LIMIT_REDIS_URL. */
+  watchSharedRateLimit(health: () => SharedRateLimitHealth): void {
+    this.sharedRateLimit = health;
+  }
+
   /** The outbox's pending messages, counted in the store at each scrape. */
   countOutboxFrom(pending: () => Promise<OutboxPending>): void {
     this.service.outboxPending = pending;
@@ -202,6 +216,8 @@ export class HttpMetrics {
     );
     lines.push('# TYPE hortus_box_lane_answers_total counter');
     lines.push(`hortus_box_lane_answers_total ${this.boxLaneAnswers}`);
+    const shared = this.sharedRateLimit?.();
+    if (shared !== undefined) lines.push(...sharedRateLimitLines(shared));
     return `${lines.join('\n')}\n`;
   }
 }
@@ -240,6 +256,18 @@ export function countingIngest(recordReadings: RecordReadings, metrics: HttpMetr
     return result;
   };
   return counted;
+}
+
+function sharedRateLimitLines({ degraded, fallbacks }: SharedRateLimitHealth): string[] {
+  return [
+    '# HELP hortus_rate_limit_shared_degraded 1 while this server counts the request limit alone because Redis does not answer.',
+    '# TYPE hortus_rate_limit_shared_degraded gauge',
+    `hortus_rate_limit_shared_degraded ${degraded ? 1 : 0}`,
+    '# HELP hortus_rate_limit_fallbacks_total Requests counted in this process instead of Redis, by reason.',
+    '# TYPE hortus_rate_limit_fallbacks_total counter',
+    `hortus_rate_limit_fallbacks_total{reason="deadline"} ${fallbacks.deadline}`,
+    `hortus_rate_limit_fallbacks_total{reason="unavailable"} ${fallbacks.unavailable}`,
+  ];
 }
 
 function mqttDropLines(drops: MqttDrops): string[] {

@@ -42,6 +42,7 @@ import {
   DEFAULT_WRITE_CONCERN,
   type MongoDatabaseOptions,
   type MongoStoreSettings,
+  dbNameInUri,
 } from './settings.js';
 import { type CollectionSpec, isUnavailableError, MONGO_DATABASE, withDeadline } from './support.js';
 import { usedInvitationCollection, usedResetCollection, userCollection } from './user.repository.js';
@@ -77,12 +78,6 @@ export const collections: readonly CollectionSpec[] = [
   schemaVersionCollection,
   attemptCollection,
 ];
-
-/** The database named in the URI path, if any (`mongodb://host/<db>?...`). */
-function dbNameInUri(uri: string): string | undefined {
-  const path = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]*)/u.exec(uri)?.[1];
-  return path === undefined || path === '' ? undefined : decodeURIComponent(path);
-}
 
 /** The one client of the process; the composition root owns it and closes it on shutdown. */
 export function createMongoClient(settings: MongoStoreSettings): MongoClient {

@@ -98,3 +98,9 @@ export function parseRevisionPoll(text: string): number {
   }
   return value;
 }
+
+/** The database named in the URI path, if any (`mongodb://host/<db>?...`). */
+export function dbNameInUri(uri: string): string | undefined {
+  const path = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]*)/u.exec(uri)?.[1];
+  return path === undefined || path === '' ? undefined : decodeURIComponent(path);
+}

@@ -10,7 +10,7 @@ import { type Context } from 'mocha';
 import { ObjectId } from 'mongodb';
 import { StoreUnavailableError } from '@hortus/core';
 import { MongoStore } from '@hortus/adapter-mongo';
-import { ferretDbBinary, freePort, killProcess, startFerretDb } from '@hortus/contract-tests';
+import { ferretDbBinary, freePort, killProcess, startFerretDb } from '@hortus/test-support';
 import { rejectionOf } from './fixture.js';
 
 chai.use(chaiAsPromised);

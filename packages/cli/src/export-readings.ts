@@ -5,7 +5,7 @@ import { UsageError } from './exit-codes.js';
 import { type TextSink } from './output.js';
 import { Progress, type ProgressReport } from './progress.js';
 import { type RunIo } from './io.js';
-import { type UseCaseResolver } from './store.js';
+import { type UseCaseResolver } from './app/data-commands.js';
 
 export interface ExportOptions {
   readonly group: string;

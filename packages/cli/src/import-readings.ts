@@ -11,7 +11,7 @@ import { Progress } from './progress.js';
 import { UsageError } from './exit-codes.js';
 import { type Output, say, table } from './output.js';
 import { type RunIo } from './io.js';
-import { type UseCaseResolver } from './store.js';
+import { type UseCaseResolver } from './app/data-commands.js';
 
 import {
   CSV_PARSE_BATCH,

@@ -1,6 +1,8 @@
 import { isUnavailableError } from '@hortus/adapter-mongo';
+import { dbNameInUri } from '@hortus/adapter-mongo/settings';
 import {
   CopyLegacyRecords,
+  redactUrl,
   coreLimitsFromEnv,
   InvalidInputError,
   isValidTimeZone,
@@ -11,16 +13,16 @@ import {
   WallClockTimes,
 } from '@hortus/core';
 import { type Db } from 'mongodb';
-import { loadConfig } from './app/config.js';
+import { loadDataConfig } from './app/config.js';
 import { Interrupted, UsageError } from './exit-codes.js';
 import { MIGRATE_MAX_BATCH } from './migrate/batch.js';
 import { CollectionCopier, type MigrateOptions, type Target } from './migrate/copier.js';
 import { Progress } from './progress.js';
 import { type MigrationReport, newCollectionReport, showReport } from './migrate/report.js';
-import { databaseName, dbNameInUri, openSource, redactMongoUri } from './migrate/source.js';
+import { databaseName, openSource } from './migrate/source.js';
 import { type Output, type TextSink } from './output.js';
 import { type RunIo, type SignalSource } from './io.js';
-import { withUseCases } from './store.js';
+import { withUseCases } from './app/data-commands.js';
 
 export { DUPLICATE_WINDOW, type MigrateOptions } from './migrate/copier.js';
 export {
@@ -29,7 +31,6 @@ export {
   MAX_LISTED_PER_COLLECTION,
   type MigrationReport,
 } from './migrate/report.js';
-export { redactMongoUri } from './migrate/source.js';
 
 export { MIGRATE_DEFAULT_BATCH, MIGRATE_MAX_BATCH } from './migrate/batch.js';
 
@@ -85,14 +86,14 @@ export async function migrate(
   );
   if (!legacyCollections.some((name) => present.has(name))) {
     throw new UsageError(
-      `the database ${source.databaseName} at ${redactMongoUri(options.from)} holds none of the original ` +
+      `the database ${source.databaseName} at ${redactUrl(options.from, 'path')} holds none of the original ` +
         `service's collections (looked for: ${legacyCollections.join(', ')}); ` +
         'name its database in the URI: mongodb://host:27017/<database>',
     );
   }
   const times = options.timeZone === undefined ? undefined : new WallClockTimes(options.timeZone);
   const report: MigrationReport = {
-    source: redactMongoUri(options.from),
+    source: redactUrl(options.from, 'path'),
     dryRun: options.dryRun,
     timeZone: options.timeZone ?? null,
     times:
@@ -169,7 +170,7 @@ export async function runMigrate(io: RunIo, output: Output, options: MigrateOpti
   const sourceName = databaseName(options.from, db.databaseName);
   try {
     if (io.container === undefined && !options.dryRun) {
-      const config = loadConfig(io.env);
+      const config = loadDataConfig(io.env);
       const targetDb = config.mongo?.dbName ?? dbNameInUri(config.mongodbUri ?? '') ?? 'hortus';
       if (
         config.store === 'mongodb' &&

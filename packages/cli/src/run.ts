@@ -2,16 +2,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseEnv } from 'node:util';
 import { Command, CommanderError } from 'commander';
-import { registerBackupCommand, registerRestoreCommand } from './backup.js';
-import { registerConfigCommands } from './commands/config.js';
-import { registerDataCommands, withExamples } from './commands/index.js';
+import { registerCommands, withExamples } from './commands/index.js';
 import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
-import { registerKeyCommands } from './keys.js';
-import { registerMigrateCommand } from './commands/migrate.js';
-import { registerStoreCommands } from './commands/store.js';
 import { type RunIo } from './io.js';
 import { printable } from './output.js';
-import { registerServeCommand } from './serve.js';
 
 export { type RunIo, type SignalSource } from './io.js';
 
@@ -102,14 +96,7 @@ function createProgram(given: RunIo): Command {
   program.hook('preAction', () => {
     io.env = withEnvFile(given.env, program.opts<{ envFile?: string }>().envFile);
   });
-  registerServeCommand(program, io);
-  registerDataCommands(program, io);
-  registerKeyCommands(program, io);
-  registerBackupCommand(program, io);
-  registerRestoreCommand(program, io);
-  registerMigrateCommand(program, io);
-  registerStoreCommands(program, io);
-  registerConfigCommands(program, io);
+  registerCommands(program, io);
   return program;
 }
 

@@ -1,22 +1,13 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import {
-  CopyStore,
-  type CopyStores,
-  copiedRepositories,
-  LogIn,
-  repositoryTokens,
-  STORE_LIFECYCLE,
-  type StoreCopyReport,
-  type StoreLifecycle,
-} from '@hortus/core';
-import { Container } from 'inversify';
-import { type AppConfig, loadConfig } from './app/config.js';
-import { coreOnStore } from './app/container.js';
+import { dbNameInUri } from '@hortus/adapter-mongo/settings';
+import { CopyStore, LogIn, redactUrl, type StoreCopyReport } from '@hortus/core';
+import { type DataConfig, loadDataConfig } from './app/config.js';
+import { openStore } from './app/data-commands.js';
 import { Interrupted, UsageError } from './exit-codes.js';
 import { type RunIo, type SignalSource } from './io.js';
 import { bulkDeadlines } from './migrate.js';
-import { databaseName, dbNameInUri, redactMongoUri } from './migrate/source.js';
+import { databaseName } from './migrate/source.js';
 import { type Output, table, type TextSink } from './output.js';
 import { StoreCopyProgress } from './store-copy/progress.js';
 
@@ -46,23 +37,23 @@ function without(env: RunIo['env'], name: string, set: RunIo['env']): RunIo['env
 }
 
 /** The configuration of the target: the source's settings, with the store `--to` names. */
-function targetConfig(env: RunIo['env'], to: string): AppConfig {
+function targetConfig(env: RunIo['env'], to: string): DataConfig {
   if (/^mongodb(\+srv)?:\/\//u.test(to)) {
-    return loadConfig(without(env, 'MONGODB_DB', { STORE: 'mongodb', MONGODB_URI: to }));
+    return loadDataConfig(without(env, 'MONGODB_DB', { STORE: 'mongodb', MONGODB_URI: to }));
   }
   if (to.trim() === '' || /^[a-z][a-z0-9+.-]*:\/\//iu.test(to)) {
     throw new UsageError(
       '--to must be a MongoDB URI (mongodb://host:27017/hortus) or the path of a SQLite file',
     );
   }
-  const config = loadConfig(without(without(env, 'MONGODB_URI', {}), 'MONGODB_DB', { STORE: 'sqlite' }));
+  const config = loadDataConfig(without(without(env, 'MONGODB_URI', {}), 'MONGODB_DB', { STORE: 'sqlite' }));
   if (config.sqlite === undefined)
     throw new UsageError('--to names a SQLite file, but SQLite is not usable here');
   return { ...config, sqlite: { ...config.sqlite, file: resolve(to) } };
 }
 
 /** Where a store lives, comparable across spellings: the SQLite file's real path, or Mongo hosts/database. */
-function location(config: AppConfig): string {
+function location(config: DataConfig): string {
   if (config.store === 'sqlite' && config.sqlite !== undefined) {
     const file = resolve(config.sqlite.file);
     try {
@@ -75,23 +66,8 @@ function location(config: AppConfig): string {
   return `mongodb:${databaseName(uri, config.mongo?.dbName ?? dbNameInUri(uri) ?? 'hortus')}`;
 }
 
-function describe(config: AppConfig): string {
-  return config.store === 'sqlite' ? (config.sqlite?.file ?? '') : redactMongoUri(config.mongodbUri ?? '');
-}
-
-/** One store opened for the copy: its container, started, and closed by `close`. */
-async function open(config: AppConfig): Promise<{ container: Container; close: () => Promise<void> }> {
-  const container = new Container();
-  container.load(...(await coreOnStore(config)));
-  const store = container.get<StoreLifecycle>(STORE_LIFECYCLE);
-  await store.start();
-  return { container, close: () => store.close() };
-}
-
-function repositoriesOf(container: Container): CopyStores {
-  return Object.fromEntries(
-    copiedRepositories.map((name) => [name, container.get(repositoryTokens[name])]),
-  ) as unknown as CopyStores;
+function describe(config: DataConfig): string {
+  return config.store === 'sqlite' ? (config.sqlite?.file ?? '') : redactUrl(config.mongodbUri ?? '', 'path');
 }
 
 /** SIGINT/SIGTERM stop the copy after the page in flight; what was written stays, and is not written twice. */
@@ -142,7 +118,7 @@ export async function runStoreCopy(io: RunIo, output: Output, options: StoreCopy
   }
   // Pages of thousands of records, and whole-store counts, not one request: MongoDB gets migrate's deadline.
   const env = bulkDeadlines(io.env);
-  const sourceConfig = loadConfig(env);
+  const sourceConfig = loadDataConfig(env);
   if (sourceConfig.store === 'memory') {
     throw new UsageError('store copy copies a persistent store; STORE=memory keeps nothing to copy');
   }
@@ -153,12 +129,12 @@ export async function runStoreCopy(io: RunIo, output: Output, options: StoreCopy
     );
   }
   const started = Date.now();
-  const source = await open(sourceConfig);
+  const source = await openStore(sourceConfig);
   try {
-    const opened = await open(target);
+    const opened = await openStore(target);
     const stop = stopRequest(io.signals ?? process, io.stderr);
     try {
-      const copy = new CopyStore(repositoriesOf(source.container), repositoriesOf(opened.container), {
+      const copy = new CopyStore(source.repositories(), opened.repositories(), {
         pageSize,
         force: options.force,
         stopRequested: stop.requested,
@@ -172,7 +148,7 @@ export async function runStoreCopy(io: RunIo, output: Output, options: StoreCopy
         seconds: Math.round((Date.now() - started) / 100) / 10,
       };
       if (options.checkLogin !== undefined && report.complete) {
-        const login = opened.container.get(LogIn);
+        const login = opened.useCase(LogIn);
         const { email, password } = options.checkLogin;
         await login.execute({ email, password }, 'hortus store copy');
         result.loggedIn = email;

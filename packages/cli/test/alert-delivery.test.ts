@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { startSmtpTestServer } from '@hortus/contract-tests';
+import { startSmtpTestServer } from '@hortus/test-support';
 import { hortus, scratchDataDir } from './harness.js';
 
 /*

@@ -1,7 +1,7 @@
 import { CreateGroup, GetGroup } from '@hortus/core';
 import { expect } from 'chai';
 import { type Container } from 'inversify';
-import { parseDelay } from '../src/commands/group-alert.js';
+import { parseDelay } from '../src/commands/shared.js';
 import { hortus, type StoreContainer, storeContainer } from './harness.js';
 
 describe('hortus group alert: a range for any topic', () => {

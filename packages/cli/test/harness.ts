@@ -17,7 +17,7 @@ import {
   type StoreLifecycle,
 } from '@hortus/core';
 import { createJsonLogger, type RunIo, run } from '@hortus/cli';
-import { TEST_BCRYPT_COST } from '@hortus/contract-tests';
+import { TEST_BCRYPT_COST } from '@hortus/test-support';
 import { identityModule, identitySettingsFromEnv, nodeCryptoModule } from '@hortus/identity';
 import { mailModule } from '@hortus/mail';
 import { Container, type ContainerModule } from 'inversify';

@@ -10,7 +10,9 @@ interface LogLine {
   readonly [field: string]: unknown;
 }
 
-describe('retention in the background (hortus serve on the SQLite store)', () => {
+describe('retention in the background (hortus serve on the SQLite store)', function () {
+  // Several CLI runs and a serve: beyond the default 10 s on a machine running two test runs.
+  this.timeout(60_000);
   it('when RETENTION_DAYS is set, then old readings are purged soon after the start, the count is logged, and a group override applies', async () => {
     const dataDir = scratchDataDir();
     const env = { HORTUS_DATA_DIR: dataDir, HOST: '127.0.0.1', RETENTION_DAYS: '30', AUTOMATIONS: 'off' };
@@ -36,7 +38,8 @@ describe('retention in the background (hortus serve on the SQLite store)', () =>
     const stdout = new Capture();
     const served = hortus(undefined, ['serve', '--port', '0'], { env, signals, stdout });
     let purge: LogLine | undefined;
-    for (let attempt = 0; attempt < 100 && purge === undefined; attempt += 1) {
+    // Up to 20 s: serve starts and purges at once, but a machine running two test runs is slow to start it.
+    for (let attempt = 0; attempt < 400 && purge === undefined; attempt += 1) {
       await sleep(50);
       purge = stdout.text
         .split('\n')

@@ -20,5 +20,4 @@ export * from './firmware.contract.js';
 export * from './store-copy.contract.js';
 export * from './store-copy-queues.contract.js';
 export * from './all.contract.js';
-export * from './test-servers.js';
-export * from './capturing-logger.js';
+export * from './store-down.contract.js';

@@ -53,13 +53,11 @@ import { FindBoxActions } from './devices/box-actions.js';
 import { BoxKeys } from './devices/box-keys.js';
 import { RecordBoxReadings } from './devices/box-readings.js';
 import { BOX_SETTINGS, type BoxSettings, defaultBoxSettings } from './devices/box-settings.js';
-import {
-  ClaimDevice,
-  ListDeviceViews,
-  ListPendingDevices,
-  RotateDeviceKey,
-  SetDeviceLock,
-} from './devices/manage-devices.js';
+import { ClaimDevice } from './devices/claim-device.js';
+import { ListDeviceViews } from './devices/list-device-views.js';
+import { ListPendingDevices } from './devices/list-pending-devices.js';
+import { RotateDeviceKey } from './devices/rotate-device-key.js';
+import { SetDeviceLock } from './devices/set-device-lock.js';
 import { OnboardBox } from './devices/onboard-box.js';
 import { ListFirmware } from './firmware/list-firmware.js';
 import { OfferFirmware } from './firmware/offer-firmware.js';

@@ -19,7 +19,7 @@ import {
   type Scheduler,
   sensorTopics,
   maskWebhookUrl,
-  webhookOrigin,
+  redactUrl,
   withOriginsOnly,
 } from '@hortus/core';
 import { createTestApp, expect, type TestApp } from './support.js';
@@ -272,10 +272,10 @@ describe('alert delivery', () => {
 
 describe('webhook URLs out of sight', () => {
   it('when a hook URL is logged or listed, then only its origin shows, with the last 4 characters of a long rest', () => {
-    expect(webhookOrigin('https://u:p@hooks.example.org:8443/x/T0KEN?k=v')).to.equal(
-      'https://hooks.example.org:8443',
+    expect(redactUrl('https://u:p@hooks.example.org:8443/x/T0KEN?k=v')).to.equal(
+      'https://***@hooks.example.org:8443',
     );
-    expect(webhookOrigin('not a url')).to.equal('an unparsable URL');
+    expect(redactUrl('not a url')).to.equal('an unparsable URL');
     expect(maskWebhookUrl('https://ntfy.example.org')).to.equal('https://ntfy.example.org');
     expect(maskWebhookUrl('https://ntfy.example.org/gh')).to.equal('https://ntfy.example.org/…');
     expect(maskWebhookUrl('https://u:p@ntfy.example.org/')).to.equal('https://ntfy.example.org/…');

@@ -1,5 +1,5 @@
 import { CreateAccessKey, type UserRepository, USER_REPOSITORY } from '@hortus/core';
-import { type SmtpTestServer, startSmtpTestServer } from '@hortus/contract-tests';
+import { type SmtpTestServer, startSmtpTestServer } from '@hortus/test-support';
 import { attemptWindowsPass, expect, startTestServer, type TestServer } from './harness.js';
 import { expectNoHash, json, PASSWORD, resetsHandled, signUpAndLogIn } from './accounts-support.js';
 

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ferretDbBinary, freePort, killProcess, startFerretDb } from '@hortus/contract-tests';
+import { ferretDbBinary, freePort, killProcess, startFerretDb } from '@hortus/test-support';
 import { type Context } from 'mocha';
 import { eventually, expect, FakeCodeHost, startTestServer, type TestServer, testStore } from './harness.js';
 

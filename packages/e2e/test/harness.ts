@@ -26,7 +26,7 @@ import {
   USER_REPOSITORY,
 } from '@hortus/core';
 import { attemptCollection, MongoStore } from '@hortus/adapter-mongo';
-import { CapturingLogger, TEST_BCRYPT_COST } from '@hortus/contract-tests';
+import { CapturingLogger, TEST_BCRYPT_COST } from '@hortus/test-support';
 import { type AppConfig, createContainer, loadConfig, type RunningServer, startServer } from '@hortus/cli';
 import { type Container } from 'inversify';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connectAsync, type MqttClient } from 'mqtt';
-import { isListening } from '@hortus/contract-tests';
+import { isListening } from '@hortus/test-support';
 import { DeleteAction } from '@hortus/core';
 import { eventually, expect, startTestServer, type TestServer } from './harness.js';
 

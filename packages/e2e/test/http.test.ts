@@ -287,6 +287,16 @@ describe('HTTP transport, across routes', () => {
       // Redoc's own footer logo would come from its CDN: the served bundle names no outside host for it.
       expect(script.text).not.to.include('cdn.redoc.ly');
     });
+
+    it('when the docs page is installed, then Redoc comes as its standalone bundle alone, without React, mobx, styled-components or core-js', () => {
+      const fromHttpKoa = createRequire(createRequire(import.meta.url).resolve('@hortus/http-koa'));
+      const fromRedoc = createRequire(fromHttpKoa.resolve('redoc/package.json'));
+
+      expect(fromRedoc.resolve('redoc/bundles/redoc.standalone.js')).to.match(/redoc\.standalone\.js$/u);
+      for (const buildDependency of ['react', 'react-dom', 'mobx', 'styled-components', 'core-js']) {
+        expect(() => fromRedoc.resolve(buildDependency), buildDependency).to.throw(/Cannot find module/u);
+      }
+    });
   });
 });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MqttBridge } from '@hortus/mqtt';
 import { connectAsync, type IPublishPacket, type MqttClient } from 'mqtt';
 import { eventually, expect, startTestServer, type TestServer } from './harness.js';
-import { freePort, isListening } from '@hortus/contract-tests';
+import { freePort, isListening } from '@hortus/test-support';
 
 const BROKER_URL = 'mqtt://127.0.0.1:1883';
 

@@ -13,7 +13,7 @@ import {
   type Scheduler,
   StoreDeadlineError,
 } from '@hortus/core';
-import { isListening, TcpRelay } from '@hortus/contract-tests';
+import { isListening, TcpRelay } from '@hortus/test-support';
 import { eventually, expect, sample, startTestServer, type TestServer } from './harness.js';
 
 /*

@@ -1,6 +1,6 @@
 import { MongoStore } from '@hortus/adapter-mongo';
 import { loadConfig } from '@hortus/cli';
-import { isListening } from '@hortus/contract-tests';
+import { isListening } from '@hortus/test-support';
 import { ConfigError, STORE_LIFECYCLE, type StoreLifecycle } from '@hortus/core';
 import { expect, startTestServer, testStore, type TestServer } from './harness.js';
 

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { createServer, get, type RequestListener, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
-import { CapturingLogger } from '@hortus/contract-tests';
+import { CapturingLogger } from '@hortus/test-support';
 import {
   answering,
   type BodyParsers,

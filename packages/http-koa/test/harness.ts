@@ -3,7 +3,7 @@ import * as chai from 'chai';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { memoryStoreModule } from '@hortus/adapter-memory';
-import { CapturingLogger, TEST_BCRYPT_COST } from '@hortus/contract-tests';
+import { CapturingLogger, TEST_BCRYPT_COST } from '@hortus/test-support';
 import {
   COMMIT_FEED,
   type CommitFeed,

@@ -1,5 +1,5 @@
 import { createClient } from '@redis/client';
-import { CapturingLogger, isListening, TcpRelay } from '@hortus/contract-tests';
+import { CapturingLogger, isListening, TcpRelay } from '@hortus/test-support';
 import { HTTP_METRICS, type HttpMetrics, SHARED_RATE_LIMIT, type SharedRateLimit } from '@hortus/http-koa';
 import { RedisRateLimit } from '@hortus/http-koa/shared-rate-limit';
 import { type AppOnMemory, expect, startAppOnMemory } from './harness.js';

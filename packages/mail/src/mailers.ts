@@ -1,4 +1,12 @@
-import { ConfigError, type Env, type Logger, MAILER, type Mailer, type MailMessage } from '@hortus/core';
+import {
+  ConfigError,
+  type Env,
+  type Logger,
+  MAILER,
+  type Mailer,
+  type MailMessage,
+  redactUrl,
+} from '@hortus/core';
 import { ContainerModule } from 'inversify';
 // `import type`: erased, so nodemailer loads only with the first mail (see SmtpMailer).
 import type { Transporter } from 'nodemailer';
@@ -12,24 +20,13 @@ export interface MailSettings {
 
 export const DEFAULT_MAIL_FROM = 'Hortus <hortus@localhost>';
 
-/** The URL without its password, for logs and errors. */
-export function redactSmtpUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'an unparsable SMTP_URL';
-  }
-}
-
 /** Reads SMTP_URL and MAIL_FROM. */
 export function mailSettingsFromEnv(env: Env): MailSettings {
   const problems: string[] = [];
   const smtpUrl = env['SMTP_URL']?.trim() || undefined;
   if (smtpUrl !== undefined && !/^smtps?:\/\/[^\s/]+\/?(\?\S*)?$/u.test(smtpUrl)) {
     problems.push(
-      `SMTP_URL must look like smtp://user:password@host:587 or smtps://..., got "${redactSmtpUrl(smtpUrl)}"`,
+      `SMTP_URL must look like smtp://user:password@host:587 or smtps://..., got "${redactUrl(smtpUrl)}"`,
     );
   }
   const from = env['MAIL_FROM']?.trim() || DEFAULT_MAIL_FROM;
@@ -74,7 +71,7 @@ export class SmtpMailer implements Mailer {
       this.logger.error('mail failed', {
         to: message.to,
         subject: message.subject,
-        server: redactSmtpUrl(this.settings.smtpUrl),
+        server: redactUrl(this.settings.smtpUrl),
         error: error instanceof Error ? error.message : String(error),
       });
       throw error;

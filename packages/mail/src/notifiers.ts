@@ -9,7 +9,7 @@ import {
   NOTIFIER,
   type Notifier,
   type OutboxMessage,
-  webhookOrigin,
+  redactUrl,
   withOriginsOnly,
 } from '@hortus/core';
 import { ContainerModule, inject, injectable } from 'inversify';
@@ -133,9 +133,9 @@ export class ChannelNotifier implements Notifier {
     } catch (error) {
       // The receiver's answer body is not kept: it may echo what it was sent.
       if (error instanceof HTTPError)
-        throw new Error(`Webhook ${webhookOrigin(url)} answered ${error.response.status}`);
+        throw new Error(`Webhook ${redactUrl(url)} answered ${error.response.status}`);
       // The client's messages name the whole URL (a timeout's does): cut every URL in them to its origin.
-      throw new Error(withOriginsOnly(`Webhook ${webhookOrigin(url)} failed: ${failure(error)}`));
+      throw new Error(withOriginsOnly(`Webhook ${redactUrl(url)} failed: ${failure(error)}`));
     }
   }
 }
@@ -160,9 +160,6 @@ function splitCredentials(stored: string): { url: string; authorization?: string
   url.password = '';
   return { url: url.toString(), authorization: `Basic ${Buffer.from(user, 'utf8').toString('base64')}` };
 }
-
-/** Hook URLs often carry their token in the path or query: only the origin goes to errors and logs. */
-export const redactUrl = webhookOrigin;
 
 /** Binds the core's Notifier over the Mailer the mail module binds. */
 export function notifierModule(webhooks: WebhookSettings = defaultWebhookSettings): ContainerModule {

@@ -1,7 +1,7 @@
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { ConfigError } from '@hortus/core';
-import { CapturingLogger, startSmtpTestServer } from '@hortus/contract-tests';
+import { CapturingLogger, startSmtpTestServer } from '@hortus/test-support';
 import { LogMailer, mailSettingsFromEnv, SmtpMailer } from '@hortus/mail';
 
 chai.use(chaiAsPromised);

@@ -3,7 +3,7 @@ import { type AddressInfo } from 'node:net';
 import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { type OutboxMessage } from '@hortus/core';
-import { startSmtpTestServer } from '@hortus/contract-tests';
+import { startSmtpTestServer } from '@hortus/test-support';
 import { ChannelNotifier, LogMailer, SmtpMailer, webhookSignature } from '@hortus/mail';
 
 chai.use(chaiAsPromised);

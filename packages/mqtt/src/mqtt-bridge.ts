@@ -11,6 +11,7 @@ import {
   type Logger,
   MAX_READINGS_PER_BATCH,
   RecordReadings,
+  redactUrl,
 } from '@hortus/core';
 import { HomeAssistantLink } from './home-assistant-link.js';
 import { type MqttCommandCounts } from './mqtt-commands.js';
@@ -18,7 +19,7 @@ import { type MqttIdentity, mqttIdentityOf } from './mqtt-identity.js';
 import { readingItemsFromMqtt } from './mqtt-payload.js';
 import { ownerLevelIndex, TopicOwners } from './topic-owners.js';
 import { WarningGate } from './warning-gate.js';
-import { isPlainTopic, MQTT_CONFIG, type MqttConfig, mqttDefaults, redactUrl } from './mqtt-config.js';
+import { isPlainTopic, MQTT_CONFIG, type MqttConfig, mqttDefaults } from './mqtt-config.js';
 
 export interface MqttBridgeStats {
   /** Messages delivered by the broker on the topic filter. */

@@ -183,16 +183,3 @@ export function homeAssistantSwitches(config: MqttConfig): { discovery: boolean;
 export function isPlainTopic(topic: string): boolean {
   return topic !== '' && !/[#+]/u.test(topic) && !topic.includes('\u0000');
 }
-
-/** The URL without credentials, for logs and error messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.username === '' && parsed.password === '') return url;
-    parsed.username = '***';
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return '<invalid url>';
-  }
-}

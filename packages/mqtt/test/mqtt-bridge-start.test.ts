@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { expect, use } from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { mqttConfigFromEnv, mqttModule } from '@hortus/mqtt';
-import { freePort } from '@hortus/contract-tests';
+import { freePort } from '@hortus/test-support';
 import { harness } from './mqtt-test-support.js';
 
 use(chaiAsPromised);

@@ -6,7 +6,7 @@ import { Container, ContainerModule } from 'inversify';
 import { memoryStoreModule } from '@hortus/adapter-memory';
 import { createCoreModule, defaultCoreSettings, LOGGER, type Logger } from '@hortus/core';
 import { MqttBridge, type MqttConfig, mqttModule } from '@hortus/mqtt';
-import { isListening, TcpRelay } from '@hortus/contract-tests';
+import { isListening, TcpRelay } from '@hortus/test-support';
 
 use(chaiAsPromised);
 

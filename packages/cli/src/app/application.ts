@@ -20,10 +20,10 @@ import {
   STORE_LIFECYCLE,
   type StoreLifecycle,
   type TickResult,
+  redactUrl,
 } from '@hortus/core';
 import { HttpServer, HttpsListener } from '@hortus/http-koa';
-import { redactUrl as redactWebhookUrl } from '@hortus/mail';
-import { MqttBridge, redactUrl } from '@hortus/mqtt';
+import { MqttBridge } from '@hortus/mqtt';
 import { type Server } from 'node:http';
 import { type Server as SecureServer } from 'node:https';
 import { type AddressInfo } from 'node:net';
@@ -279,7 +279,7 @@ function scheduledBackups(config: AppConfig, store: StoreLifecycle, logger: Logg
 /** Where a message went, without a webhook URL's path or query (they often hold its token). */
 function destination(message: OutboxMessage): Record<string, string> {
   const { channel } = message;
-  return channel.type === 'email' ? { to: channel.to } : { webhook: redactWebhookUrl(channel.url) };
+  return channel.type === 'email' ? { to: channel.to } : { webhook: redactUrl(channel.url) };
 }
 
 function logDelivery(logger: Logger, { delivered, retrying, failed }: DeliveryRound): void {

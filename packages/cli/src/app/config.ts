@@ -41,8 +41,12 @@ import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/
 export const storeKinds = ['sqlite', 'memory', 'mongodb'] as const;
 export type StoreKind = (typeof storeKinds)[number];
 
-/** The whole application's configuration: the HTTP transport's settings, the store, the core and MQTT. */
-export interface AppConfig extends HttpSettings {
+/**
+ * What the data commands need: the store, the core's settings, accounts and mail. The settings of the
+ * HTTP server, TLS, MQTT and backups are `serve`'s alone, so a mistake in one of them never stops a command
+ * on the data (a bad CORS_ORIGINS does not break `hortus device claim`).
+ */
+export interface DataConfig {
   readonly store: StoreKind;
   /** The embedded store's file and settings (HORTUS_DATA_DIR, ...); set whenever the store is sqlite. */
   readonly sqlite?: SqliteStoreSettings;
@@ -60,8 +64,6 @@ export interface AppConfig extends HttpSettings {
   readonly retention: Partial<RetentionSettings>;
   /** Boxes of the HTTP generation (BOX_TIME_ZONE, DEVICE_SILENT_AFTER_MS, MAX_PENDING_DEVICES, ...). */
   readonly boxes: BoxSettings;
-  /** The MQTT bridge's settings; unset when MQTT_URL is not configured (the bridge is off). */
-  readonly mqtt?: MqttConfig;
   /** Accounts: passwords, log-in tokens, reset links, sign-up (AUTH_SECRET, APP_URL, SIGNUP, BCRYPT_COST). */
   readonly identity: IdentitySettings;
   /** Outgoing mail (SMTP_URL, MAIL_FROM); without SMTP_URL mail goes to the log. */
@@ -74,6 +76,12 @@ export interface AppConfig extends HttpSettings {
   readonly alertDeliveryMs?: number;
   /** Alert webhooks (WEBHOOK_TIMEOUT_MS); defaults when absent. */
   readonly webhooks?: WebhookSettings;
+}
+
+/** The whole application's configuration: the data commands' part, the HTTP transport, TLS, MQTT, backups. */
+export interface AppConfig extends HttpSettings, DataConfig {
+  /** The MQTT bridge's settings; unset when MQTT_URL is not configured (the bridge is off). */
+  readonly mqtt?: MqttConfig;
   /** HTTPS beside plain HTTP (TLS_CERT_FILE/TLS_KEY_FILE or TLS=self-signed, HTTPS_PORT); off when absent. */
   readonly tls?: TlsSettings;
   /** HORTUS_DATA_DIR: the SQLite file's directory, and where TLS=self-signed keeps its certificate. */
@@ -102,13 +110,15 @@ export const appDefaults = {
 export const MIN_AUTOMATION_TICK_MS = 10;
 export const MAX_AUTOMATION_TICK_MS = 60_000;
 
-/**
- * Reads the configuration from environment variables: each package parses its own part, and every bad
- * value of every part is reported at once in one ConfigError.
- */
-export function loadConfig(env: Env = process.env): AppConfig {
+/** The data commands' part of the configuration; every bad value in it reported at once. */
+export function loadDataConfig(env: Env = process.env): DataConfig {
   const problems: string[] = [];
-  const http = collectProblems(problems, () => httpSettingsFromEnv(env));
+  const data = readDataConfig(env, problems);
+  if (problems.length > 0 || data === undefined) throw new ConfigError(problems);
+  return data;
+}
+
+function readDataConfig(env: Env, problems: string[]): DataConfig | undefined {
   const { read, optional, integer, onOff } = envReader(env, appDefaults, problems);
 
   const mongodbUri = optional('MONGODB_URI');
@@ -149,32 +159,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const identity = collectProblems(problems, () => identitySettingsFromEnv(env));
   const mail = collectProblems(problems, () => mailSettingsFromEnv(env));
   const webhooks = collectProblems(problems, () => webhookSettingsFromEnv(env));
-  const tls = collectProblems(problems, () => tlsSettingsFromEnv(env));
-  const dataDir = optional('HORTUS_DATA_DIR') ?? DEFAULT_DATA_DIR;
-
-  const backups = backupSettingsFromEnv(env, problems);
-
-  const mqtt = mqttConfigFromEnv(env);
-  if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
-
   if (
-    problems.length > 0 ||
-    http === undefined ||
     limits === undefined ||
     retention === undefined ||
     boxes === undefined ||
     identity === undefined ||
     mail === undefined
   ) {
-    throw new ConfigError(problems);
+    return undefined;
   }
   return {
-    ...http,
-    // Only a public address the operator gave: the default APP_URL (localhost) must not widen ALLOWED_HOSTS.
-    allowedHosts:
-      (env['APP_URL'] ?? '').trim() === ''
-        ? http.allowedHosts
-        : withAppUrlHost(http.allowedHosts, identity.accounts.appUrl),
     store,
     ...(sqlite === undefined ? {} : { sqlite }),
     ...(mongodbUri === undefined ? {} : { mongodbUri }),
@@ -187,12 +181,42 @@ export function loadConfig(env: Env = process.env): AppConfig {
     limits,
     retention,
     boxes,
-    ...(mqtt === undefined ? {} : { mqtt }),
     identity,
     mail,
     logLevel,
     logFormat,
     ...(webhooks === undefined ? {} : { webhooks }),
+  };
+}
+
+/**
+ * Reads the whole configuration from environment variables (what `serve` and `config check` need): each
+ * package parses its own part, and every bad value of every part is reported at once in one ConfigError.
+ */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const problems: string[] = [];
+  const http = collectProblems(problems, () => httpSettingsFromEnv(env));
+  const data = readDataConfig(env, problems);
+  const tls = collectProblems(problems, () => tlsSettingsFromEnv(env));
+  const dataDir = envReader(env, appDefaults, problems).optional('HORTUS_DATA_DIR') ?? DEFAULT_DATA_DIR;
+
+  const backups = backupSettingsFromEnv(env, problems);
+
+  const mqtt = mqttConfigFromEnv(env);
+  if (mqtt !== undefined) problems.push(...mqttConfigProblems(mqtt));
+
+  if (problems.length > 0 || http === undefined || data === undefined) {
+    throw new ConfigError(problems);
+  }
+  return {
+    ...http,
+    // Only a public address the operator gave: the default APP_URL (localhost) must not widen ALLOWED_HOSTS.
+    allowedHosts:
+      (env['APP_URL'] ?? '').trim() === ''
+        ? http.allowedHosts
+        : withAppUrlHost(http.allowedHosts, data.identity.accounts.appUrl),
+    ...data,
+    ...(mqtt === undefined ? {} : { mqtt }),
     ...(tls === undefined ? {} : { tls }),
     dataDir,
     ...(backups === undefined ? {} : { backups }),

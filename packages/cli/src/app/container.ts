@@ -11,7 +11,7 @@ import { identityModule, nodeCryptoModule } from '@hortus/identity';
 import { commitFeedModule, mailModule, notifierModule } from '@hortus/mail';
 import { Container, ContainerModule } from 'inversify';
 import { IntervalScheduler } from './background.js';
-import { type AppConfig, type StoreKind } from './config.js';
+import { type AppConfig, type DataConfig, type StoreKind } from './config.js';
 import { createJsonLogger } from './json-logger.js';
 
 export interface ContainerOverrides {
@@ -27,7 +27,7 @@ export interface ContainerOverrides {
  * loaded (with its driver): a command on SQLite never loads the MongoDB driver.
  */
 export async function storeModule(
-  config: Pick<AppConfig, 'store' | 'sqlite' | 'mongo' | 'mongodbUri'>,
+  config: Pick<DataConfig, 'store' | 'sqlite' | 'mongo' | 'mongodbUri'>,
 ): Promise<ContainerModule> {
   const kind: StoreKind = config.store;
   switch (kind) {
@@ -41,14 +41,14 @@ export async function storeModule(
     }
     case 'mongodb': {
       const { MongoStore } = await import('@hortus/adapter-mongo');
-      // loadConfig guarantees MONGODB_URI (and so these settings) whenever the store is mongodb.
+      // loadDataConfig guarantees MONGODB_URI (and so these settings) whenever the store is mongodb.
       return MongoStore.fromSettings(config.mongo ?? { uri: config.mongodbUri ?? '' }).module();
     }
   }
 }
 
 /** Where commands report what they do not print (a mail that could not go out): stderr, one JSON line each. */
-const stderrLogger = (config: AppConfig): Logger =>
+const stderrLogger = (config: DataConfig): Logger =>
   createJsonLogger((line) => process.stderr.write(line), undefined, config.logLevel);
 
 /**
@@ -56,7 +56,7 @@ const stderrLogger = (config: AppConfig): Logger =>
  * the mailer and the one logger: what every command needs.
  */
 export async function coreOnStore(
-  config: AppConfig,
+  config: DataConfig,
   clock: Clock = new SystemClock(),
   logger: Logger = stderrLogger(config),
 ): Promise<ContainerModule[]> {

@@ -19,10 +19,10 @@ import {
 } from '@hortus/core';
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
-import { type UseCaseResolver } from '../store.js';
+import { type UseCaseResolver } from '../app/data-commands.js';
 import { fields, say, table } from '../output.js';
 import { UsageError } from '../exit-codes.js';
-import { durationOption } from './group-alert.js';
+import { durationOption } from './shared.js';
 import {
   createGroupOption,
   groupOption,

@@ -1,12 +1,225 @@
-import { CreateDevice, DeleteDevice, type Device, macOfRegisteredId } from '@hortus/core';
-import { type Command } from 'commander';
-import { type RunIo } from '../io.js';
-import { fields, say } from '../output.js';
-import { registerBoxDeviceCommands } from './device-boxes.js';
+import {
+  ClaimDevice,
+  CreateDevice,
+  DeleteDevice,
+  type Device,
+  type DeviceView,
+  ListDeviceViews,
+  ListPendingDevices,
+  macOfRegisteredId,
+  RotateDeviceKey,
+  SetDeviceLock,
+} from '@hortus/core';
+import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
-import { createGroupOption, groupOption, outputFor, requireGroup, storeFor, withExamples } from './shared.js';
+import { type RunIo } from '../io.js';
+import { fields, say, table } from '../output.js';
+import {
+  createGroupOption,
+  groupOption,
+  listOrNote,
+  outputFor,
+  requireGroup,
+  storeFor,
+  withExamples,
+} from './shared.js';
+
+/** Said wherever pending boxes are listed: a box stops asking after its 50 tries at boot. */
+export const GAVE_UP_NOTE =
+  'A box asks 50 times (about a minute and a half) at boot, then gives up until it is power-cycled: after ' +
+  'claiming a box whose tries stopped rising, switch it off and on again.';
+
+function uptimeOf(device: Device, now: Date): string {
+  if (device.bootedAt === undefined) return '';
+  const seconds = Math.max(0, Math.round((now.getTime() - device.bootedAt.getTime()) / 1000));
+  const days = Math.floor(seconds / 86_400);
+  const hours = Math.floor((seconds % 86_400) / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  return days > 0 ? `${days}d ${hours}h` : hours > 0 ? `${hours}h ${minutes}m` : `${minutes}m`;
+}
+
+function stateOf(device: DeviceView): string {
+  const states = [
+    ...(device.locked === true ? ['locked'] : []),
+    ...(device.silent ? ['silent'] : []),
+    ...(device.previousKeyGeneration === undefined ? [] : ['key rotating']),
+  ];
+  return states.length === 0
+    ? device.onboardings === undefined
+      ? 'never onboarded'
+      : 'ok'
+    : states.join(', ');
+}
 
 function showDevice(device: Device): string {
+  return fields([
+    ['Device ID', device.deviceId],
+    ['Group', device.group],
+    ['Type', device.type],
+    ['Locked', device.locked === true ? 'yes' : 'no'],
+    ['Key generation', device.keyGeneration ?? 0],
+    ...(device.previousKeyGeneration === undefined
+      ? []
+      : [['Old key works until', 'the box onboards again (its next boot)'] as const]),
+  ]);
+}
+
+/** `hortus device list`, `pending`, `claim`, `lock`, `unlock`, `rotate-key`: the registry of boxes. */
+function registerBoxDeviceCommands(device: Command, io: RunIo): void {
+  const store = storeFor(io);
+  withExamples(
+    device
+      .command('list')
+      .description(
+        'list devices with both id forms, last seen, firmware, uptime and state (silent, locked); every group unless --group',
+      )
+      .option('-g, --group <name>', 'only the devices of this group')
+      .action(async (options: { group?: string }, command: Command) => {
+        const devices = await store(command, (useCase) => useCase(ListDeviceViews).execute(options));
+        const now = new Date();
+        outputFor(io, command).result(devices, (all) =>
+          listOrNote(
+            all,
+            options.group === undefined
+              ? 'No devices are registered.'
+              : say`No devices in group ${options.group}.`,
+            (rows) =>
+              table(
+                [
+                  'DEVICE ID',
+                  'BOX SENDS',
+                  'GROUP',
+                  'TYPE',
+                  'LAST SEEN',
+                  'FIRMWARE',
+                  'UPTIME',
+                  'LAST ONBOARDING',
+                  'STATE',
+                ],
+                rows.map((d) => [
+                  d.label ?? d.deviceId,
+                  d.boxId ?? '',
+                  d.group,
+                  d.type,
+                  d.lastSeenAt ?? '',
+                  d.firmwareVersion ?? '',
+                  uptimeOf(d, d.lastSeenAt ?? now),
+                  d.onboardings?.[0] === undefined
+                    ? ''
+                    : `${d.onboardings[0].at.toISOString()} from ${d.onboardings[0].address}`,
+                  stateOf(d),
+                ]),
+              ),
+          ),
+        );
+      }),
+    'hortus device list',
+    'hortus device list --group greenhouse-1 --json',
+  );
+  withExamples(
+    device
+      .command('pending')
+      .description('list boxes that asked to onboard but are not registered (claim one to register it)')
+      .action(async (_options: unknown, command: Command) => {
+        const pending = await store(command, (useCase) => useCase(ListPendingDevices).execute());
+        outputFor(io, command).result(pending, (all) =>
+          listOrNote(all, 'No box is waiting to be registered.', (rows) =>
+            [
+              table(
+                [
+                  'BOX SENDS',
+                  'MAC (LABEL)',
+                  'FIRST SEEN',
+                  'LAST SEEN',
+                  'TRIES',
+                  'FIRMWARE',
+                  'ADDRESS',
+                  'WANTED BY',
+                ],
+                rows.map((p) => [
+                  p.boxId,
+                  p.label ?? '',
+                  p.firstSeenAt,
+                  p.lastSeenAt,
+                  p.attempts,
+                  p.firmwareVersion ?? '',
+                  p.address,
+                  p.wantedBy ?? '',
+                ]),
+              ),
+              '',
+              GAVE_UP_NOTE,
+            ].join('\n'),
+          ),
+        );
+      }),
+    'hortus device pending',
+  );
+  withExamples(
+    device
+      .command('claim')
+      .description(
+        'register a box (pending or not) into a group, by the id it sends or its label MAC; --move takes it from the group that holds it',
+      )
+      .argument('<id>', 'what the box sends (100aa286f24) or its label MAC (24:6F:28:AA:00:01)')
+      .addOption(groupOption())
+      .option('-t, --type <type>', 'device type', 'box')
+      .addOption(
+        new Option('--move', 'move it from the group that holds it (an administrator reclaiming an id)'),
+      )
+      .action(
+        async (id: string, options: { group: string; type: string; move?: boolean }, command: Command) => {
+          const claimed = await store(command, (useCase) =>
+            useCase(ClaimDevice).execute({
+              id,
+              group: options.group,
+              type: options.type,
+              move: options.move === true,
+            }),
+          );
+          outputFor(io, command).result(claimed, (d) => [showDevice(d), '', GAVE_UP_NOTE].join('\n'));
+        },
+      ),
+    'hortus device claim 100aa286f24 --group greenhouse-1',
+    'hortus device claim 24:6F:28:AA:00:01 --group greenhouse-2 --move',
+  );
+  for (const [name, locked, description] of [
+    ['lock', true, 'refuse further onboardings of a device (the key it holds keeps working)'],
+    ['unlock', false, 'accept onboardings of a device again'],
+  ] as const) {
+    withExamples(
+      device
+        .command(name)
+        .description(description)
+        .argument('<id>', 'the device in any id form')
+        .action(async (id: string, _options: unknown, command: Command) => {
+          const changed = await store(command, (useCase) => useCase(SetDeviceLock).execute({ id, locked }));
+          outputFor(io, command).result(changed, showDevice);
+        }),
+      `hortus device ${name} 24:6F:28:AA:00:01`,
+    );
+  }
+  withExamples(
+    device
+      .command('rotate-key')
+      .description(
+        'give a device a new key: the box learns it at its next boot, and the old key works until then; --revoke stops the old key at once',
+      )
+      .argument('<id>', 'the device in any id form')
+      .addOption(new Option('--revoke', 'stop the old key now: the box is refused until it is power-cycled'))
+      .action(async (id: string, options: { revoke?: boolean }, command: Command) => {
+        const rotated = await store(command, (useCase) =>
+          useCase(RotateDeviceKey).execute({ id, revoke: options.revoke === true }),
+        );
+        outputFor(io, command).result(rotated, showDevice);
+      }),
+    'hortus device rotate-key 24:6F:28:AA:00:01',
+    'hortus device rotate-key 24:6F:28:AA:00:01 --revoke',
+  );
+}
+
+/** What `device create` prints: the registration alone. */
+function showRegistered(device: Device): string {
   return fields([
     ['Device ID', device.deviceId],
     ['Group', device.group],
@@ -47,7 +260,7 @@ export function registerDeviceCommands(program: Command, io: RunIo): void {
             await requireGroup(useCase, options.group, options.createGroup === true);
             return useCase(CreateDevice).execute({ deviceId, group: options.group, type: options.type });
           });
-          outputFor(io, command).result(created, showDevice);
+          outputFor(io, command).result(created, showRegistered);
         },
       ),
     'hortus device create 24:6F:28:AA:00:01 --group greenhouse-1 --type sensor-box',

@@ -4,7 +4,7 @@ import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { Output } from '../output.js';
-import { type UseCaseResolver, withUseCases } from '../store.js';
+import { type UseCaseResolver, withUseCases } from '../app/data-commands.js';
 
 /** Appends an "Example" section to a command's --help. */
 export function withExamples(command: Command, ...examples: string[]): Command {
@@ -101,3 +101,20 @@ export type StoreRunner = <T>(command: Command, work: (useCase: UseCaseResolver)
 export function storeFor(io: RunIo): StoreRunner {
   return (command, work) => withUseCases(io, pathOf(command), work);
 }
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A parser of a duration option: `90s`, `5m`, `1h`, `250ms`, or plain seconds; `off` = none (kept as the
+ * word: commander turns a parser's null into ''). Checked against the limits in the core.
+ */
+export function durationOption(option: string): (text: string) => number | 'off' {
+  return (text) => {
+    if (text.trim() === 'off') return 'off';
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/u.exec(text.trim());
+    if (match === null) throw new UsageError(`${option} must be like 90s, 5m or 1h, or off; got "${text}"`);
+    return Math.round(Number(match[1]) * (units[match[2] ?? 's'] ?? 1000));
+  };
+}
+
+export const parseDelay = durationOption('--delay');

@@ -1,23 +1,13 @@
-import { StoreUnavailableError, type LegacyDocument } from '@hortus/core';
+import { redactUrl, StoreUnavailableError, type LegacyDocument } from '@hortus/core';
 import { type Db, type Document, type FindCursor, MongoClient } from 'mongodb';
 import { UsageError } from '../exit-codes.js';
 
 const DEFAULT_SOURCE_TIMEOUT_MS = 5000;
 
-/** The URI with its credentials masked, for messages and the report. */
-export function redactMongoUri(uri: string): string {
-  return uri.replace(/^(mongodb(?:\+srv)?:\/\/)[^@/]*@/u, '$1***@');
-}
-
 /** Hosts and database of a URI, without credentials or options: names a database across runs. */
 export function databaseName(uri: string, dbName: string): string {
   const hosts = /^mongodb(?:\+srv)?:\/\/(?:[^@/]*@)?([^/?]*)/u.exec(uri)?.[1] ?? '';
   return `${hosts.toLowerCase()}/${dbName}`;
-}
-
-export function dbNameInUri(uri: string): string | undefined {
-  const path = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]*)/u.exec(uri)?.[1];
-  return path === undefined || path === '' ? undefined : decodeURIComponent(path);
 }
 
 /** Connects to the original's database; unreachable is exit 5, a malformed URI exit 2. */
@@ -42,7 +32,7 @@ export async function openSource(uri: string): Promise<{ client: MongoClient; db
   } catch (error) {
     await client.close().catch(() => undefined);
     throw new StoreUnavailableError(
-      `cannot reach the source database at ${redactMongoUri(uri)}: ${(error as Error).message}`,
+      `cannot reach the source database at ${redactUrl(uri, 'path')}: ${(error as Error).message}`,
     );
   }
 }

@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
-import { deviceNamed } from '../devices/manage-devices.js';
+import { deviceNamed } from '../devices/find-device.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { requireSettings } from '../groups/group.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';

@@ -1,23 +1,12 @@
 /*
  * Hook URLs often carry their token in the path, the query or `user:password@`. Only the store and the
- * request itself see the whole URL: logs and errors name its origin, listings a masked form.
+ * request itself see the whole URL: logs and errors name its origin (redactUrl), listings a masked form.
  */
-
-const unparsable = 'an unparsable URL';
-
-/** The scheme, host and port only: what logs and errors may say of a hook URL. */
-export function webhookOrigin(url: string): string {
-  try {
-    const { origin } = new URL(url);
-    return origin === 'null' ? unparsable : origin;
-  } catch {
-    return unparsable;
-  }
-}
+import { redactUrl, UNPARSABLE_URL } from '../shared/url.js';
 
 /** Every URL in a text (an HTTP client's error message, say) cut to its origin. */
 export function withOriginsOnly(text: string): string {
-  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/giu, (url) => webhookOrigin(url));
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/giu, (url) => redactUrl(url));
 }
 
 /**
@@ -29,7 +18,7 @@ export function maskWebhookUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    return unparsable;
+    return UNPARSABLE_URL;
   }
   const rest = `${parsed.pathname}${parsed.search}${parsed.hash}`.replace(/^\/+/u, '');
   const hidden = parsed.username !== '' || parsed.password !== '' || rest !== '';

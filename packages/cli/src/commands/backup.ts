@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Command } from 'commander';
-import { loadConfig } from './app/config.js';
-import { withExamples } from './commands/shared.js';
-import { UsageError } from './exit-codes.js';
-import { fields, Output } from './output.js';
-import { type RunIo } from './io.js';
+import { loadDataConfig } from '../app/config.js';
+import { withExamples } from './shared.js';
+import { UsageError } from '../exit-codes.js';
+import { fields, Output } from '../output.js';
+import { type RunIo } from '../io.js';
 
 /**
  * `hortus backup <file>`: a consistent copy of the SQLite data file made with SQLite's online backup, so
@@ -21,7 +21,7 @@ export function registerBackupCommand(program: Command, io: RunIo): void {
       )
       .argument('<file>', 'where the copy goes; must not exist yet')
       .action(async (file: string, _options: unknown, command: Command) => {
-        const config = loadConfig(io.env);
+        const config = loadDataConfig(io.env);
         if (config.store !== 'sqlite') {
           throw new UsageError(
             `backup copies the SQLite data file, and the configured store is ${config.store}. ` +
@@ -72,7 +72,7 @@ export function registerRestoreCommand(program: Command, io: RunIo): void {
       )
       .argument('<file>', 'the copy to restore')
       .action(async (file: string, _options: unknown, command: Command) => {
-        const config = loadConfig(io.env);
+        const config = loadDataConfig(io.env);
         if (config.store !== 'sqlite') {
           throw new UsageError(
             `restore replaces the SQLite data file, and the configured store is ${config.store}. ` +

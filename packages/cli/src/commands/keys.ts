@@ -7,10 +7,10 @@ import {
   RevokeAccessKey,
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
-import { withExamples } from './commands/shared.js';
-import { fields, Output, table } from './output.js';
-import { type RunIo } from './io.js';
-import { withUseCases } from './store.js';
+import { withExamples } from './shared.js';
+import { fields, Output, table } from '../output.js';
+import { type RunIo } from '../io.js';
+import { withUseCases } from '../app/data-commands.js';
 
 const groupsText = (key: AccessKey): string => (key.groups.length === 0 ? 'all' : key.groups.join(', '));
 

@@ -1,12 +1,12 @@
 import { type Logger } from '@hortus/core';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 // `import type`: erased; the server's modules (Koa, MQTT, the stores) load only when `serve` runs.
-import type { RunningServer } from './app/application.js';
-import { loadConfig } from './app/config.js';
-import { createJsonLogger } from './app/json-logger.js';
-import { describeUnknown, unknownVariables } from './app/known-variables.js';
-import { withExamples } from './commands/shared.js';
-import { type RunIo, type SignalSource } from './io.js';
+import type { RunningServer } from '../app/application.js';
+import { loadConfig } from '../app/config.js';
+import { createJsonLogger } from '../app/json-logger.js';
+import { describeUnknown, unknownVariables } from '../app/known-variables.js';
+import { withExamples } from './shared.js';
+import { type RunIo, type SignalSource } from '../io.js';
 
 const shutdownSignals = ['SIGTERM', 'SIGINT'] as const;
 
@@ -107,7 +107,7 @@ export function registerServeCommand(program: Command, io: RunIo): void {
         const shutdown = shutdownRequest(io.signals ?? process);
         let running: RunningServer;
         try {
-          const { startServer } = await import('./app/application.js');
+          const { startServer } = await import('../app/application.js');
           running = await startServer(
             { ...config, ...(options.port === undefined ? {} : { port: options.port }) },
             { demo: options.demo === true, logger },

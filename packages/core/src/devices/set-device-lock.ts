@@ -1,0 +1,19 @@
+import { inject, injectable } from 'inversify';
+import { NotFoundError } from '../shared/errors.js';
+import { type Device } from './device.js';
+import { DEVICE_REPOSITORY, type DeviceRepository } from './device.port.js';
+import { findNamedDevice } from './find-device.js';
+
+@injectable()
+export class SetDeviceLock {
+  constructor(@inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository) {}
+
+  /** A locked device's onboardings are refused; the key it holds keeps working (revoke it to stop that). */
+  async execute(input: { id: unknown; locked: boolean }): Promise<Device> {
+    const device = await findNamedDevice(this.devices, input.id);
+    const changed = await this.devices.update(device.deviceId, { locked: input.locked });
+    if (changed === undefined)
+      throw new NotFoundError('device', `No device ${device.deviceId} is registered`);
+    return changed;
+  }
+}

@@ -1,0 +1,2 @@
+export * from './test-servers.js';
+export * from './capturing-logger.js';

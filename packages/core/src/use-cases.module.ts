@@ -35,6 +35,8 @@ import {
 import { ListAutomationEvents } from './automations/list-automation-events.js';
 import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
+import { SafeMode } from './automations/safe-mode.js';
+import { ListActionSafety, SetActionSafety } from './actions/action-safety.js';
 import { GetAction } from './actions/get-action.js';
 import { ListChangedActions } from './actions/list-changed-actions.js';
 import { GetActionsOfGroup } from './actions/get-actions-of-group.js';
@@ -169,6 +171,9 @@ export const useCases = [
   SeedDemo,
   ActionChanges,
   RunAutomations,
+  SafeMode,
+  ListActionSafety,
+  SetActionSafety,
   EvaluateAlerts,
   QueueAlertMessages,
   DeliverAlertMessages,

@@ -18,6 +18,8 @@ export const HTTP_USE_CASES = Symbol.for('hortus.http.UseCases');
 /** The request limit shared by every server (RATE_LIMIT_REDIS_URL), bound by the composition root when set. */
 export const SHARED_RATE_LIMIT = Symbol.for('hortus.http.SharedRateLimit');
 
+const NOT_DEGRADED = { degraded: false, fallbacks: { deadline: 0, unavailable: 0 } } as const;
+
 /** The Koa application on a Node HTTP server: listens, and drains its requests when closed. */
 @injectable()
 export class HttpServer {
@@ -65,6 +67,9 @@ export class HttpServer {
       ...(settings.client === undefined ? {} : { client: settings.client }),
     });
     this.handle = app.handle;
+    if (sharedRateLimit?.health !== undefined) {
+      metrics.watchSharedRateLimit(() => sharedRateLimit.health?.() ?? NOT_DEGRADED);
+    }
     this.server = createServer(serverLimits(settings), app.handle);
     guardConnections(this.server, settings, clientFaults);
   }

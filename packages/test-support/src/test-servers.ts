@@ -119,26 +119,38 @@ export const TEST_BCRYPT_COST = 4;
 /**
  * A TCP relay on 127.0.0.1 to a local port (a broker, a database) that a test can cut and restore, to play
  * a server that goes away: close() cuts every relayed connection, open() takes new ones on the same port.
+ * stall() plays a server that is connected but silent (stopped, swapping): what the server answers is held
+ * until resume(), as a SIGSTOPped process's answers are.
  */
 export class TcpRelay {
   port = 0;
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  /** Each relayed connection: answers flow from upstream to downstream unless stalled. */
+  private readonly pairs = new Set<{ readonly upstream: Socket; readonly downstream: Socket }>();
+  private stalled = false;
 
   constructor(private readonly upstreamPort: number) {}
 
   async open(): Promise<void> {
     const server = createServer((downstream) => {
       const upstream = connect(this.upstreamPort, '127.0.0.1');
+      const pair = { upstream, downstream };
+      this.pairs.add(pair);
       for (const socket of [downstream, upstream]) {
         this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('close', () => {
+          this.sockets.delete(socket);
+          this.pairs.delete(pair);
+        });
         socket.on('error', () => {
           downstream.destroy();
           upstream.destroy();
         });
       }
-      downstream.pipe(upstream).pipe(downstream);
+      downstream.pipe(upstream);
+      if (this.stalled) upstream.pause();
+      else upstream.pipe(downstream);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -146,6 +158,21 @@ export class TcpRelay {
     });
     this.port = (server.address() as AddressInfo).port;
     this.server = server;
+  }
+
+  /** Holds every answer from upstream, on open connections and new ones, until resume(). */
+  stall(): void {
+    this.stalled = true;
+    for (const { upstream, downstream } of this.pairs) {
+      upstream.unpipe(downstream);
+      upstream.pause();
+    }
+  }
+
+  /** Lets the held answers through, and every later one. */
+  resume(): void {
+    this.stalled = false;
+    for (const { upstream, downstream } of this.pairs) upstream.pipe(downstream);
   }
 
   async close(): Promise<void> {

@@ -51,6 +51,14 @@ export interface MqttDrops {
   };
 }
 
+/** The shared request limit (RATE_LIMIT_REDIS_URL) as it stands, read at each scrape. */
+export interface SharedRateLimitHealth {
+  /** Whether this server counts alone right now (Redis down, failing or silent). */
+  readonly degraded: boolean;
+  /** Requests counted in this process instead of Redis since start: past the deadline, or Redis unavailable. */
+  readonly fallbacks: { readonly deadline: number; readonly unavailable: number };
+}
+
 /**
  * The server's counters in the Prometheus text format (0.0.4). Labels come from the route pattern (never
  * the raw path) and a fixed set of methods, so the number of series stays bounded whatever clients send.
@@ -65,8 +73,10 @@ export class HttpMetrics {
   private mqttDrops: (() => MqttDrops) | undefined;
   private automationsFired = 0;
   private alertsRaised = 0;
+  private actionsInSafeMode = 0;
   private laneAnswers = 0;
   private boxLaneAnswers = 0;
+  private sharedRateLimit: (() => SharedRateLimitHealth) | undefined;
   private readonly service = new ServiceSeries();
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
@@ -131,8 +141,9 @@ export class HttpMetrics {
   }
 
   /** One scheduled tick of the engine, and how long it took (seconds), when timed. */
-  automationTick({ switched, alerts, evaluated }: TickResult, seconds?: number): void {
+  automationTick({ switched, alerts, evaluated, inSafeMode }: TickResult, seconds?: number): void {
     this.automationsFired += switched.length;
+    this.actionsInSafeMode = inSafeMode;
     this.alertsRaised += alerts.length;
     if (seconds !== undefined) this.service.engineTicked(seconds, evaluated.length);
   }
@@ -145,6 +156,11 @@ export class HttpMetrics {
   /** The MQTT bridge's connection to its broker, read at each scrape; never set while MQTT is off. */
   watchMqttConnection(connected: () => boolean): void {
     this.service.mqttConnected = connected;
+  }
+
+  /** The shared request limit's state, read at each scrape; never set without RATE_LIMIT_REDIS_URL. */
+  watchSharedRateLimit(health: () => SharedRateLimitHealth): void {
+    this.sharedRateLimit = health;
   }
 
   /** The outbox's pending messages, counted in the store at each scrape. */
@@ -193,6 +209,11 @@ export class HttpMetrics {
     lines.push('# TYPE hortus_alerts_raised_total counter');
     lines.push(`hortus_alerts_raised_total ${this.alertsRaised}`);
     lines.push(
+      '# HELP hortus_actions_in_safe_mode Actions in safe mode (every input stale), as this server last saw them.',
+    );
+    lines.push('# TYPE hortus_actions_in_safe_mode gauge');
+    lines.push(`hortus_actions_in_safe_mode ${this.actionsInSafeMode}`);
+    lines.push(
       '# HELP hortus_poll_lane_answers_total Polls answered by the poll lane, without the middleware chain.',
     );
     lines.push('# TYPE hortus_poll_lane_answers_total counter');
@@ -202,6 +223,8 @@ export class HttpMetrics {
     );
     lines.push('# TYPE hortus_box_lane_answers_total counter');
     lines.push(`hortus_box_lane_answers_total ${this.boxLaneAnswers}`);
+    const shared = this.sharedRateLimit?.();
+    if (shared !== undefined) lines.push(...sharedRateLimitLines(shared));
     return `${lines.join('\n')}\n`;
   }
 }
@@ -240,6 +263,18 @@ export function countingIngest(recordReadings: RecordReadings, metrics: HttpMetr
     return result;
   };
   return counted;
+}
+
+function sharedRateLimitLines({ degraded, fallbacks }: SharedRateLimitHealth): string[] {
+  return [
+    '# HELP hortus_rate_limit_shared_degraded 1 while this server counts the request limit alone because Redis does not answer.',
+    '# TYPE hortus_rate_limit_shared_degraded gauge',
+    `hortus_rate_limit_shared_degraded ${degraded ? 1 : 0}`,
+    '# HELP hortus_rate_limit_fallbacks_total Requests counted in this process instead of Redis, by reason.',
+    '# TYPE hortus_rate_limit_fallbacks_total counter',
+    `hortus_rate_limit_fallbacks_total{reason="deadline"} ${fallbacks.deadline}`,
+    `hortus_rate_limit_fallbacks_total{reason="unavailable"} ${fallbacks.unavailable}`,
+  ];
 }
 
 function mqttDropLines(drops: MqttDrops): string[] {

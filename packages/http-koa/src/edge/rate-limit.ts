@@ -2,6 +2,7 @@ import { type IncomingMessage } from 'node:http';
 import { type Context, type Middleware } from 'koa';
 import { json } from '../routes/routing.js';
 import { send } from '../koa/send.js';
+import { type SharedRateLimitHealth } from './metrics.js';
 
 export type RateDecision =
   { readonly allowed: true } | { readonly allowed: false; readonly retryAfterSeconds: number };
@@ -86,6 +87,8 @@ export class RateLimiter {
  */
 export interface SharedRateLimit {
   take(client: string): Promise<RateDecision>;
+  /** Whether and how often it decided alone, read at each scrape of /metrics. */
+  health?(): SharedRateLimitHealth;
 }
 
 /**

@@ -221,11 +221,18 @@ describe(`Boxes of firmware 1.0.4: onboarding over plain HTTP, the box endpoint 
           .sort();
       };
       expect(await objectsOf({ object: { $eq: 'pump_1' } })).to.deep.equal(['pump_1']);
-      expect(await objectsOf({ object: { $ne: 'pump_1' } })).to.deep.equal(['led_1']);
-      expect(await objectsOf({ value: { $in: ['on', 'auto'] } })).to.deep.equal(['pump_1']);
-      expect(await objectsOf({ object: { $nin: ['pump_1'] }, value: { $ne: 'on' } })).to.deep.equal([
+      expect(await objectsOf({ object: { $ne: 'pump_1' } })).to.deep.equal([
         'led_1',
+        'ventilator_1',
+        'ventilator_2',
       ]);
+      expect(await objectsOf({ value: { $in: ['on', 'auto'] } })).to.deep.equal(['pump_1']);
+      expect(
+        await objectsOf({
+          object: { $nin: ['pump_1', 'ventilator_1', 'ventilator_2'] },
+          value: { $ne: 'on' },
+        }),
+      ).to.deep.equal(['led_1']);
       expect(await objectsOf({ object: { $in: ['led_1', 'pump_1'], $ne: 'led_1' } })).to.deep.equal([
         'pump_1',
       ]);

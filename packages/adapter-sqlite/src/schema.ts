@@ -326,6 +326,21 @@ export const migrations: readonly {
       CREATE INDEX action_history_grp_object_at ON action_history (grp, object, at, seq);
     `,
   },
+  {
+    version: 14,
+    sql: `
+      -- A locked device's refused onboarding from another address (JSON: at, address, from, approved),
+      -- kept until it onboards again so that an administrator sees and may approve the move.
+      ALTER TABLE devices ADD COLUMN move_request TEXT;
+    `,
+  },
+  {
+    version: 15,
+    sql: `
+      -- 1 for an image published with --force: offered also to boxes that cannot update over the air.
+      ALTER TABLE firmware_images ADD COLUMN forced INTEGER;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

@@ -59,6 +59,8 @@ export * from './devices/box-time.js';
 export * from './devices/box-actions.js';
 export * from './devices/list-device-views.js';
 export * from './devices/list-pending-devices.js';
+export * from './devices/clear-pending-devices.js';
+export * from './devices/approve-device-move.js';
 export * from './devices/claim-device.js';
 export * from './devices/set-device-lock.js';
 export * from './devices/rotate-device-key.js';

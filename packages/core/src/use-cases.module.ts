@@ -58,6 +58,8 @@ import { BOX_SETTINGS, type BoxSettings, defaultBoxSettings } from './devices/bo
 import { ClaimDevice } from './devices/claim-device.js';
 import { ListDeviceViews } from './devices/list-device-views.js';
 import { ListPendingDevices } from './devices/list-pending-devices.js';
+import { ClearPendingDevices } from './devices/clear-pending-devices.js';
+import { ApproveDeviceMove } from './devices/approve-device-move.js';
 import { RotateDeviceKey } from './devices/rotate-device-key.js';
 import { SetDeviceLock } from './devices/set-device-lock.js';
 import { OnboardBox } from './devices/onboard-box.js';
@@ -130,6 +132,8 @@ export const useCases = [
   FindBoxActions,
   ListDeviceViews,
   ListPendingDevices,
+  ClearPendingDevices,
+  ApproveDeviceMove,
   ClaimDevice,
   SetDeviceLock,
   RotateDeviceKey,

@@ -107,16 +107,16 @@ describe(`Boxes of firmware 1.0.4: onboarding over plain HTTP, the box endpoint 
       expect(after.map((item) => item.boxId)).not.to.include(sent);
     });
 
-    it('when a device is locked, then its onboardings are refused as an unknown one is, its key keeps working, and unlocking lets it in again', async () => {
+    it('when a device is locked, then its box still onboards from its own address (a reboot), its key keeps working, and unlocking changes nothing for it', async () => {
       const { sent } = await registeredBox();
       const box = await onboarded(api, sent);
       await api.container.get(SetDeviceLock).execute({ id: sent, locked: true });
 
-      const refused = await onboard(api, sent);
+      const reboot = await onboard(api, sent);
       const posted = await insertOne(api, box, 'esp/air/temperature', '21.37', '2025-06-15T14:29:00.000Z');
 
-      expect(refused.status).to.equal(400);
-      expect(refused.text).to.equal(REFUSED);
+      expect(reboot.status).to.equal(200);
+      expect((reboot.json() as Onboarded).apiKey).to.equal(box.apiKey);
       expect(posted.status).to.equal(201);
       await api.container.get(SetDeviceLock).execute({ id: sent, locked: false });
       expect((await onboard(api, sent)).status).to.equal(200);
@@ -212,6 +212,30 @@ describe(`Boxes of firmware 1.0.4: onboarding over plain HTTP, the box endpoint 
       expect(
         (narrowed.json() as { documents: { object: string }[] }).documents.map((document) => document.object),
       ).to.deep.equal(['pump_1']);
+      // The documented operators: $eq, $ne, $in, $nin, alone or together.
+      const objectsOf = async (filter: Record<string, unknown>): Promise<string[]> => {
+        const found = await find(api, box, { filter });
+        expect(found.status, JSON.stringify(filter)).to.equal(200);
+        return (found.json() as { documents: { object: string }[] }).documents
+          .map(({ object }) => object)
+          .sort();
+      };
+      expect(await objectsOf({ object: { $eq: 'pump_1' } })).to.deep.equal(['pump_1']);
+      expect(await objectsOf({ object: { $ne: 'pump_1' } })).to.deep.equal([
+        'led_1',
+        'ventilator_1',
+        'ventilator_2',
+      ]);
+      expect(await objectsOf({ value: { $in: ['on', 'auto'] } })).to.deep.equal(['pump_1']);
+      expect(
+        await objectsOf({
+          object: { $nin: ['pump_1', 'ventilator_1', 'ventilator_2'] },
+          value: { $ne: 'on' },
+        }),
+      ).to.deep.equal(['led_1']);
+      expect(await objectsOf({ object: { $in: ['led_1', 'pump_1'], $ne: 'led_1' } })).to.deep.equal([
+        'pump_1',
+      ]);
     });
 
     it('when a box is moved to a group without led_1, or its action is deleted, then find answers led_1 off, so the relay does not stay on', async () => {

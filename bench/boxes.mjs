@@ -206,6 +206,16 @@ async function tlsRounds(startServer, tlsDir, run, rounds) {
   }
 }
 
+/** Hortus's box lane over TLS against bare Node HTTPS alone, on the memory store (bench/check.mjs). */
+export async function boxesTlsRounds(startServer, run, rounds) {
+  const tlsDir = await mkdtemp(join(tmpdir(), 'hortus-bench-tls-'));
+  try {
+    return await tlsRounds(startServer, tlsDir, run, rounds);
+  } finally {
+    await rm(tlsDir, { recursive: true, force: true });
+  }
+}
+
 /**
  * @param {object} tools from run.mjs: startServer(kind, env), mongoServer(), dropDatabase(uri, name), log(text),
  *   smoke. BENCH_BOXES_SECONDS (5) is the length of a run, BENCH_BOXES_STORES (e.g. `memory,sqlite`) the

@@ -230,6 +230,15 @@ async function hortusServer() {
   const boxes =
     Number(env.BENCH_BOXES ?? 0) > 0 ? await provisionBoxes(container, Number(env.BENCH_BOXES)) : [];
   const after = memory();
+  // BENCH_ANSWER_CACHE=off: the answer cache keeps nothing, so every full answer is built and serialised (the
+  // polling part's "cache missed" cases, so that a full answer's figure cannot come from the cache alone).
+  if (env.BENCH_ANSWER_CACHE === 'off') {
+    const { AnswerCache } = await import(
+      new URL('../packages/http-koa/dist/src/exchange/answer.js', import.meta.url).href
+    );
+    AnswerCache.prototype.get = () => undefined;
+    AnswerCache.prototype.set = () => {};
+  }
   const running = await startServer(config, { container, logger, demo: env.BENCH_DEMO === 'on' });
   if (env.BENCH_ACCOUNT !== undefined) {
     // One account on the demo group, for the log-in case: its password arrives in BENCH_ACCOUNT.

@@ -8,6 +8,7 @@ import {
   type DeviceRepository,
   MAX_ONBOARDINGS_KEPT,
   macSpellings,
+  type MoveRequest,
   type NewDevice,
   type Onboarding,
   type PendingDevice,
@@ -29,6 +30,7 @@ function toDevice(stored: StoredDevice): Device {
     group: stored.group,
     type: stored.type,
     ...(stored.locked === undefined ? {} : { locked: stored.locked }),
+    ...(stored.moveRequest == null ? {} : { moveRequest: copyMove(stored.moveRequest) }),
     ...(stored.lastSeenAt === undefined ? {} : { lastSeenAt: new Date(stored.lastSeenAt) }),
     ...(stored.firmwareVersion === undefined ? {} : { firmwareVersion: stored.firmwareVersion }),
     ...(stored.bootedAt === undefined ? {} : { bootedAt: new Date(stored.bootedAt) }),
@@ -40,6 +42,10 @@ function toDevice(stored: StoredDevice): Device {
       ? {}
       : { previousKeyGeneration: stored.previousKeyGeneration }),
   };
+}
+
+function copyMove(move: MoveRequest): MoveRequest {
+  return { ...move, at: new Date(move.at) };
 }
 
 function byGroupThenId(a: Device, b: Device): number {
@@ -101,7 +107,7 @@ export class InMemoryDeviceRepository implements DeviceRepository {
   async update(deviceId: string, changes: DeviceChanges): Promise<Device | undefined> {
     const stored = this.byDeviceId.get(deviceId);
     if (stored === undefined) return undefined;
-    const updated: StoredDevice = { ...stored, ...definedOnly(changes) };
+    const updated = withChanges(stored, changes);
     this.byDeviceId.set(deviceId, updated);
     return toDevice(updated);
   }
@@ -135,8 +141,7 @@ export class InMemoryDeviceRepository implements DeviceRepository {
       ...(stored.onboardings ?? []),
     ].slice(0, MAX_ONBOARDINGS_KEPT);
     this.byDeviceId.set(deviceId, {
-      ...stored,
-      ...definedOnly(changes),
+      ...withChanges(stored, changes),
       lastSeenAt: new Date(onboarding.at),
       onboardings,
     });
@@ -169,7 +174,15 @@ export class InMemoryDeviceRepository implements DeviceRepository {
   async recordPending(sighting: PendingSighting, cap: number): Promise<boolean> {
     const known = this.pending.get(sighting.boxId);
     const { at, ...fields } = sighting;
-    if (known === undefined && this.pending.size >= cap) return false;
+    if (known === undefined) {
+      if (cap <= 0) return false;
+      // The least recently seen give way, so that a real new box always shows.
+      const oldestFirst = [...this.pending.values()].sort(
+        (a, b) => a.lastSeenAt.getTime() - b.lastSeenAt.getTime() || compareText(a.boxId, b.boxId),
+      );
+      for (const old of oldestFirst.slice(0, Math.max(0, this.pending.size - cap + 1)))
+        this.pending.delete(old.boxId);
+    }
     this.pending.set(sighting.boxId, {
       ...(known ?? {}),
       ...fields,
@@ -216,6 +229,16 @@ export class InMemoryDeviceRepository implements DeviceRepository {
     return this.pending.delete(boxId);
   }
 
+  async removePendingSeenBefore(before: Date): Promise<number> {
+    let removed = 0;
+    for (const [boxId, pending] of this.pending) {
+      if (pending.lastSeenAt.getTime() >= before.getTime()) continue;
+      this.pending.delete(boxId);
+      removed += 1;
+    }
+    return removed;
+  }
+
   async restorePending(box: PendingDevice): Promise<void> {
     this.pending.set(box.boxId, {
       ...box,
@@ -225,8 +248,17 @@ export class InMemoryDeviceRepository implements DeviceRepository {
   }
 }
 
-function definedOnly(changes: DeviceChanges): DeviceChanges {
-  return Object.fromEntries(
-    Object.entries(changes).filter(([, value]) => value !== undefined),
-  ) as DeviceChanges;
+/** The stored device with the given fields written; a null moveRequest removes it. */
+function withChanges(stored: StoredDevice, changes: DeviceChanges): StoredDevice {
+  const { moveRequest, ...rest } = changes;
+  const next: { -readonly [K in keyof StoredDevice]: StoredDevice[K] } = {
+    ...stored,
+    ...(Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)) as Omit<
+      DeviceChanges,
+      'moveRequest'
+    >),
+  };
+  if (moveRequest === null) delete next.moveRequest;
+  else if (moveRequest !== undefined) next.moveRequest = copyMove(moveRequest);
+  return next;
 }

@@ -22,6 +22,7 @@ interface DeviceDocument {
   group: string;
   type: string;
   locked?: boolean;
+  moveRequest?: { at: Date; address: string; from?: string; approved?: boolean } | null;
   lastSeenAt?: Date;
   firmwareVersion?: string;
   bootedAt?: Date;
@@ -71,6 +72,16 @@ const deviceMapper = {
       group: document.group,
       type: document.type,
       ...(document.locked === true ? { locked: true } : {}),
+      ...(document.moveRequest == null
+        ? {}
+        : {
+            moveRequest: {
+              at: toDate(document.moveRequest.at),
+              address: document.moveRequest.address,
+              ...(document.moveRequest.from == null ? {} : { from: document.moveRequest.from }),
+              ...(document.moveRequest.approved === true ? { approved: true } : {}),
+            },
+          }),
       ...(document.lastSeenAt == null ? {} : { lastSeenAt: toDate(document.lastSeenAt) }),
       ...(document.firmwareVersion == null ? {} : { firmwareVersion: document.firmwareVersion }),
       ...(document.bootedAt == null ? {} : { bootedAt: toDate(document.bootedAt) }),
@@ -203,11 +214,26 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
     }, 2);
   }
 
-  /** The count and the upsert are two commands: racing sightings of new boxes may pass the cap by a few. */
+  /**
+   * The count, the eviction and the upsert are separate commands: racing sightings of new boxes may pass
+   * the cap by a few until the next one.
+   */
   async recordPending(sighting: PendingSighting, cap: number): Promise<boolean> {
     return this.run(async () => {
       const known = await this.pending.findOne({ _id: sighting.boxId }, { projection: { _id: 1 } });
-      if (known === null && (await this.pending.countDocuments({}, { limit: cap })) >= cap) return false;
+      if (known === null) {
+        if (cap <= 0) return false;
+        const held = await this.pending.countDocuments({});
+        if (held >= cap) {
+          // The least recently seen give way, so that a real new box always shows.
+          const oldest = await this.pending
+            .find({}, { projection: { _id: 1 } })
+            .sort({ lastSeenAt: 1, _id: 1 })
+            .limit(held - cap + 1)
+            .toArray();
+          await this.pending.deleteMany({ _id: { $in: oldest.map(({ _id }) => _id) } });
+        }
+      }
       await this.pending.updateOne(
         { _id: sighting.boxId },
         {
@@ -246,6 +272,7 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
       group: device.group,
       type: device.type,
       ...(device.locked === undefined ? {} : { locked: device.locked }),
+      ...(device.moveRequest === undefined ? {} : { moveRequest: { ...device.moveRequest } }),
       ...(device.lastSeenAt === undefined ? {} : { lastSeenAt: device.lastSeenAt }),
       ...(device.firmwareVersion === undefined ? {} : { firmwareVersion: device.firmwareVersion }),
       ...(device.bootedAt === undefined ? {} : { bootedAt: device.bootedAt }),
@@ -271,6 +298,11 @@ export class MongoDeviceRepository extends MongoRepository<DeviceDocument> imple
   async removePending(boxId: string): Promise<boolean> {
     const result = await this.run(() => this.pending.deleteOne({ _id: boxId }));
     return result.deletedCount > 0;
+  }
+
+  async removePendingSeenBefore(before: Date): Promise<number> {
+    const result = await this.run(() => this.pending.deleteMany({ lastSeenAt: { $lt: before } }));
+    return result.deletedCount;
   }
 
   async restorePending(box: PendingDevice): Promise<void> {

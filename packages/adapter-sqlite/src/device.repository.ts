@@ -7,6 +7,7 @@ import {
   type DeviceRepository,
   MAX_ONBOARDINGS_KEPT,
   macSpellings,
+  type MoveRequest,
   type NewDevice,
   type Onboarding,
   type PendingDevice,
@@ -20,6 +21,7 @@ interface DeviceRow {
   grp: string;
   type: string;
   locked: number | null;
+  move_request: string | null;
   last_seen_at: number | null;
   firmware_version: string | null;
   booted_at: number | null;
@@ -40,12 +42,32 @@ interface PendingRow {
 }
 
 const deviceColumns =
-  'id, device_id, grp, type, locked, last_seen_at, firmware_version, booted_at, onboardings, key_generation, previous_key_generation';
+  'id, device_id, grp, type, locked, move_request, last_seen_at, firmware_version, booted_at, onboardings, key_generation, previous_key_generation';
 
 function readOnboardings(text: string | null): Onboarding[] | undefined {
   if (text === null) return undefined;
   const parsed = JSON.parse(text) as { at: number; address: string }[];
   return parsed.map(({ at, address }) => ({ at: new Date(at), address }));
+}
+
+function readMove(text: string | null): MoveRequest | undefined {
+  if (text === null) return undefined;
+  const { at, address, from, approved } = JSON.parse(text) as {
+    at: number;
+    address: string;
+    from?: string;
+    approved?: boolean;
+  };
+  return {
+    at: new Date(at),
+    address,
+    ...(from === undefined ? {} : { from }),
+    ...(approved === true ? { approved } : {}),
+  };
+}
+
+function writeMove(move: MoveRequest | undefined): string | null {
+  return move === undefined ? null : JSON.stringify({ ...move, at: move.at.getTime() });
 }
 
 const deviceMapper = {
@@ -57,6 +79,7 @@ const deviceMapper = {
       group: row.grp,
       type: row.type,
       ...(row.locked === 1 ? { locked: true } : {}),
+      ...(row.move_request === null ? {} : { moveRequest: readMove(row.move_request) as MoveRequest }),
       ...(row.last_seen_at === null ? {} : { lastSeenAt: new Date(row.last_seen_at) }),
       ...(row.firmware_version === null ? {} : { firmwareVersion: row.firmware_version }),
       ...(row.booted_at === null ? {} : { bootedAt: new Date(row.booted_at) }),
@@ -66,8 +89,10 @@ const deviceMapper = {
     };
   },
   /** The columns a change writes, by name; absent changes are left out. */
-  changedColumns(changes: DeviceChanges): Record<string, string | number> {
-    const columns: Record<string, string | number> = {};
+  changedColumns(changes: DeviceChanges): Record<string, string | number | null> {
+    const columns: Record<string, string | number | null> = {};
+    if (changes.moveRequest !== undefined)
+      columns['move_request'] = writeMove(changes.moveRequest ?? undefined);
     if (changes.group !== undefined) columns['grp'] = changes.group;
     if (changes.locked !== undefined) columns['locked'] = changes.locked ? 1 : 0;
     if (changes.lastSeenAt !== undefined) columns['last_seen_at'] = changes.lastSeenAt.getTime();
@@ -255,10 +280,19 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
           .prepare('SELECT 1 FROM pending_devices WHERE box_id = ?')
           .get(sighting.boxId) as unknown;
         if (known === undefined) {
+          if (cap <= 0) return false;
           const { held } = this.connection.prepare('SELECT count(*) AS held FROM pending_devices').get() as {
             held: number;
           };
-          if (held >= cap) return false;
+          // The least recently seen give way, so that a real new box always shows.
+          if (held >= cap) {
+            this.connection
+              .prepare(
+                `DELETE FROM pending_devices WHERE box_id IN
+                   (SELECT box_id FROM pending_devices ORDER BY last_seen_at, box_id LIMIT ?)`,
+              )
+              .run(held - cap + 1);
+          }
         }
         this.connection
           .prepare(
@@ -311,10 +345,11 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
         this.connection
           .prepare(
             `INSERT INTO devices (${deviceColumns}, key_hash, previous_key_hash)
-             VALUES (@id, @device_id, @grp, @type, @locked, @last_seen_at, @firmware_version, @booted_at,
+             VALUES (@id, @device_id, @grp, @type, @locked, @move_request, @last_seen_at, @firmware_version, @booted_at,
                @onboardings, @key_generation, @previous_key_generation, @key_hash, @previous_key_hash)
              ON CONFLICT (id) DO UPDATE SET device_id = excluded.device_id, grp = excluded.grp,
-               type = excluded.type, locked = excluded.locked, last_seen_at = excluded.last_seen_at,
+               type = excluded.type, locked = excluded.locked, move_request = excluded.move_request,
+               last_seen_at = excluded.last_seen_at,
                firmware_version = excluded.firmware_version, booted_at = excluded.booted_at,
                onboardings = excluded.onboardings, key_generation = excluded.key_generation,
                previous_key_generation = excluded.previous_key_generation, key_hash = excluded.key_hash,
@@ -326,6 +361,7 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
             grp: device.group,
             type: device.type,
             locked: device.locked === undefined ? null : device.locked ? 1 : 0,
+            move_request: writeMove(device.moveRequest),
             last_seen_at: device.lastSeenAt?.getTime() ?? null,
             firmware_version: device.firmwareVersion ?? null,
             booted_at: device.bootedAt?.getTime() ?? null,
@@ -360,6 +396,16 @@ export class SqliteDeviceRepository extends SqliteRepository implements DeviceRe
         this.connection.write(
           () => this.connection.prepare('DELETE FROM pending_devices WHERE box_id = ?').run(boxId).changes,
         ) > 0,
+    );
+  }
+
+  async removePendingSeenBefore(before: Date): Promise<number> {
+    return this.run(() =>
+      this.connection.write(
+        () =>
+          this.connection.prepare('DELETE FROM pending_devices WHERE last_seen_at < ?').run(before.getTime())
+            .changes,
+      ),
     );
   }
 

@@ -326,6 +326,14 @@ export const migrations: readonly {
       CREATE INDEX action_history_grp_object_at ON action_history (grp, object, at, seq);
     `,
   },
+  {
+    version: 14,
+    sql: `
+      -- A locked device's refused onboarding from another address (JSON: at, address, from, approved),
+      -- kept until it onboards again so that an administrator sees and may approve the move.
+      ALTER TABLE devices ADD COLUMN move_request TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

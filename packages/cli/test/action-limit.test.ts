@@ -61,7 +61,7 @@ describe(`the on-time limit and no-data deadlines, from the CLI to the engine ($
     const automations = await hortus(container, ['action', 'automations', 'pump_1', '--group', 'gh']);
     expect(automations.stdout).to.match(/^Maximum on-time: 30m$/mu);
     const listed = await hortus(container, ['action', 'list', '--group', 'gh']);
-    expect(listed.stdout).to.match(/^pump_1 +off +0 +0 +30m$/mu);
+    expect(listed.stdout).to.match(/^pump_1 +off +0 +0 +30m +- +-$/mu);
     const json = await hortus(container, ['--json', 'action', 'limit', 'pump_1', '--group', 'gh']);
     expect(JSON.parse(json.stdout)).to.deep.equal({
       group: 'gh',
@@ -80,6 +80,82 @@ describe(`the on-time limit and no-data deadlines, from the CLI to the engine ($
     ]);
     expect(removed.stdout).to.match(/^Maximum on-time: +none$/mu);
     expect(await settings()).to.deep.equal([{ tempMax: 30 }]);
+  });
+
+  it('when --min-on and --min-off are set, then they are kept beside --max-on and shown with it', async () => {
+    await hortus(container, ['action', 'limit', 'pump_1', '--group', 'gh', '--max-on', '30m']);
+    const set = await hortus(container, [
+      'action',
+      'limit',
+      'pump_1',
+      '--group',
+      'gh',
+      '--min-on',
+      '2m',
+      '--min-off',
+      '5m',
+    ]);
+    expect(set.code, set.stderr).to.equal(0);
+    expect(set.stdout).to.match(/^Maximum on-time: +30m$/mu);
+    expect(set.stdout).to.match(/^Minimum on-time: +2m$/mu);
+    expect(set.stdout).to.match(/^Minimum off-time: +5m$/mu);
+    expect(await settings()).to.deep.equal([
+      { tempMax: 30 },
+      { actionLimits: { pump_1: { maxOnMs: 1_800_000, minOnMs: 120_000, minOffMs: 300_000 } } },
+    ]);
+    const listed = await hortus(container, ['action', 'list', '--group', 'gh']);
+    expect(listed.stdout).to.match(/^pump_1 +off +0 +0 +30m +2m +5m$/mu);
+    const refused = await hortus(container, [
+      'action',
+      'limit',
+      'pump_1',
+      '--group',
+      'gh',
+      '--min-off',
+      '2d',
+    ]);
+    expect(refused.code).to.equal(2);
+  });
+
+  it('when action safety is asked, set and reset, then it shows the safe state and the freshness limit', async () => {
+    const shown = await hortus(container, ['action', 'safety', 'pump_1', '--group', 'gh']);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect(shown.stdout).to.match(/^Safe state: +off$/mu);
+    expect(shown.stdout).to.match(/^Stale after: +none \(no sensor rules: never in safe mode\)$/mu);
+    expect(shown.stdout).to.match(/^Safe mode: +no$/mu);
+
+    const set = await hortus(container, [
+      'action',
+      'safety',
+      'pump_1',
+      '--group',
+      'gh',
+      '--safe',
+      'hold',
+      '--stale-after',
+      '30m',
+    ]);
+    expect(set.code, set.stderr).to.equal(0);
+    expect(set.stdout).to.match(/^Safe state: +hold$/mu);
+    expect(set.stdout).to.match(/^Stale after: +30m$/mu);
+    expect(await settings()).to.deep.equal([
+      { tempMax: 30 },
+      { actionLimits: { pump_1: { safe: 'hold', staleAfterMs: 1_800_000 } } },
+    ]);
+    const reset = await hortus(container, [
+      'action',
+      'safety',
+      'pump_1',
+      '--group',
+      'gh',
+      '--safe',
+      'default',
+    ]);
+    expect(reset.stdout).to.match(/^Safe state: +off$/mu);
+    const bad = await hortus(container, ['action', 'safety', 'pump_1', '--group', 'gh', '--safe', 'maybe']);
+    expect(bad.code).to.equal(2);
+    const unknown = await hortus(container, ['action', 'safety', 'pump_9', '--group', 'gh']);
+    expect(unknown.code).to.equal(3);
   });
 
   it('when --max-on is out of bounds or not a duration, then exit 2; an unknown action exits 3; nothing is written', async () => {

@@ -126,6 +126,56 @@ describe(`hortus device: the registry of boxes (${testStore} store)`, () => {
     expect((await hortus(container, ['device', 'lock', 'ffffffffffff'])).code).to.equal(exitCodes.notFound);
   });
 
+  it('when a locked device is asked for from another address, then list shows the refused move, approve-move lets it in once, and it stays locked', async () => {
+    await hortus(container, [
+      'device',
+      'create',
+      '246f28aa0001',
+      '-g',
+      'gh-1',
+      '-t',
+      'box',
+      '--create-group',
+    ]);
+    await onboard('100aa286f24');
+    await hortus(container, ['device', 'lock', '100aa286f24']);
+    const from = (address: string): ReturnType<OnboardBox['execute']> =>
+      container.get(OnboardBox).execute({ deviceId: '100aa286f24', firmwareVersion: '1.0.4', address });
+
+    expect((await onboard('100aa286f24')).registered).to.equal(true);
+    expect(await from('198.51.100.4')).to.deep.include({ registered: false, reason: 'locked' });
+    const listed = await hortus(container, ['device', 'list']);
+    const approved = await hortus(container, ['device', 'approve-move', '24:6F:28:AA:00:01']);
+
+    expect(listed.stdout).to.match(/locked, refused from 198\.51\.100\.4 at 2025-06-15T12:30:00\.000Z/u);
+    expect(approved.code, approved.stderr).to.equal(0);
+    expect(approved.stdout).to.match(/Refused onboarding: +.* from 198\.51\.100\.4 \(approved/u);
+    expect((await from('198.51.100.4')).registered).to.equal(true);
+    expect((await hortus(container, ['device', 'list'])).stdout).to.match(/ locked\n/u);
+    expect((await onboard('100aa286f24')).registered).to.equal(false);
+    expect((await hortus(container, ['device', 'approve-move', '24:6F:28:AA:00:09'])).code).to.equal(
+      exitCodes.notFound,
+    );
+  });
+
+  it('when pending boxes are cleared, one by id or all, then the list says how many went', async () => {
+    await onboard('100aa286f24');
+    await onboard('200aa286f24');
+    await onboard('300aa286f24');
+
+    const one = await hortus(container, ['device', 'pending', '--clear', '24:6F:28:AA:00:01']);
+    const rest = await hortus(container, ['device', 'pending', '--clear']);
+
+    expect(one.stdout).to.equal('Forgot 1 pending box.\n');
+    expect(rest.stdout).to.equal('Forgot 2 pending boxes.\n');
+    expect((await hortus(container, ['device', 'pending'])).stdout).to.equal(
+      'No box is waiting to be registered.\n',
+    );
+    expect((await hortus(container, ['device', 'pending', '--clear', 'a0aa286f24'])).code).to.equal(
+      exitCodes.notFound,
+    );
+  });
+
   it('when a key is rotated, then the list says the old key still works until the next boot; with --revoke it does not', async () => {
     await hortus(container, [
       'device',

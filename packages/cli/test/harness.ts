@@ -13,6 +13,9 @@ import {
   type Clock,
   createCoreModule,
   defaultCoreSettings,
+  LOGGER,
+  type Logger,
+  silentLogger,
   STORE_LIFECYCLE,
   type StoreLifecycle,
 } from '@hortus/core';
@@ -20,7 +23,7 @@ import { createJsonLogger, type RunIo, run } from '@hortus/cli';
 import { TEST_BCRYPT_COST } from '@hortus/test-support';
 import { identityModule, identitySettingsFromEnv, nodeCryptoModule } from '@hortus/identity';
 import { mailModule } from '@hortus/mail';
-import { Container, type ContainerModule } from 'inversify';
+import { Container, ContainerModule } from 'inversify';
 
 use(chaiAsPromised);
 
@@ -41,6 +44,10 @@ function containerOn(store: ContainerModule, clock: Clock | undefined): Containe
     createCoreModule(defaultCoreSettings, clock),
     store,
     nodeCryptoModule(),
+    // As the composition root binds it: use cases log events (a refused onboarding, ...).
+    new ContainerModule(({ bind }) => {
+      bind<Logger>(LOGGER).toConstantValue(silentLogger);
+    }),
     identityModule({ ...identitySettingsFromEnv({}), bcryptCost: TEST_BCRYPT_COST }),
     // Commands never mail (reset-link prints the link); a mail would be a bug worth seeing on stderr.
     mailModule(

@@ -184,6 +184,63 @@ export function deviceRepositoryContract(name: string, createStore: StoreFactory
         expect((await repository().update('AA:01', { locked: false }))?.locked ?? false).to.equal(false);
       });
 
+      it('when a locked device is refused from another address, then the move is kept, approved and removed as written, and copied as it is', async () => {
+        await repository().create(device('AA:02'));
+        const move = { at: at(5), address: '192.0.2.50', from: '192.0.2.1' };
+
+        const refused = await repository().update('AA:02', { locked: true, moveRequest: move });
+        const [listed] = await repository().listByGroup(GROUP);
+        const found = await repository().find('AA:02', undefined);
+
+        expect(refused?.moveRequest).to.deep.equal(move);
+        expect(listed?.moveRequest).to.deep.equal(move);
+        expect(found?.moveRequest).to.deep.equal(move);
+        const approved = await repository().update('AA:02', { moveRequest: { ...move, approved: true } });
+        expect(approved?.moveRequest).to.deep.equal({ ...move, approved: true });
+        const [copy] = await repository().listCopies();
+        expect(copy?.moveRequest).to.deep.equal({ ...move, approved: true });
+        if (copy !== undefined) await repository().restore({ ...copy, moveRequest: move });
+        expect((await repository().find('AA:02', undefined))?.moveRequest).to.deep.equal(move);
+
+        await repository().recordOnboarding(
+          'AA:02',
+          { at: at(6), address: '192.0.2.50' },
+          { moveRequest: null },
+        );
+        const onboarded = await repository().find('AA:02', undefined);
+        expect(onboarded).not.to.have.property('moveRequest');
+        expect(onboarded).to.include({ locked: true });
+        const unlocked = await repository().update('AA:02', { locked: false, moveRequest: null });
+        expect(unlocked).not.to.have.property('moveRequest');
+      });
+
+      it('when unknown boxes are sighted beyond the cap, then the least recently seen give way, so the newest always shows', async () => {
+        await repository().recordPending(sighting('100aa286f24', 1), 2);
+        await repository().recordPending(sighting('200aa286f24', 2), 2);
+        // Seen again: now the most recent, so 200... is the oldest.
+        await repository().recordPending(sighting('100aa286f24', 3), 2);
+
+        expect(await repository().recordPending(sighting('300aa286f24', 4), 2)).to.equal(true);
+        expect((await repository().listPending()).map((p) => p.boxId)).to.deep.equal([
+          '300aa286f24',
+          '100aa286f24',
+        ]);
+        expect(await repository().recordPending(sighting('400aa286f24', 5), 0)).to.equal(false);
+        expect(await repository().listPending()).to.have.length(2);
+      });
+
+      it('when pending boxes were last seen before a time, then removing by age takes exactly those', async () => {
+        await repository().recordPending(sighting('100aa286f24', 1), 10);
+        await repository().recordPending(sighting('200aa286f24', 2), 10);
+        await repository().recordPending(sighting('300aa286f24', 3), 10);
+
+        expect(await repository().removePendingSeenBefore(at(3))).to.equal(2);
+        expect((await repository().listPending()).map((p) => p.boxId)).to.deep.equal(['300aa286f24']);
+        expect(await repository().removePendingSeenBefore(at(3))).to.equal(0);
+        expect(await repository().removePendingSeenBefore(new Date(8.64e15))).to.equal(1);
+        expect(await repository().listPending()).to.deep.equal([]);
+      });
+
       it('when unknown boxes are sighted, then each is kept once with its first and last sighting, up to the cap, newest first', async () => {
         expect(
           await repository().recordPending(
@@ -192,7 +249,6 @@ export function deviceRepositoryContract(name: string, createStore: StoreFactory
           ),
         ).to.equal(true);
         expect(await repository().recordPending(sighting('200aa286f24', 2), 2)).to.equal(true);
-        expect(await repository().recordPending(sighting('300aa286f24', 3), 2)).to.equal(false);
         expect(
           await repository().recordPending(sighting('100aa286f24', 4, { address: '192.0.2.8' }), 2),
         ).to.equal(true);

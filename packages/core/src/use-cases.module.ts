@@ -35,6 +35,8 @@ import {
 import { ListAutomationEvents } from './automations/list-automation-events.js';
 import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
+import { SafeMode } from './automations/safe-mode.js';
+import { ListActionSafety, SetActionSafety } from './actions/action-safety.js';
 import { GetAction } from './actions/get-action.js';
 import { ListChangedActions } from './actions/list-changed-actions.js';
 import { GetActionsOfGroup } from './actions/get-actions-of-group.js';
@@ -56,6 +58,8 @@ import { BOX_SETTINGS, type BoxSettings, defaultBoxSettings } from './devices/bo
 import { ClaimDevice } from './devices/claim-device.js';
 import { ListDeviceViews } from './devices/list-device-views.js';
 import { ListPendingDevices } from './devices/list-pending-devices.js';
+import { ClearPendingDevices } from './devices/clear-pending-devices.js';
+import { ApproveDeviceMove } from './devices/approve-device-move.js';
 import { RotateDeviceKey } from './devices/rotate-device-key.js';
 import { SetDeviceLock } from './devices/set-device-lock.js';
 import { OnboardBox } from './devices/onboard-box.js';
@@ -128,6 +132,8 @@ export const useCases = [
   FindBoxActions,
   ListDeviceViews,
   ListPendingDevices,
+  ClearPendingDevices,
+  ApproveDeviceMove,
   ClaimDevice,
   SetDeviceLock,
   RotateDeviceKey,
@@ -169,6 +175,9 @@ export const useCases = [
   SeedDemo,
   ActionChanges,
   RunAutomations,
+  SafeMode,
+  ListActionSafety,
+  SetActionSafety,
   EvaluateAlerts,
   QueueAlertMessages,
   DeliverAlertMessages,

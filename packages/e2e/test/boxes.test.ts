@@ -1,4 +1,5 @@
 import {
+  DeleteAction,
   AutomationEngine,
   ClaimDevice,
   ListPendingDevices,
@@ -106,16 +107,16 @@ describe(`Boxes of firmware 1.0.4: onboarding over plain HTTP, the box endpoint 
       expect(after.map((item) => item.boxId)).not.to.include(sent);
     });
 
-    it('when a device is locked, then its onboardings are refused as an unknown one is, its key keeps working, and unlocking lets it in again', async () => {
+    it('when a device is locked, then its box still onboards from its own address (a reboot), its key keeps working, and unlocking changes nothing for it', async () => {
       const { sent } = await registeredBox();
       const box = await onboarded(api, sent);
       await api.container.get(SetDeviceLock).execute({ id: sent, locked: true });
 
-      const refused = await onboard(api, sent);
+      const reboot = await onboard(api, sent);
       const posted = await insertOne(api, box, 'esp/air/temperature', '21.37', '2025-06-15T14:29:00.000Z');
 
-      expect(refused.status).to.equal(400);
-      expect(refused.text).to.equal(REFUSED);
+      expect(reboot.status).to.equal(200);
+      expect((reboot.json() as Onboarded).apiKey).to.equal(box.apiKey);
       expect(posted.status).to.equal(201);
       await api.container.get(SetDeviceLock).execute({ id: sent, locked: false });
       expect((await onboard(api, sent)).status).to.equal(200);
@@ -170,8 +171,12 @@ describe(`Boxes of firmware 1.0.4: onboarding over plain HTTP, the box endpoint 
 
       await api.container.get(AutomationEngine).tick();
       const actions = (await find(api, box)).json() as { documents: { object: string; value: string }[] };
-      expect(actions.documents).to.deep.equal([
-        { ...actions.documents[0], object: 'ventilator_1', value: 'on', group },
+      expect(actions.documents.map(({ object, value }) => ({ object, value }))).to.deep.equal([
+        { object: 'ventilator_1', value: 'on' },
+        // The relays the group has no action for: answered off, so no relay stays on for a missing action.
+        { object: 'pump_1', value: 'off' },
+        { object: 'led_1', value: 'off' },
+        { object: 'ventilator_2', value: 'off' },
       ]);
     });
 
@@ -196,15 +201,72 @@ describe(`Boxes of firmware 1.0.4: onboarding over plain HTTP, the box endpoint 
       ).to.deep.equal([
         { of: group, object: 'led_1', value: 'off' },
         { of: group, object: 'pump_1', value: 'on' },
+        { of: group, object: 'ventilator_1', value: 'off' },
+        { of: group, object: 'ventilator_2', value: 'off' },
       ]);
       const named = await find(api, box, { filter: { group: other.group } });
       expect(
         (named.json() as { documents: { group: string }[] }).documents.map((document) => document.group),
-      ).to.deep.equal([group, group]);
+      ).to.deep.equal([group, group, group, group]);
       const narrowed = await find(api, box, { filter: { object: 'pump_1' } });
       expect(
         (narrowed.json() as { documents: { object: string }[] }).documents.map((document) => document.object),
       ).to.deep.equal(['pump_1']);
+      // The documented operators: $eq, $ne, $in, $nin, alone or together.
+      const objectsOf = async (filter: Record<string, unknown>): Promise<string[]> => {
+        const found = await find(api, box, { filter });
+        expect(found.status, JSON.stringify(filter)).to.equal(200);
+        return (found.json() as { documents: { object: string }[] }).documents
+          .map(({ object }) => object)
+          .sort();
+      };
+      expect(await objectsOf({ object: { $eq: 'pump_1' } })).to.deep.equal(['pump_1']);
+      expect(await objectsOf({ object: { $ne: 'pump_1' } })).to.deep.equal([
+        'led_1',
+        'ventilator_1',
+        'ventilator_2',
+      ]);
+      expect(await objectsOf({ value: { $in: ['on', 'auto'] } })).to.deep.equal(['pump_1']);
+      expect(
+        await objectsOf({
+          object: { $nin: ['pump_1', 'ventilator_1', 'ventilator_2'] },
+          value: { $ne: 'on' },
+        }),
+      ).to.deep.equal(['led_1']);
+      expect(await objectsOf({ object: { $in: ['led_1', 'pump_1'], $ne: 'led_1' } })).to.deep.equal([
+        'pump_1',
+      ]);
+    });
+
+    it('when a box is moved to a group without led_1, or its action is deleted, then find answers led_1 off, so the relay does not stay on', async () => {
+      const { group, sent } = await registeredBox();
+      const other = api.unique('box-group');
+      await api.seed.group(other);
+      await api.seed.action(group, 'led_1', 'on');
+      await api.seed.action(other, 'pump_1', 'on');
+      const box = await onboarded(api, sent);
+      const relays = async () =>
+        Object.fromEntries(
+          ((await find(api, box)).json() as { documents: { object: string; value: string }[] }).documents.map(
+            ({ object, value }) => [object, value],
+          ),
+        );
+      expect(await relays()).to.deep.equal({
+        led_1: 'on',
+        pump_1: 'off',
+        ventilator_1: 'off',
+        ventilator_2: 'off',
+      });
+
+      await api.container.get(ClaimDevice).execute({ id: sent, group: other, move: true });
+      expect(await relays(), 'after the move').to.deep.equal({
+        pump_1: 'on',
+        led_1: 'off',
+        ventilator_1: 'off',
+        ventilator_2: 'off',
+      });
+      await api.container.get(DeleteAction).execute({ group: other, object: 'pump_1' });
+      expect((await relays())['pump_1'], 'after the delete').to.equal('off');
     });
 
     it("when a document names another group, then the reading is stored under the device's own group and the other group gets nothing", async () => {

@@ -49,6 +49,35 @@ describe('Hostile clients at the HTTP edge: hosts and caches', function () {
       expect(allowed('')).to.equal(true);
       expect(() => httpSettingsFromEnv({ ALLOWED_HOSTS: 'bad host' })).to.throw(/ALLOWED_HOSTS/u);
     });
+
+    it('when a Host is not a host[:port] (RFC 3986), then it is refused, whatever allowed text it holds', () => {
+      const allowed = hostAllowed(['greenhouse.example.org']);
+      for (const host of [
+        '[::1]attacker.example',
+        '[::1]:80attacker.example',
+        '[::1].attacker.example',
+        '[not-an-address]',
+        '[::1',
+        '::1',
+        '127.0.0.1@attacker.example',
+        'attacker.example/127.0.0.1',
+        'attacker.example:80:80',
+        'greenhouse.example.org:http',
+        'greenhouse.example.org attacker.example',
+        'greenhouse.example.org\\attacker.example',
+      ]) {
+        expect(allowed(host), host).to.equal(false);
+      }
+      for (const host of [
+        '[::1]',
+        '[::1]:8080',
+        '[::ffff:127.0.0.1]:80',
+        '127.0.0.1:8080',
+        'greenhouse.example.org:',
+      ]) {
+        expect(allowed(host), host).to.equal(true);
+      }
+    });
   });
 
   describe('caching of authenticated answers', () => {

@@ -239,7 +239,14 @@ function prepareBackground(
         metrics.automationTick(result, seconds);
         logTick(logger, result);
       });
-      logger.info('automations started', { tickMs: config.automationTickMs });
+      logger.info('automations started', {
+        tickMs: config.automationTickMs,
+        // What this version changes for an installation that ran an older one (CHANGELOG, Unreleased).
+        safeMode:
+          'an action whose sensor rules read only stale topics (no reading for 10 minutes, or 3 of their usual ' +
+          'intervals) is switched to its safe state once: off, hold for ventilator_*; see hortus action safety',
+        boxRelays: "find answers off for each of a box's relay objects its group has no action of",
+      });
     }
     if (delivery !== undefined) {
       work.delivery = startAlertDelivery(

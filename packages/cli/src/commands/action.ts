@@ -1,12 +1,13 @@
 import {
   type Action,
   type ActionActor,
-  type ActionLimit,
+  type ActionControls,
   CLI_ACTOR,
   CreateAction,
   durationText,
   GetGroup,
-  readActionLimits,
+  limitPart,
+  readActionControls,
   SetActionLimit,
   NotFoundError,
   DeleteAction,
@@ -23,6 +24,7 @@ import { type UseCaseResolver } from '../app/data-commands.js';
 import { fields, say, table } from '../output.js';
 import { UsageError } from '../exit-codes.js';
 import { durationOption } from './shared.js';
+import { registerActionSafetyCommand } from './action-safety.js';
 import {
   createGroupOption,
   groupOption,
@@ -53,34 +55,47 @@ function knownValues(action: Action): string[] {
   return [...new Set<string>([...switchStates, action.value])];
 }
 
-const maxOnText = (limit: ActionLimit | undefined): string =>
-  limit === undefined ? 'none' : durationText(limit.maxOnMs);
+const limitText = (ms: number | undefined): string => (ms === undefined ? 'none' : durationText(ms));
 
-/** An action with its on-time limit, kept in its group's settings; absent when it has none. */
-type LimitedAction = Action & { readonly maxOnMs?: number };
+/** An action with its on-time and cycling limits, kept in its group's settings; absent when it has none. */
+type LimitedAction = Action & Pick<ActionControls, 'maxOnMs' | 'minOnMs' | 'minOffMs'>;
 
-function withLimit(action: Action, limit: ActionLimit | undefined): LimitedAction {
-  return limit === undefined ? action : { ...action, maxOnMs: limit.maxOnMs };
+function withLimit(action: Action, controls: ActionControls | undefined): LimitedAction {
+  return { ...action, ...limitPart(controls) };
 }
 
-/** The on-time limits of a group's actions; none for a group that does not exist (its listing is empty). */
-async function limitsOf(useCase: UseCaseResolver, group: string): Promise<Map<string, ActionLimit>> {
+/** The limits of a group's actions; none for a group that does not exist (its listing is empty). */
+async function limitsOf(useCase: UseCaseResolver, group: string): Promise<Map<string, ActionControls>> {
   const found = await useCase(GetGroup)
     .execute({ name: group })
     .catch((error: unknown) => {
       if (error instanceof NotFoundError) return undefined;
       throw error;
     });
-  return readActionLimits(found?.settings);
+  return readActionControls(found?.settings);
+}
+
+/** The limits shown: the maximum on-time always, the minimum on-time and off-time when set. */
+function limitFields(
+  limit: Pick<ActionControls, 'maxOnMs' | 'minOnMs' | 'minOffMs'> | undefined,
+): [string, string][] {
+  return [
+    ['Maximum on-time', limitText(limit?.maxOnMs)],
+    ...(limit?.minOnMs === undefined
+      ? []
+      : [['Minimum on-time', limitText(limit.minOnMs)] as [string, string]]),
+    ...(limit?.minOffMs === undefined
+      ? []
+      : [['Minimum off-time', limitText(limit.minOffMs)] as [string, string]]),
+  ];
 }
 
 function showAutomations(action: LimitedAction): string {
   const timeRules = action.automations.flatMap((set) => set.timeAutomations);
   const sensorRules = action.automations.flatMap((set) => set.sensorAutomations);
-  const limit = action.maxOnMs === undefined ? undefined : { maxOnMs: action.maxOnMs };
   const lines = [
     say`${action.object} in group ${action.group} is ${action.value}.`,
-    `Maximum on-time: ${maxOnText(limit)}`,
+    ...limitFields(action).map(([label, text]) => `${label}: ${text}`),
   ];
   if (timeRules.length === 0 && sensorRules.length === 0) lines.push('No automations.');
   if (timeRules.length > 0) {
@@ -202,13 +217,15 @@ export function registerActionCommands(program: Command, io: RunIo): void {
         outputFor(io, command).result(actions, (all) =>
           listOrNote(all, say`No actions in group ${options.group}.`, (rows) =>
             table(
-              ['OBJECT', 'VALUE', 'TIME RULES', 'SENSOR RULES', 'MAX ON'],
+              ['OBJECT', 'VALUE', 'TIME RULES', 'SENSOR RULES', 'MAX ON', 'MIN ON', 'MIN OFF'],
               rows.map((a) => [
                 a.object,
                 a.value,
                 rules(a, 'timeAutomations'),
                 rules(a, 'sensorAutomations'),
                 a.maxOnMs === undefined ? '-' : durationText(a.maxOnMs),
+                a.minOnMs === undefined ? '-' : durationText(a.minOnMs),
+                a.minOffMs === undefined ? '-' : durationText(a.minOffMs),
               ]),
             ),
           ),
@@ -294,8 +311,9 @@ export function registerActionCommands(program: Command, io: RunIo): void {
     action
       .command('limit')
       .description(
-        'show or set the maximum on-time of an action: the automation engine switches it off when it has ' +
-          'been on longer, whoever switched it on (kept in the group settings, actionLimits)',
+        'show or set the on-time limits of an action: the automation engine switches it off when it has ' +
+          'been on longer than its maximum, whoever switched it on, and never switches it sooner than its ' +
+          'minimum on-time or off-time allow (kept in the group settings, actionLimits)',
       )
       .argument('<object>', 'object name')
       .addOption(groupOption())
@@ -304,32 +322,51 @@ export function registerActionCommands(program: Command, io: RunIo): void {
         'the longest it may stay on: 30m, 2h, 90s (1 minute to 7 days), or off to remove the limit',
         durationOption('--max-on'),
       )
+      .option(
+        '--min-on <duration>',
+        'the engine switches it off no sooner after it went on: 2m (10 s to 1 day), or off',
+        durationOption('--min-on'),
+      )
+      .option(
+        '--min-off <duration>',
+        'the engine switches it on no sooner after it went off: 5m (10 s to 1 day), or off',
+        durationOption('--min-off'),
+      )
       .action(
-        async (object: string, options: { group: string; maxOn?: number | 'off' }, command: Command) => {
-          const maxOn = options.maxOn;
+        async (
+          object: string,
+          options: {
+            group: string;
+            maxOn?: number | 'off';
+            minOn?: number | 'off';
+            minOff?: number | 'off';
+          },
+          command: Command,
+        ) => {
+          const given = (value: number | 'off' | undefined) => (value === 'off' ? null : value);
           const view = await store(command, async (useCase) => {
-            if (maxOn !== undefined)
+            if (options.maxOn !== undefined || options.minOn !== undefined || options.minOff !== undefined)
               return useCase(SetActionLimit).execute({
                 group: options.group,
                 object,
-                maxOnMs: maxOn === 'off' ? null : maxOn,
+                maxOnMs: given(options.maxOn),
+                minOnMs: given(options.minOn),
+                minOffMs: given(options.minOff),
               });
             const found = await useCase(GetAction).execute({ group: options.group, object });
             const settings = (await useCase(GetGroup).execute({ name: options.group })).settings;
-            const limit = readActionLimits(settings).get(found.object);
+            const limit = limitPart(readActionControls(settings).get(found.object));
             return { group: found.group, object: found.object, ...(limit === undefined ? {} : { limit }) };
           });
           outputFor(io, command).result(view, (v) =>
-            fields([
-              ['Group', v.group],
-              ['Object', v.object],
-              ['Maximum on-time', maxOnText(v.limit)],
-            ]),
+            fields([['Group', v.group], ['Object', v.object], ...limitFields(v.limit)]),
           );
         },
       ),
     'hortus action limit pump_1 --group greenhouse-1 --max-on 30m',
+    'hortus action limit pump_1 --group greenhouse-1 --min-on 2m --min-off 5m',
     'hortus action limit pump_1 --group greenhouse-1',
     'hortus action limit pump_1 --group greenhouse-1 --max-on off',
   );
+  registerActionSafetyCommand(action, io);
 }

@@ -1,5 +1,7 @@
 import {
+  ApproveDeviceMove,
   ClaimDevice,
+  ClearPendingDevices,
   CreateDevice,
   DeleteDevice,
   type Device,
@@ -38,9 +40,19 @@ function uptimeOf(device: Device, now: Date): string {
   return days > 0 ? `${days}d ${hours}h` : hours > 0 ? `${hours}h ${minutes}m` : `${minutes}m`;
 }
 
+/** A locked device's refused onboarding from another address, as the state column shows it. */
+function moveOf(device: Device): string[] {
+  const move = device.moveRequest;
+  if (move === undefined) return [];
+  return move.approved === true
+    ? [`move to ${move.address} approved`]
+    : [`refused from ${move.address} at ${move.at.toISOString()} (approve-move to allow)`];
+}
+
 function stateOf(device: DeviceView): string {
   const states = [
     ...(device.locked === true ? ['locked'] : []),
+    ...moveOf(device),
     ...(device.silent ? ['silent'] : []),
     ...(device.previousKeyGeneration === undefined ? [] : ['key rotating']),
   ];
@@ -56,7 +68,16 @@ function showDevice(device: Device): string {
     ['Device ID', device.deviceId],
     ['Group', device.group],
     ['Type', device.type],
-    ['Locked', device.locked === true ? 'yes' : 'no'],
+    ['Locked', device.locked === true ? 'yes (onboards only from its last address)' : 'no'],
+    ...(device.moveRequest === undefined
+      ? []
+      : [
+          [
+            'Refused onboarding',
+            `${device.moveRequest.at.toISOString()} from ${device.moveRequest.address}` +
+              (device.moveRequest.approved === true ? ' (approved: accepted once from there)' : ''),
+          ] as const,
+        ]),
     ['Key generation', device.keyGeneration ?? 0],
     ...(device.previousKeyGeneration === undefined
       ? []
@@ -119,8 +140,26 @@ function registerBoxDeviceCommands(device: Command, io: RunIo): void {
   withExamples(
     device
       .command('pending')
-      .description('list boxes that asked to onboard but are not registered (claim one to register it)')
-      .action(async (_options: unknown, command: Command) => {
+      .description(
+        'list boxes that asked to onboard but are not registered in the last 7 days (claim one to register it); --clear forgets them',
+      )
+      .addOption(
+        new Option(
+          '--clear [id]',
+          'forget every pending box, or only this one (the id it sent or its label MAC)',
+        ),
+      )
+      .action(async (options: { clear?: string | true }, command: Command) => {
+        if (options.clear !== undefined) {
+          const id = options.clear === true ? undefined : options.clear;
+          const cleared = await store(command, (useCase) =>
+            useCase(ClearPendingDevices).execute(id === undefined ? {} : { id }),
+          );
+          outputFor(io, command).result({ cleared }, ({ cleared: count }) =>
+            count === 1 ? 'Forgot 1 pending box.' : `Forgot ${count} pending boxes.`,
+          );
+          return;
+        }
         const pending = await store(command, (useCase) => useCase(ListPendingDevices).execute());
         outputFor(io, command).result(pending, (all) =>
           listOrNote(all, 'No box is waiting to be registered.', (rows) =>
@@ -154,6 +193,8 @@ function registerBoxDeviceCommands(device: Command, io: RunIo): void {
         );
       }),
     'hortus device pending',
+    'hortus device pending --clear',
+    'hortus device pending --clear 100aa286f24',
   );
   withExamples(
     device
@@ -184,8 +225,12 @@ function registerBoxDeviceCommands(device: Command, io: RunIo): void {
     'hortus device claim 24:6F:28:AA:00:01 --group greenhouse-2 --move',
   );
   for (const [name, locked, description] of [
-    ['lock', true, 'refuse further onboardings of a device (the key it holds keeps working)'],
-    ['unlock', false, 'accept onboardings of a device again'],
+    [
+      'lock',
+      true,
+      'accept onboardings of a device only from the address it last onboarded from (its reboots); the key it holds keeps working',
+    ],
+    ['unlock', false, 'accept onboardings of a device from any address again'],
   ] as const) {
     withExamples(
       device
@@ -199,6 +244,19 @@ function registerBoxDeviceCommands(device: Command, io: RunIo): void {
       `hortus device ${name} 24:6F:28:AA:00:01`,
     );
   }
+  withExamples(
+    device
+      .command('approve-move')
+      .description(
+        "let a locked device onboard once from the address of its refused onboarding (shown by 'device list'); it stays locked",
+      )
+      .argument('<id>', 'the device in any id form')
+      .action(async (id: string, _options: unknown, command: Command) => {
+        const approved = await store(command, (useCase) => useCase(ApproveDeviceMove).execute({ id }));
+        outputFor(io, command).result(approved, showDevice);
+      }),
+    'hortus device approve-move 24:6F:28:AA:00:01',
+  );
   withExamples(
     device
       .command('rotate-key')

@@ -2,29 +2,63 @@ import { inject, injectable } from 'inversify';
 import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from '../automations/engine-state.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
-import { requireSettings } from '../groups/group.js';
-import { NotFoundError } from '../shared/errors.js';
+import { type Group, requireSettings } from '../groups/group.js';
+import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { requireInteger, requireText } from '../shared/validation.js';
 import {
-  type ActionLimit,
+  type ActionControls,
+  MAX_CYCLE_MS,
   MAX_MAX_ON_MS,
+  MIN_CYCLE_MS,
   MIN_MAX_ON_MS,
   onTimeStateKey,
-  readActionLimits,
-  withActionLimits,
+  readActionControls,
+  withActionControls,
 } from './action-limits.js';
 import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
 
 export interface ActionLimitView {
   readonly group: string;
   readonly object: string;
-  /** Absent when the action has no limit (or it was removed). */
-  readonly limit?: ActionLimit;
+  /** The on-time and cycling limits now (absent parts: none); absent when the action has none. */
+  readonly limit?: Pick<ActionControls, 'maxOnMs' | 'minOnMs' | 'minOffMs'>;
+}
+
+type LimitField = 'maxOnMs' | 'minOnMs' | 'minOffMs';
+const bounds: Readonly<Record<LimitField, readonly [string, number, number]>> = {
+  maxOnMs: ['max-on', MIN_MAX_ON_MS, MAX_MAX_ON_MS],
+  minOnMs: ['min-on', MIN_CYCLE_MS, MAX_CYCLE_MS],
+  minOffMs: ['min-off', MIN_CYCLE_MS, MAX_CYCLE_MS],
+};
+
+/** The limits part of an action's controls, as SetActionLimit answers it. */
+export function limitPart(controls: ActionControls | undefined): ActionLimitView['limit'] {
+  const part = {
+    ...(controls?.maxOnMs === undefined ? {} : { maxOnMs: controls.maxOnMs }),
+    ...(controls?.minOnMs === undefined ? {} : { minOnMs: controls.minOnMs }),
+    ...(controls?.minOffMs === undefined ? {} : { minOffMs: controls.minOffMs }),
+  };
+  return Object.keys(part).length === 0 ? undefined : part;
+}
+
+/** Reads the group and checks the action exists; shared by the use cases that edit `actionLimits`. */
+export async function requireActionOfGroup(
+  groups: GroupRepository,
+  actions: ActionRepository,
+  name: string,
+  object: string,
+): Promise<Group> {
+  const group = await groups.findByName(name);
+  if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
+  if ((await actions.find(group.name, object)) === undefined)
+    throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
+  return group;
 }
 
 /**
- * Sets or removes the maximum on-time of one action, kept in its group's settings (`actionLimits`); the
- * automation engine enforces it. `maxOnMs: null` removes it.
+ * Sets or removes the maximum on-time and the minimum on-time and off-time of one action, kept in its
+ * group's settings (`actionLimits`); the automation engine enforces them. Per field: a number sets it, `null`
+ * removes it, absent leaves it as it is; at least one must be given.
  */
 @injectable()
 export class SetActionLimit {
@@ -35,29 +69,41 @@ export class SetActionLimit {
     @inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async execute(input: { group: unknown; object: unknown; maxOnMs: unknown }): Promise<ActionLimitView> {
+  async execute(input: {
+    group: unknown;
+    object: unknown;
+    maxOnMs?: unknown;
+    minOnMs?: unknown;
+    minOffMs?: unknown;
+  }): Promise<ActionLimitView> {
     const name = requireText(input.group, 'group');
     const object = requireText(input.object, 'object');
-    const maxOnMs =
-      input.maxOnMs === null
-        ? undefined
-        : requireInteger(input.maxOnMs, 'max-on', MIN_MAX_ON_MS, MAX_MAX_ON_MS);
-    const group = await this.groups.findByName(name);
-    if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
-    if ((await this.actions.find(group.name, object)) === undefined)
-      throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
-    const limits = readActionLimits(group.settings);
-    if ((maxOnMs === undefined) !== (limits.get(object) === undefined))
+    const changes = new Map<LimitField, number | undefined>();
+    for (const field of Object.keys(bounds) as LimitField[]) {
+      const given = input[field];
+      if (given === undefined) continue;
+      const [label, min, max] = bounds[field];
+      changes.set(field, given === null ? undefined : requireInteger(given, label, min, max));
+    }
+    if (changes.size === 0) throw InvalidInputError.forField('max-on', 'is required');
+    const group = await requireActionOfGroup(this.groups, this.actions, name, object);
+    const controls = readActionControls(group.settings);
+    const before = controls.get(object) ?? {};
+    if (changes.has('maxOnMs') && (changes.get('maxOnMs') === undefined) !== (before.maxOnMs === undefined))
       await this.restartClock(group.name, object);
-    if (maxOnMs === undefined) limits.delete(object);
-    else limits.set(object, { maxOnMs });
+    const entry: Record<string, unknown> = { ...before };
+    for (const [field, value] of changes) {
+      if (value === undefined) delete entry[field];
+      else entry[field] = value;
+    }
+    controls.set(object, entry as ActionControls);
     const updated = await this.groups.replaceSettings(
       group.name,
-      requireSettings(withActionLimits(group.settings, limits)),
+      requireSettings(withActionControls(group.settings, controls)),
     );
     if (updated === undefined) throw new NotFoundError('group', `Group ${name} not found`);
-    const saved = readActionLimits(updated.settings).get(object);
-    return { group: group.name, object, ...(saved === undefined ? {} : { limit: saved }) };
+    const limit = limitPart(readActionControls(updated.settings).get(object));
+    return { group: group.name, object, ...(limit === undefined ? {} : { limit }) };
   }
 
   /**

@@ -32,6 +32,8 @@ export interface TickResult {
   readonly failures: readonly GroupFailure[];
   /** The groups this tick evaluated (changed, due, retried; every group on a full pass), by name. */
   readonly evaluated: readonly string[];
+  /** Actions in safe mode at this engine's last look at their groups (the `/metrics` gauge). */
+  readonly inSafeMode: number;
 }
 
 /**
@@ -134,7 +136,8 @@ export class AutomationEngine {
       await this.state.purgeBefore(new Date(now - this.settings.stateRetentionMs));
     }
     const evaluated = groups.map((group) => group.name);
-    return { switched, alerts, withheld, queued, failures, evaluated };
+    const inSafeMode = this.automations.safeModeCount();
+    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode };
   }
 
   /**

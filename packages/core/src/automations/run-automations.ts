@@ -1,12 +1,17 @@
 import { inject, injectable } from 'inversify';
 import { type Action, type SensorAutomation, type TimeAutomation } from '../actions/action.js';
 import {
+  ACTION_HISTORY_REPOSITORY,
+  type ActionHistoryRepository,
+} from '../action-history/action-history.port.js';
+import {
+  type ActionControls,
   type ActionLimit,
   durationText,
   OFF_VALUE,
   ON_VALUE,
   onTimeStateKey,
-  readActionLimits,
+  readActionControls,
 } from '../actions/action-limits.js';
 import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
 import { SetActionValue } from '../actions/set-action-value.js';
@@ -18,6 +23,8 @@ import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
 import { type AutomationEvent, type AutomationTrigger, type NewAutomationEvent } from './automation-event.js';
 import { type WakeUps } from './wake-ups.js';
+import { type CyclingHold, cyclingHold, holds } from './cycling.js';
+import { SafeMode } from './safe-mode.js';
 import { AUTOMATION_LOG_REPOSITORY, type AutomationLogRepository } from './automation-log.port.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import {
@@ -48,6 +55,10 @@ import {
  * Maximum on-time: an action with a limit (group setting `actionLimits`) that has been `on` longer than it,
  * whoever switched it on, is switched `off` once, and its rules may not switch it on again for as long as
  * the limit (its rest). "On since" is when an engine first saw it on, kept in the engine state.
+ *
+ * When they disagree, the first of these wins (docs/automations.md, "Safety"): the maximum on-time (always
+ * enforced), the safe state (every input stale: see SafeMode; the rules rest meanwhile), the minimum
+ * on-time and off-time (they hold the rules back, see cycling.ts), then the rules.
  */
 @injectable()
 export class RunAutomations {
@@ -61,7 +72,19 @@ export class RunAutomations {
     @inject(CLOCK) private readonly clock: Clock,
     @inject(CORE_SETTINGS) private readonly coreSettings: CoreSettings,
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
+    @inject(SafeMode) private readonly safeMode: SafeMode,
+    @inject(ACTION_HISTORY_REPOSITORY) private readonly history: ActionHistoryRepository,
   ) {}
+
+  /** The actions in safe mode at this engine's last look at their groups, by group. */
+  private readonly inSafeMode = new Map<string, number>();
+
+  /** How many actions were in safe mode at this engine's last look at their groups (the metrics gauge). */
+  safeModeCount(): number {
+    let count = 0;
+    for (const actions of this.inSafeMode.values()) count += actions;
+    return count;
+  }
 
   /** Every group in turn; the engine calls runGroup itself so that one failing group stops no other. */
   async execute(missedSince?: Date): Promise<AutomationEvent[]> {
@@ -80,30 +103,45 @@ export class RunAutomations {
   async runGroup(group: Group, now: Date, missedSince?: Date, wake?: WakeUps): Promise<AutomationEvent[]> {
     const events: AutomationEvent[] = [];
     const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
-    const limits = readActionLimits(group.settings);
+    const controls = readActionControls(group.settings);
+    let safeActions = 0;
     for (const action of await this.actions.listByGroup(group.name)) {
       if (wake !== undefined) this.wakeForSlots(action, now, timeZone, wake);
+      const own = controls.get(action.object);
       let current = action;
-      for (const { rule, slot } of this.slotsToFire(action, now, timeZone, missedSince)) {
-        const switched = await this.runTimeRule(current, rule, slot, now);
-        if (switched !== undefined) {
-          current = switched.action;
-          events.push(switched.event);
+      const push = (switched: Switched | undefined) => {
+        if (switched === undefined) return;
+        current = switched.action;
+        events.push(switched.event);
+      };
+      const verdict = await this.safeMode.check(action, own, now, wake);
+      if (verdict.kind === 'enter' || verdict.kind === 'safe') safeActions += 1;
+      if (verdict.kind === 'enter' && verdict.safe !== 'hold')
+        push(await this.switchAction(current, verdict.safe, 'safe', verdict.rule, now, {}));
+      if (verdict.kind === 'normal' || verdict.kind === 'left') {
+        let hold = await cyclingHold(this.history, current, own);
+        if (hold !== undefined && now.getTime() < hold.until) wake?.at(hold.until);
+        for (const { rule, slot } of this.slotsToFire(action, now, timeZone, missedSince, hold)) {
+          // Not claimed: the slot fires when the hold ends (slotsToFire keeps it due until then).
+          if (holds(hold, rule.action, now)) continue;
+          const before = current;
+          push(await this.runTimeRule(current, rule, slot, now));
+          if (current !== before) hold = holdAfterSwitch(current.value, own, now);
         }
-      }
-      for (const set of action.automations) {
-        for (const rule of set.sensorAutomations) {
-          const switched = await this.runSensorRule(current, rule, now, wake);
-          if (switched !== undefined) {
-            current = switched.action;
-            events.push(switched.event);
+        for (const set of action.automations) {
+          for (const rule of set.sensorAutomations) {
+            const before = current;
+            push(await this.runSensorRule(current, rule, now, wake, hold));
+            if (current !== before) hold = holdAfterSwitch(current.value, own, now);
           }
         }
       }
-      const limit = limits.get(action.object);
+      const limit = own?.maxOnMs === undefined ? undefined : { maxOnMs: own.maxOnMs };
       const limited = limit === undefined ? undefined : await this.enforceLimit(current, limit, now, wake);
       if (limited !== undefined) events.push(limited.event);
     }
+    if (safeActions > 0) this.inSafeMode.set(group.name, safeActions);
+    else this.inSafeMode.delete(group.name);
     return events;
   }
 
@@ -161,6 +199,7 @@ export class RunAutomations {
     now: Date,
     timeZone: string,
     missedSince: Date | undefined,
+    hold: CyclingHold | undefined,
   ): { rule: TimeAutomation; slot: Slot }[] {
     const slots = action.automations.flatMap((set) =>
       set.timeAutomations.flatMap((rule) => {
@@ -171,7 +210,10 @@ export class RunAutomations {
     const latest = Math.max(...slots.map(({ slot }) => slot.at.getTime()));
     const onTime = now.getTime() - latest < this.settings.slotGraceMs;
     const missed = missedSince !== undefined && latest > missedSince.getTime();
-    if (!onTime && !missed) return [];
+    // A slot that came while a minimum on/off-time held the action is due until the grace after the hold.
+    const held =
+      hold !== undefined && latest >= hold.from && now.getTime() - hold.until < this.settings.slotGraceMs;
+    if (!onTime && !missed && !held) return [];
     return slots.filter(({ slot }) => slot.at.getTime() === latest);
   }
 
@@ -204,6 +246,7 @@ export class RunAutomations {
     rule: SensorAutomation,
     now: Date,
     wake: WakeUps | undefined,
+    hold: CyclingHold | undefined,
   ): Promise<Switched | undefined> {
     const topic = sensorTopic(rule.sensor);
     if (topic === undefined) return undefined;
@@ -227,6 +270,11 @@ export class RunAutomations {
     // A crossing that finds the action at its value switches nothing, so it takes no switch slot: a fresh
     // demo's "less than 24 -> off" on an action already off would hold "above 28 -> on" back for a minute.
     const switches = side === 'beyond' && action.value !== rule.action;
+    if (switches && hold !== undefined && holds(hold, rule.action, now)) {
+      // Like the switch interval: the crossing is not recorded, so it switches once the hold is over.
+      wake?.at(hold.until);
+      return undefined;
+    }
     if (switches && !(await this.mayTakeSwitch(action, now, wake))) return undefined;
     // Only the engine that records the crossing acts on it.
     if (!(await this.state.compareAndSet(ruleKey, stored?.version ?? 0, { side }, now))) return undefined;
@@ -287,6 +335,16 @@ export class RunAutomations {
     const restUntil = (await this.state.get(onTimeStateKey(action.group, action.object)))?.value['restUntil'];
     return typeof restUntil === 'number' && now.getTime() < restUntil;
   }
+}
+
+/** The hold a switch to `value` starts now, by the action's minimum on-time or off-time. */
+function holdAfterSwitch(
+  value: string,
+  controls: ActionControls | undefined,
+  now: Date,
+): CyclingHold | undefined {
+  const minMs = value === ON_VALUE ? controls?.minOnMs : controls?.minOffMs;
+  return minMs === undefined ? undefined : { value, from: now.getTime(), until: now.getTime() + minMs };
 }
 
 interface Switched {

@@ -43,9 +43,11 @@ export interface DeviceRepository {
 
   /**
    * Notes a box that is not registered: a known boxId gets its last sighting (attempts + 1); a new one is
-   * added only while fewer than `cap` are held. False when it was new and there was no room.
+   * added, and when `cap` are held the least recently seen ones give way to it. False only when `cap` is 0.
    */
   recordPending(sighting: PendingSighting, cap: number): Promise<boolean>;
+  /** Removes the pending boxes last seen before `before`; answers how many. */
+  removePendingSeenBefore(before: Date): Promise<number>;
   /** Pending boxes, most recently seen first. */
   listPending(): Promise<PendingDevice[]>;
   /** False when no pending box has that boxId. */

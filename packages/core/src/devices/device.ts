@@ -7,6 +7,22 @@ export interface Onboarding {
   readonly address: string;
 }
 
+/**
+ * A locked device's onboarding from an address other than its last one: refused, and kept so that an
+ * administrator sees it and may approve the move (`hortus device approve-move`).
+ */
+export interface MoveRequest {
+  readonly at: Date;
+  readonly address: string;
+  /** The address it last onboarded from; absent when it never onboarded. */
+  readonly from?: string;
+  /** Set by an administrator: the next onboarding from `address` is accepted. */
+  readonly approved?: boolean;
+}
+
+/** A pending box not seen for this long is dropped from the list (a real box asks at every boot). */
+export const PENDING_MAX_AGE_MS = 7 * 86_400_000;
+
 /** The most recent onboardings kept per device, newest first. */
 export const MAX_ONBOARDINGS_KEPT = 10;
 
@@ -16,8 +32,13 @@ export interface Device {
   readonly deviceId: string;
   readonly group: string;
   readonly type: string;
-  /** Onboardings are refused while set (`hortus device lock`); keys already issued keep working. */
+  /**
+   * While set, onboardings are accepted only from the address of the last one (or an approved move); keys
+   * already issued keep working (`hortus device lock`).
+   */
   readonly locked?: boolean;
+  /** The latest refused onboarding of the locked device from another address, until it onboards again. */
+  readonly moveRequest?: MoveRequest;
   /** The last request of the box: onboarding, readings or actions. */
   readonly lastSeenAt?: Date;
   /** The `updateVersion` header of the last onboarding. */
@@ -63,6 +84,8 @@ export type PendingSighting = Omit<PendingDevice, 'firstSeenAt' | 'lastSeenAt' |
 export interface DeviceChanges {
   readonly group?: string;
   readonly locked?: boolean;
+  /** null removes it. */
+  readonly moveRequest?: MoveRequest | null;
   readonly lastSeenAt?: Date;
   readonly firmwareVersion?: string;
   readonly bootedAt?: Date;

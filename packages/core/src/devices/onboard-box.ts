@@ -1,11 +1,12 @@
 import { inject, injectable } from 'inversify';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { ThrottledError } from '../shared/errors.js';
+import { LOGGER, type Logger } from '../shared/logger.port.js';
 import { BoxKeys } from './box-keys.js';
 import { BOX_SETTINGS, type BoxSettings } from './box-settings.js';
 import { BoxSightings } from './box-sightings.js';
 import { macOfBoxId } from './device-id.js';
-import { type Device } from './device.js';
+import { type Device, PENDING_MAX_AGE_MS } from './device.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from './device.port.js';
 
 export interface OnboardingRequest {
@@ -47,6 +48,7 @@ export class OnboardBox {
     @inject(BOX_SETTINGS) private readonly settings: BoxSettings,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(BoxSightings) private readonly sightings: BoxSightings,
+    @inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async execute(request: OnboardingRequest): Promise<OnboardingOutcome> {
@@ -57,20 +59,24 @@ export class OnboardBox {
     const mac = macOfBoxId(sent);
     const firmwareVersion = cleanVersion(request.firmwareVersion);
     const device = await this.devices.find(sent, mac);
+    const address = request.address.slice(0, 64);
     if (device === undefined) {
+      await this.devices.removePendingSeenBefore(new Date(now.getTime() - PENDING_MAX_AGE_MS));
       const pending = await this.devices.recordPending(
         {
           boxId: sent,
           ...(mac === undefined ? {} : { mac }),
           ...(firmwareVersion === undefined ? {} : { firmwareVersion }),
-          address: request.address.slice(0, 64),
+          address,
           at: now,
         },
         this.settings.maxPending,
       );
       return this.refused(request.address, now, 'unknown', pending);
     }
-    if (device.locked === true) return this.refused(request.address, now, 'locked', false);
+    if (device.locked === true && !(await this.lockAdmits(device, address, now))) {
+      return this.refused(request.address, now, 'locked', false);
+    }
 
     const generation = Math.max(1, device.keyGeneration ?? 0);
     const apiKey = await this.keys.keyOf(device, generation);
@@ -81,8 +87,9 @@ export class OnboardBox {
     const uptime = Number(request.lastActive);
     await this.devices.recordOnboarding(
       device.deviceId,
-      { at: now, address: request.address.slice(0, 64) },
+      { at: now, address },
       {
+        ...(device.moveRequest === undefined ? {} : { moveRequest: null }),
         ...(firmwareVersion === undefined ? {} : { firmwareVersion }),
         ...(Number.isSafeInteger(uptime) && uptime >= 0
           ? { bootedAt: new Date(now.getTime() - uptime) }
@@ -91,6 +98,29 @@ export class OnboardBox {
     );
     this.sightings.note(request.address, device.deviceId, now);
     return { registered: true, device, apiKey };
+  }
+
+  /**
+   * A locked device gets its key back only from the address it last onboarded from (a reboot), or from one
+   * an administrator approved. Any other is refused, logged and kept for the administrator to see; an
+   * approved move is not overwritten by later refusals, so a stranger cannot undo it.
+   */
+  private async lockAdmits(device: Device, address: string, now: Date): Promise<boolean> {
+    const from = device.onboardings?.[0]?.address;
+    const move = device.moveRequest;
+    if (from === address || (move?.approved === true && move.address === address)) return true;
+    this.logger.warn('locked device onboarding refused', {
+      deviceId: device.deviceId,
+      group: device.group,
+      address,
+      lastAddress: from ?? null,
+    });
+    if (move?.approved !== true) {
+      await this.devices.update(device.deviceId, {
+        moveRequest: { at: now, address, ...(from === undefined ? {} : { from }) },
+      });
+    }
+    return false;
   }
 
   private refused(

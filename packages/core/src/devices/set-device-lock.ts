@@ -8,10 +8,13 @@ import { findNamedDevice } from './find-device.js';
 export class SetDeviceLock {
   constructor(@inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository) {}
 
-  /** A locked device's onboardings are refused; the key it holds keeps working (revoke it to stop that). */
+  /**
+   * A locked device onboards only from the address of its last onboarding; the key it holds keeps working
+   * (revoke it to stop that). Locking or unlocking forgets a refused move.
+   */
   async execute(input: { id: unknown; locked: boolean }): Promise<Device> {
     const device = await findNamedDevice(this.devices, input.id);
-    const changed = await this.devices.update(device.deviceId, { locked: input.locked });
+    const changed = await this.devices.update(device.deviceId, { locked: input.locked, moveRequest: null });
     if (changed === undefined)
       throw new NotFoundError('device', `No device ${device.deviceId} is registered`);
     return changed;

@@ -1,7 +1,7 @@
 import { createReadStream, realpathSync, statSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { extname, join, posix, sep } from 'node:path';
-import { type Context, type Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 
 /**
  * The content policy of the client's pages: everything from this origin (the build's scripts and styles,

@@ -18,9 +18,26 @@ export function hostNameOf(host: string): string {
   return trimmed.replace(/:\d*$/u, '').replace(/\.$/u, '');
 }
 
+/** RFC 3986's host [":" port]: an IP literal in brackets, or a registered name (or IPv4) of name characters. */
+const hostAndPort = /^(?:\[([\da-f:.]+)\]|([\w.~-]*))(?::\d*)?$/u;
+
+/**
+ * The host name of a Host header value parsed strictly (RFC 3986 host[:port]): an IPv6 literal in brackets
+ * with nothing after "]" but a port, or a name of letters, digits, ".", "-", "_", "~". Lower case, without
+ * port, brackets or a trailing dot; undefined for anything else, so no text after a valid part is ignored.
+ */
+export function strictHostNameOf(host: string): string | undefined {
+  const match = hostAndPort.exec(host.trim().toLowerCase());
+  if (match === null) return undefined;
+  const [, literal, name] = match;
+  if (literal !== undefined) return isIP(literal) === 6 ? literal : undefined;
+  return (name ?? '').replace(/\.$/u, '');
+}
+
 /**
  * Whether a Host header names an allowed host (see HttpSettings.allowedHosts). A Host names one host: a
- * list (`evil.example, a.localhost`) is refused whatever its parts, rather than judged by one of them.
+ * list (`evil.example, a.localhost`) or text that is not host[:port] is refused whatever its parts, rather
+ * than judged by one of them.
  */
 export function hostAllowed(allowedHosts: readonly string[]): (host: string) => boolean {
   if (allowedHosts.includes('*')) return () => true;
@@ -28,7 +45,8 @@ export function hostAllowed(allowedHosts: readonly string[]): (host: string) => 
   const suffixes = allowedHosts.filter((host) => host.startsWith('*.')).map((host) => host.slice(1));
   return (host) => {
     if (host.includes(',')) return false;
-    const name = hostNameOf(host);
+    const name = strictHostNameOf(host);
+    if (name === undefined) return false;
     // No Host at all (HTTP/1.0) cannot come from a browser; an IP address cannot be rebound by DNS.
     if (name === '' || isIP(name) !== 0) return true;
     return exact.has(name) || suffixes.some((suffix) => name.endsWith(suffix));

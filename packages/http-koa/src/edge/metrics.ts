@@ -73,6 +73,7 @@ export class HttpMetrics {
   private mqttDrops: (() => MqttDrops) | undefined;
   private automationsFired = 0;
   private alertsRaised = 0;
+  private actionsInSafeMode = 0;
   private laneAnswers = 0;
   private boxLaneAnswers = 0;
   private sharedRateLimit: (() => SharedRateLimitHealth) | undefined;
@@ -140,8 +141,9 @@ export class HttpMetrics {
   }
 
   /** One scheduled tick of the engine, and how long it took (seconds), when timed. */
-  automationTick({ switched, alerts, evaluated }: TickResult, seconds?: number): void {
+  automationTick({ switched, alerts, evaluated, inSafeMode }: TickResult, seconds?: number): void {
     this.automationsFired += switched.length;
+    this.actionsInSafeMode = inSafeMode;
     this.alertsRaised += alerts.length;
     if (seconds !== undefined) this.service.engineTicked(seconds, evaluated.length);
   }
@@ -206,6 +208,11 @@ export class HttpMetrics {
     lines.push('# HELP hortus_alerts_raised_total Alert notifications the automation engine raised.');
     lines.push('# TYPE hortus_alerts_raised_total counter');
     lines.push(`hortus_alerts_raised_total ${this.alertsRaised}`);
+    lines.push(
+      '# HELP hortus_actions_in_safe_mode Actions in safe mode (every input stale), as this server last saw them.',
+    );
+    lines.push('# TYPE hortus_actions_in_safe_mode gauge');
+    lines.push(`hortus_actions_in_safe_mode ${this.actionsInSafeMode}`);
     lines.push(
       '# HELP hortus_poll_lane_answers_total Polls answered by the poll lane, without the middleware chain.',
     );

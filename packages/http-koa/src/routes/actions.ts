@@ -4,8 +4,10 @@ import {
   DEFAULT_ACTION_HISTORY_LIMIT,
   type GetGroup,
   MAX_ACTION_HISTORY_LIMIT,
+  InvalidInputError,
+  limitPart,
   NotFoundError,
-  readActionLimits,
+  readActionControls,
 } from '@hortus/core';
 import {
   countText,
@@ -32,6 +34,25 @@ const actionHistoryQuery = object(
   ['group'],
 );
 
+/** One action's safety as `GET /api/actions/safety` lists it. */
+const safetyEntry = object(
+  {
+    group: { type: 'string' },
+    object: { type: 'string' },
+    safe: { type: 'string', enum: ['off', 'on', 'hold'], description: 'Its safe state' },
+    staleAfterMs: {
+      type: 'integer',
+      description: 'Readings older than this are stale; absent: no sensor rules',
+    },
+    staleAfterChosen: { type: 'boolean', description: 'false: the default (10 min or 3 usual intervals)' },
+    topics: { type: 'array', items: { type: 'string' }, description: 'The topics its sensor rules read' },
+    inSafeMode: { type: 'boolean' },
+    since: { type: 'string', format: 'date-time', description: 'In safe mode since' },
+    silentTopics: { type: 'array', items: { type: 'string' }, description: 'Why: the stale topics' },
+  },
+  ['group', 'object', 'safe', 'staleAfterChosen', 'topics', 'inSafeMode'],
+);
+
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
 const action: ResponseDoc = { description: 'The action', schema: { $ref: '#/components/schemas/Action' } };
@@ -39,16 +60,18 @@ const action: ResponseDoc = { description: 'The action', schema: { $ref: '#/comp
 const present = (entity: Action): unknown => withUnderscoreId(entity);
 
 /**
- * The action as get_automations shows it: with `maxOnMs` when its group gives it a maximum on-time (an
- * action whose group has no record shows none).
+ * The action as get_automations shows it: with `maxOnMs`, `minOnMs` and `minOffMs` when its group gives it
+ * those limits (an action whose group has no record shows none).
  */
 async function withLimit(found: Action, getGroup: GetGroup): Promise<unknown> {
   const group = await getGroup.execute({ name: found.group }).catch((error: unknown) => {
     if (error instanceof NotFoundError) return undefined;
     throw error;
   });
-  const limit = readActionLimits(group?.settings).get(found.object);
-  return { ...(present(found) as object), ...(limit === undefined ? {} : { maxOnMs: limit.maxOnMs }) };
+  return {
+    ...(present(found) as object),
+    ...limitPart(readActionControls(group?.settings).get(found.object)),
+  };
 }
 
 export const actionRoutes: RouterSpec = {
@@ -160,36 +183,70 @@ export const actionRoutes: RouterSpec = {
       path: '/limit',
       access: 'group',
       writes: true,
-      summary: 'Set or remove the maximum on-time of one action',
+      summary: 'Set or remove the maximum on-time and the minimum on-time and off-time of one action',
       description:
-        'The automation engine switches the action off once it has been on longer (see automations.md, ' +
-        'Maximum on-time). `maxOnMs`: whole milliseconds from 60000 (1 minute) to 604800000 (7 days), or ' +
-        'null to remove the limit.',
+        'The automation engine switches the action off once it has been on longer than `maxOnMs` (see ' +
+        'automations.md, Maximum on-time), and never switches it off sooner than `minOnMs` after it went on ' +
+        'nor on sooner than `minOffMs` after it went off (Safety). `maxOnMs`: whole milliseconds from 60000 ' +
+        '(1 minute) to 604800000 (7 days); `minOnMs`, `minOffMs`: 10000 (10 s) to 86400000 (1 day); each ' +
+        'null to remove it, or left out to keep it. At least one is required.',
       body: object(
         {
           group: groupName(),
           object: text('Device name, e.g. pump_1'),
           maxOnMs: { description: 'Milliseconds, 60000 to 604800000, or null to remove the limit' },
+          minOnMs: { description: 'Milliseconds, 10000 to 86400000, or null to remove it' },
+          minOffMs: { description: 'Milliseconds, 10000 to 86400000, or null to remove it' },
         },
-        ['group', 'object', 'maxOnMs'],
+        ['group', 'object'],
       ),
       responses: {
         200: {
-          description: '`{message: {group, object, maxOnMs?}}`: the limit now (none once removed)',
+          description:
+            '`{message: {group, object, maxOnMs?, minOnMs?, minOffMs?}}`: the limits now (none once removed)',
         },
         400: invalid,
         404: { description: '`{message}`: no such group or action' },
         500: failed,
       },
       handle: async ({ body }, { setActionLimit }) => {
+        const [maxOnMs, minOnMs, minOffMs] = [body['maxOnMs'], body['minOnMs'], body['minOffMs']];
+        if (maxOnMs === undefined && minOnMs === undefined && minOffMs === undefined)
+          throw InvalidInputError.forField('maxOnMs', 'is required');
         const view = await setActionLimit.execute({
           group: body['group'],
           object: body['object'],
-          maxOnMs: body['maxOnMs'],
+          maxOnMs,
+          minOnMs,
+          minOffMs,
         });
-        const limit = view.limit === undefined ? {} : { maxOnMs: view.limit.maxOnMs };
-        return json({ message: { group: view.group, object: view.object, ...limit } });
+        return json({ message: { group: view.group, object: view.object, ...view.limit } });
       },
+    },
+    {
+      method: 'get',
+      path: '/safety',
+      access: 'group',
+      writes: false,
+      summary: "Each action's safe state, freshness limit and safe mode",
+      description:
+        "When every sensor an action's rules read has gone stale (no reading newer than `staleAfterMs`), " +
+        'the automation engine switches it to its safe state once (`off`, `on`, or `hold`: left as it is) ' +
+        'and its rules rest until fresh data returns (see automations.md, Safety). `staleAfterMs` is absent ' +
+        'for an action without sensor rules (it never enters safe mode); `since` and `silentTopics` are ' +
+        'present while it is in safe mode. Set them with `hortus action safety`.',
+      query: groupQuery,
+      responses: {
+        200: {
+          description: '`{message: [ActionSafety]}`, in the order of the actions',
+          schema: object({ message: { type: 'array', items: safetyEntry } }),
+        },
+        400: invalid,
+        404: { description: '`{message}`: no such group' },
+        500: failed,
+      },
+      handle: async ({ query }, { listActionSafety }) =>
+        json({ message: await listActionSafety.execute({ group: query['group'] }) }),
     },
     {
       method: 'get',

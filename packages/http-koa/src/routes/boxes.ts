@@ -89,6 +89,35 @@ export function decodeExtendedJson(value: unknown, path = 'body'): unknown {
   );
 }
 
+/** The query operators a find filter may use on a field (core's FindBoxActions applies them). */
+const queryOperators = new Set(['$eq', '$ne', '$in', '$nin']);
+
+/**
+ * A find filter: each field's condition is a value in extended JSON, or an object of query operators whose
+ * operands are. Any other `$` name is refused by the decoder (or by core, beside a query operator).
+ */
+export function decodeFilter(filter: unknown, path = 'filter'): unknown {
+  if (typeof filter !== 'object' || filter === null || Array.isArray(filter))
+    return decodeExtendedJson(filter, path);
+  return Object.fromEntries(
+    Object.entries(filter).map(([field, condition]) => {
+      const at = `${path}.${field}`;
+      const operands =
+        typeof condition === 'object' && condition !== null && !Array.isArray(condition)
+          ? Object.entries(condition)
+          : [];
+      if (operands.length === 0 || !operands.some(([name]) => queryOperators.has(name)))
+        return [field, decodeExtendedJson(condition, at)];
+      return [
+        field,
+        Object.fromEntries(
+          operands.map(([name, operand]) => [name, decodeExtendedJson(operand, `${at}.${name}`)]),
+        ),
+      ];
+    }),
+  );
+}
+
 function requireCollection(body: Readonly<Record<string, unknown>>, expected: string, action: string): void {
   const collection = body['collection'];
   if (collection !== expected) {
@@ -208,7 +237,7 @@ const boxActions: Readonly<Record<string, BoxAction>> = {
   find: async (input, { authenticateBox, findBoxActions }) => {
     const device = await authenticateBox.execute(header(input, 'api-key'), input.clientAddress);
     requireCollection(input.body, 'actions', 'find');
-    const actions = await findBoxActions.execute(device, decodeExtendedJson(input.body['filter'], 'filter'));
+    const actions = await findBoxActions.execute(device, decodeFilter(input.body['filter']));
     return json({ documents: actions.map(actionDocument) });
   },
 };

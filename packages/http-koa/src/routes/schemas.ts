@@ -374,6 +374,8 @@ export const entitySchemas: Record<string, JsonSchema> = {
         type: 'integer',
         description: 'get_automations only: its maximum on-time, when its group gives it one (actionLimits)',
       },
+      minOnMs: { type: 'integer', description: 'get_automations only: its minimum on-time, when set' },
+      minOffMs: { type: 'integer', description: 'get_automations only: its minimum off-time, when set' },
     },
     ['_id', 'group', 'object', 'value', 'automations'],
   ),

@@ -1,0 +1,121 @@
+import { eventually, expect, sample, startTestServer, type TestServer } from './harness.js';
+
+const thermostat = [
+  {
+    timeAutomations: [],
+    sensorAutomations: [
+      { action: 'on', sensor: 'temperature', condition: 'less than', value: '18' },
+      { action: 'off', sensor: 'temperature', condition: 'above', value: '21' },
+    ],
+  },
+];
+
+describe('HTTP /api/actions: safety (safe mode, minimum on-time and off-time)', () => {
+  let api: TestServer;
+  before(async () => {
+    api = await startTestServer({ AUTOMATIONS: 'on', AUTOMATION_TICK_MS: '20' });
+  });
+  after(async () => {
+    await api.close();
+  });
+
+  const valueOf = async (group: string, object: string): Promise<unknown> =>
+    (
+      (await api.get(`/api/actions/get_automations?groupId=${group}&deviceName=${object}`)).json() as {
+        value: unknown;
+      }
+    ).value;
+
+  it('when the sensor of a heater a rule switched on goes silent, then the engine switches it off, the safety list says since when and why, and /metrics counts it', async () => {
+    const group = api.unique('safe-greenhouse');
+    await api.seed.group(group);
+    await api.seed.action(group, 'heater_1');
+    await api.seed.action(group, 'ventilator_1');
+    await api.call('POST', '/api/actions/update', {
+      json: { group, object: 'heater_1', automations: thermostat },
+    });
+    const sent = await api.call('POST', '/api/data/readings', {
+      json: [{ group, topic: 'esp/air/temperature', value: 15, time: api.clock.now().toISOString() }],
+    });
+    expect(sent.status).to.equal(202);
+    await eventually(async () => expect(await valueOf(group, 'heater_1')).to.equal('on'));
+
+    const before = await api.get(`/api/actions/safety?group=${group}`);
+    expect(before.status).to.equal(200);
+    expect(before.json()).to.deep.equal({
+      message: [
+        {
+          group,
+          object: 'heater_1',
+          safe: 'off',
+          staleAfterMs: 600_000,
+          staleAfterChosen: false,
+          topics: ['esp/air/temperature'],
+          inSafeMode: false,
+        },
+        {
+          group,
+          object: 'ventilator_1',
+          safe: 'hold',
+          staleAfterChosen: false,
+          topics: [],
+          inSafeMode: false,
+        },
+      ],
+    });
+
+    api.clock.advance(11 * 60_000);
+    await eventually(async () => expect(await valueOf(group, 'heater_1')).to.equal('off'));
+    const during = (await api.get(`/api/actions/safety?group=${group}`)).json() as {
+      message: Record<string, unknown>[];
+    };
+    expect(during.message[0]).to.deep.include({ inSafeMode: true, silentTopics: ['esp/air/temperature'] });
+    expect(during.message[0]?.['since']).to.be.a('string');
+    await eventually(async () =>
+      expect(sample((await api.get('/metrics')).text, 'hortus_actions_in_safe_mode')).to.equal(1),
+    );
+    const log = (await api.get(`/api/actions/automation_log?group=${group}`)).json() as {
+      message: { trigger: string; value: string }[];
+    };
+    expect(log.message.map(({ trigger, value }) => `${trigger} ${value}`)).to.deep.equal([
+      'safe off',
+      'sensor on',
+    ]);
+  });
+
+  it('when the group is unknown or not given, then 404 or 400 {message}', async () => {
+    const unknown = await api.get('/api/actions/safety?group=no-such-group-here');
+    expect(unknown.status).to.equal(404);
+    expect(unknown.json()).to.deep.equal({ message: 'Group no-such-group-here not found' });
+    const missing = await api.get('/api/actions/safety');
+    expect(missing.status).to.equal(400);
+    expect(missing.json()).to.have.property('message');
+  });
+
+  it('when the minimum on-time and off-time are set, then 200 names them, get_automations shows them, and each can go alone', async () => {
+    const group = api.unique('cycled-greenhouse');
+    await api.seed.group(group);
+    await api.seed.action(group, 'pump_1');
+    const set = await api.call('POST', '/api/actions/limit', {
+      json: { group, object: 'pump_1', minOnMs: 120_000, minOffMs: 300_000 },
+    });
+    expect(set.status, set.text).to.equal(200);
+    expect(set.json()).to.deep.equal({
+      message: { group, object: 'pump_1', minOnMs: 120_000, minOffMs: 300_000 },
+    });
+    const shown = await api.get(`/api/actions/get_automations?groupId=${group}&deviceName=pump_1`);
+    expect(shown.json()).to.include({ minOnMs: 120_000, minOffMs: 300_000 });
+    expect(shown.json()).to.not.have.property('maxOnMs');
+    const removed = await api.call('POST', '/api/actions/limit', {
+      json: { group, object: 'pump_1', minOnMs: null },
+    });
+    expect(removed.json()).to.deep.equal({ message: { group, object: 'pump_1', minOffMs: 300_000 } });
+    const refused = await api.call('POST', '/api/actions/limit', {
+      json: { group, object: 'pump_1', minOffMs: 1000 },
+    });
+    expect(refused.status).to.equal(400);
+    expect(refused.json()).to.deep.equal({
+      message: 'min-off must be a whole number from 10000 to 86400000',
+    });
+  });
+});

@@ -17,6 +17,7 @@ interface FirmwareDocument {
   size: number;
   sha256: string;
   publishedAt: Date;
+  forced?: boolean;
   data: Binary;
 }
 
@@ -34,6 +35,7 @@ function toImage(document: Omit<FirmwareDocument, 'data'>): FirmwareImage {
     size: document.size,
     sha256: document.sha256,
     publishedAt: document.publishedAt,
+    ...(document.forced === true ? { forced: true } : {}),
   };
 }
 

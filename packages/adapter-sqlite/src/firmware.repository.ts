@@ -13,6 +13,7 @@ interface FirmwareRow {
   size: number;
   sha256: string;
   published_at: number;
+  forced: number | null;
   data?: Buffer;
 }
 
@@ -24,6 +25,7 @@ function toImage(row: FirmwareRow): FirmwareImage {
     size: row.size,
     sha256: row.sha256,
     publishedAt: new Date(row.published_at),
+    ...(row.forced === 1 ? { forced: true } : {}),
   };
 }
 
@@ -38,8 +40,8 @@ export class SqliteFirmwareRepository extends SqliteRepository implements Firmwa
       this.connection.write(() =>
         this.connection
           .prepare(
-            `INSERT INTO firmware_images (version, grp, size, sha256, published_at, data)
-             VALUES (?, ?, ?, ?, ?, ?)`,
+            `INSERT INTO firmware_images (version, grp, size, sha256, published_at, forced, data)
+             VALUES (?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             image.version,
@@ -47,6 +49,7 @@ export class SqliteFirmwareRepository extends SqliteRepository implements Firmwa
             image.size,
             image.sha256,
             image.publishedAt.getTime(),
+            image.forced === true ? 1 : null,
             Buffer.from(image.data),
           ),
       ),
@@ -57,7 +60,7 @@ export class SqliteFirmwareRepository extends SqliteRepository implements Firmwa
     const rows = this.run(
       () =>
         this.connection
-          .prepare('SELECT version, grp, size, sha256, published_at FROM firmware_images')
+          .prepare('SELECT version, grp, size, sha256, published_at, forced FROM firmware_images')
           .all() as FirmwareRow[],
     );
     return rows

@@ -334,6 +334,13 @@ export const migrations: readonly {
       ALTER TABLE devices ADD COLUMN move_request TEXT;
     `,
   },
+  {
+    version: 15,
+    sql: `
+      -- 1 for an image published with --force: offered also to boxes that cannot update over the air.
+      ALTER TABLE firmware_images ADD COLUMN forced INTEGER;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
@@ -110,6 +110,46 @@ describe('Scheduled backups (BACKUP_DIR)', () => {
     );
     await later.runOnce();
     expect(first.backups()).to.have.length(2);
+  });
+
+  it('when a backup file is dated in the future, then it is ignored with one warning: backups go on, and it neither stops them nor counts in BACKUP_KEEP', async () => {
+    const { dir, job, logged, advance, backups } = jobOn();
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const future = 'hortus-2099-01-01T00-00-00-000Z.db';
+    writeFileSync(join(dir, future), 'planted');
+
+    for (let day = 0; day < 4; day += 1) {
+      await job.runOnce();
+      advance(24 * HOUR_MS);
+    }
+
+    expect(logged.filter(({ event }) => event === 'backup made')).to.have.length(4);
+    expect(backups()).to.deep.equal([
+      'hortus-2026-11-27T06-00-00-000Z.db',
+      'hortus-2026-11-28T06-00-00-000Z.db',
+      'hortus-2026-11-29T06-00-00-000Z.db',
+      future,
+    ]);
+    const warnings = logged.filter(({ event }) => event === 'backup file dated in the future ignored');
+    expect(warnings.map(({ file }) => file)).to.deep.equal([join(dir, future)]);
+  });
+
+  it('when BACKUP_DIR is writable by every user, then one warning says so; a private one gets none', async () => {
+    const open = jobOn();
+    mkdirSync(open.dir, { recursive: true });
+    chmodSync(open.dir, 0o777);
+    await open.job.runOnce();
+    open.advance(24 * HOUR_MS);
+    await open.job.runOnce();
+    const warned = (logged: LogLine[]): number =>
+      logged.filter(({ event }) => event === 'backup directory writable by every user').length;
+    expect(warned(open.logged)).to.equal(1);
+    expect(open.copies).to.have.length(2);
+
+    const kept = jobOn();
+    await kept.job.runOnce();
+    expect(statSync(kept.dir).mode & 0o777).to.equal(0o700);
+    expect(warned(kept.logged)).to.equal(0);
   });
 
   it('when a backup is still running, then another run makes none (never two at once)', async () => {

@@ -109,9 +109,28 @@ describe(`hortus firmware (${testStore} store)`, () => {
     expect(await container.get(ListFirmware).execute()).to.deep.equal([]);
   });
 
-  it('when nothing is published, then list says every box is answered its own version', async () => {
+  it('when nothing is published, then list says every box is answered 204 (no update)', async () => {
     const listed = await hortus(container, ['firmware', 'list']);
     expect(listed.code).to.equal(0);
-    expect(listed.stdout).to.contain('No firmware is published: every box is answered its own version.');
+    expect(listed.stdout).to.contain('No firmware is published: every box is answered 204 (no update).');
+  });
+
+  it('when an image is published with --force, then it is recorded as forced and list shows it', async () => {
+    const { file } = imageFile(1000);
+
+    const forced = await hortus(container, ['firmware', 'publish', file, '--version', '1.0.7', '--force']);
+    const plain = await hortus(container, ['firmware', 'publish', file, '--version', '1.0.8']);
+    const listed = await hortus(container, ['firmware', 'list']);
+
+    expect(forced.code, forced.stderr).to.equal(0);
+    expect(forced.stdout).to.match(/Forced: +yes/u);
+    expect(plain.stdout).to.match(/Forced: +no/u);
+    expect(listed.stdout).to.match(/1\.0\.7 .* yes\n/u);
+    expect(
+      (await container.get(ListFirmware).execute()).map(({ version, forced: f }) => [version, f === true]),
+    ).to.deep.equal([
+      ['1.0.7', true],
+      ['1.0.8', false],
+    ]);
   });
 });

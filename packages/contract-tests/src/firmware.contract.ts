@@ -39,6 +39,22 @@ export function firmwareRepositoryContract(name: string, createStore: StoreFacto
       expect(await repository().read('0'.repeat(64))).to.equal(undefined);
     });
 
+    it('when an image is added as forced, then list and read say so, and an image not forced says nothing', async () => {
+      const forced = { ...image('1.0.6', 2, 'north'), forced: true };
+      const plain = image('1.0.7', 3, 'north');
+      await repository().add(forced);
+      await repository().add(plain);
+
+      const listed = await repository().list();
+
+      expect(listed.map((entry) => [entry.version, entry.forced])).to.deep.equal([
+        ['1.0.6', true],
+        ['1.0.7', undefined],
+      ]);
+      expect(listed[1]).not.to.have.property('forced');
+      expect((await repository().read(forced.sha256))?.forced).to.equal(true);
+    });
+
     it('when the same version is added for the same boxes twice, then the second is a conflict and the first stays', async () => {
       await repository().add(image('1.0.5', 1));
       await repository().add(image('1.0.5', 2, 'north'));

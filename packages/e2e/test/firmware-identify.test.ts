@@ -52,55 +52,53 @@ describe(`the firmware manifest answers each box for itself (${testStore} store)
     return (reply.json() as { apiKey: string }).apiKey;
   }
 
-  async function manifestFrom(address: string, query = ''): Promise<Manifest> {
+  /** The manifest from `address`; undefined for a 204 (nothing for this box). */
+  async function manifestFrom(address: string, query = ''): Promise<Manifest | undefined> {
     const reply = await api.call('GET', `/api/hardware/update${query}`, {
       headers: { 'x-forwarded-for': address },
     });
+    if (reply.status === 204) {
+      expect(reply.text).to.equal('');
+      return undefined;
+    }
     expect(reply.status).to.equal(200);
     return reply.json() as Manifest;
   }
 
-  const publish = (version: string, group?: string): Promise<string> => {
+  const publish = (version: string, group?: string, force = false): Promise<string> => {
     const data = new Uint8Array(4096).fill(boxes + version.length);
     data.set(new TextEncoder().encode(`${version}/${group ?? ''}`));
     return api.container
       .get(PublishFirmware)
-      .execute({ data, version, ...(group === undefined ? {} : { group }) })
+      .execute({ data, version, force, ...(group === undefined ? {} : { group }) })
       .then(() => sha256(data));
   };
 
-  it('when nothing is published, then a box that onboarded is answered its own version, so it installs nothing', async () => {
+  it('when nothing is published, then a box that onboarded gets 204: no manifest, so no image-less address', async () => {
     const box = await registeredBox();
-    await onboard(box.sent, '10.1.0.1', '1.0.4');
+    await onboard(box.sent, '10.1.0.1', '1.1.0');
 
-    const manifest = await manifestFrom('10.1.0.1');
-
-    expect(manifest.type).to.equal('esp32-fota-http');
-    expect(manifest.version).to.equal('1.0.4');
-    expect(manifest.url).to.match(/\/api\/hardware\/download$/u);
+    expect(await manifestFrom('10.1.0.1')).to.equal(undefined);
   });
 
-  it("when an image is published for one group, then only that group's box is offered it; another group's box gets its own version, an unknown address nothing", async () => {
+  it("when an image is published for one group, then only that group's box is offered it; another group's box and an unknown address get nothing", async () => {
     const north = await registeredBox();
     const south = await registeredBox();
-    await onboard(north.sent, '10.1.0.2');
-    await onboard(south.sent, '10.1.0.3');
-    const digest = await publish('1.0.5', north.group);
+    await onboard(north.sent, '10.1.0.2', '1.1.0');
+    await onboard(south.sent, '10.1.0.3', '1.1.0');
+    const digest = await publish('1.1.5', north.group);
 
     const toNorth = await manifestFrom('10.1.0.2');
-    const toSouth = await manifestFrom('10.1.0.3');
-    const toStranger = await manifestFrom('10.1.0.99');
 
-    expect(toNorth.version).to.equal('1.0.5');
-    expect(toNorth.url).to.match(new RegExp(`/api/hardware/download/${digest}$`, 'u'));
-    expect(toSouth.version).to.equal('1.0.4');
-    expect(toSouth.url).to.match(/\/api\/hardware\/download$/u);
-    expect(toStranger.version).to.equal('0.0.0');
+    expect(toNorth?.version).to.equal('1.1.5');
+    expect(toNorth?.url).to.match(new RegExp(`/api/hardware/download/${digest}$`, 'u'));
+    expect(await manifestFrom('10.1.0.3')).to.equal(undefined);
+    expect(await manifestFrom('10.1.0.99')).to.equal(undefined);
   });
 
   it('when a box posts readings from a new address (a new DHCP lease), then its manifest from there is its own', async () => {
     const box = await registeredBox();
-    const apiKey = await onboard(box.sent, '10.1.0.4');
+    const apiKey = await onboard(box.sent, '10.1.0.4', '1.0.9');
     const digest = await publish('1.1.0', box.group);
 
     const posted = await api.call('POST', '/api/box/v1/action/insertOne', {
@@ -120,8 +118,8 @@ describe(`the firmware manifest answers each box for itself (${testStore} store)
     const manifest = await manifestFrom('10.1.0.5');
 
     expect(posted.status).to.equal(201);
-    expect(manifest.version).to.equal('1.1.0');
-    expect(manifest.url).to.match(new RegExp(`${digest}$`, 'u'));
+    expect(manifest?.version).to.equal('1.1.0');
+    expect(manifest?.url).to.match(new RegExp(`${digest}$`, 'u'));
   });
 
   it('when the updater names itself with ?id= (the MAC as a decimal number), then that box is answered wherever it asks from, and an id of no registered box gets nothing', async () => {
@@ -129,29 +127,26 @@ describe(`the firmware manifest answers each box for itself (${testStore} store)
     await onboard(box.sent, '10.1.0.6', '1.0.7');
     const decimal = String(parseInt(box.sent, 16));
 
-    const own = await manifestFrom('10.1.0.250', `?id=${decimal}`);
+    const before = await manifestFrom('10.1.0.250', `?id=${decimal}`);
     const digest = await publish('1.0.8', box.group);
     const offered = await manifestFrom('10.1.0.251', `?id=${decimal}`);
     // The address has a box of that group, but the id says the asker is another, unregistered one.
     const stranger = await manifestFrom('10.1.0.6', '?id=1');
 
-    expect(own.version).to.equal('1.0.7');
-    expect(offered.version).to.equal('1.0.8');
-    expect(offered.url).to.match(new RegExp(`${digest}$`, 'u'));
-    expect(stranger.version).to.equal('0.0.0');
+    expect(before).to.equal(undefined);
+    expect(offered?.version).to.equal('1.0.8');
+    expect(offered?.url).to.match(new RegExp(`${digest}$`, 'u'));
+    expect(stranger).to.equal(undefined);
   });
 
   it("when boxes of two groups share one address (a NAT), then neither group's image is offered there", async () => {
     const east = await registeredBox();
     const west = await registeredBox();
-    await onboard(east.sent, '10.1.0.7');
-    await onboard(west.sent, '10.1.0.7');
+    await onboard(east.sent, '10.1.0.7', '1.1.0');
+    await onboard(west.sent, '10.1.0.7', '1.1.0');
     await publish('1.2.0', east.group);
 
-    const manifest = await manifestFrom('10.1.0.7');
-
-    expect(manifest.version).to.equal('0.0.0');
-    expect(manifest.url).to.match(/\/api\/hardware\/download$/u);
+    expect(await manifestFrom('10.1.0.7')).to.equal(undefined);
   });
 
   it('when the box onboarded through another server (or before a restart), then its stored onboarding identifies it', async () => {
@@ -163,13 +158,48 @@ describe(`the firmware manifest answers each box for itself (${testStore} store)
     await devices.recordOnboarding(
       device.deviceId,
       { at: api.clock.now(), address: '10.1.0.8' },
-      { firmwareVersion: '1.0.3' },
+      { firmwareVersion: '1.0.5' },
     );
+    const digest = await publish('1.3.0', box.group);
     // The stored onboardings are read at most once a minute.
     api.clock.advance(61_000);
 
     const manifest = await manifestFrom('10.1.0.8');
 
-    expect(manifest.version).to.equal('1.0.3');
+    expect(manifest?.url).to.match(new RegExp(`${digest}$`, 'u'));
+  });
+
+  it("when someone sets a box's version to 99.0.0 by onboarding with its MAC, then the box is still offered the published image, never a manifest without one", async () => {
+    const box = await registeredBox();
+    await onboard(box.sent, '10.1.0.9', '1.1.0');
+    const digest = await publish('1.4.0', box.group);
+    // The stranger onboards from the box's own address (its NAT), as the box would.
+    await onboard(box.sent, '10.1.0.9', '99.0.0');
+
+    const manifest = await manifestFrom('10.1.0.9');
+
+    expect(manifest?.version).to.equal('1.4.0');
+    expect(manifest?.url).to.match(new RegExp(`/api/hardware/download/${digest}$`, 'u'));
+  });
+
+  it('when a box runs 1.0.4 (no OTA slot) or reported no version, then it is offered nothing, unless the image was published with force', async () => {
+    const old = await registeredBox();
+    await onboard(old.sent, '10.1.0.10', '1.0.4');
+    await publish('1.5.0', old.group);
+    const unknownVersion = await registeredBox();
+    const reply = await api.call('GET', '/api/hardware', {
+      headers: { deviceId: unknownVersion.sent, 'x-forwarded-for': '10.1.0.11' },
+    });
+    expect(reply.status).to.equal(200);
+    await publish('1.5.0', unknownVersion.group);
+
+    expect(await manifestFrom('10.1.0.10')).to.equal(undefined);
+    expect(await manifestFrom('10.1.0.11')).to.equal(undefined);
+
+    const forced = await publish('1.5.1', old.group, true);
+    const manifest = await manifestFrom('10.1.0.10');
+    expect(manifest?.version).to.equal('1.5.1');
+    expect(manifest?.url).to.match(new RegExp(`${forced}$`, 'u'));
+    expect(await manifestFrom('10.1.0.11')).to.equal(undefined);
   });
 });

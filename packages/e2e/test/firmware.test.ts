@@ -46,7 +46,10 @@ function manifestFor(base: string, host: string): Promise<{ status: number; body
       let text = '';
       response.on('data', (chunk: Buffer) => (text += chunk.toString()));
       response.on('end', () =>
-        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as unknown }),
+        resolve({
+          status: response.statusCode ?? 0,
+          body: text === '' ? undefined : (JSON.parse(text) as unknown),
+        }),
       );
       response.on('error', reject);
     })
@@ -71,25 +74,22 @@ describe(`firmware updates for HTTP boxes (${testStore} store)`, () => {
     await server.close();
     rmSync(tlsDir, { recursive: true, force: true });
   });
-  const publish = (data: Uint8Array, version: string, group?: string) =>
+  // These requests come from an address no box onboarded from: only forced images are offered to them.
+  const publish = (data: Uint8Array, version: string, group?: string, force = true) =>
     server.container
       .get(PublishFirmware)
-      .execute({ data, version, ...(group === undefined ? {} : { group }) });
+      .execute({ data, version, force, ...(group === undefined ? {} : { group }) });
   const withdraw = (version: string, group?: string) =>
     server.container.get(WithdrawFirmware).execute({ version, ...(group === undefined ? {} : { group }) });
 
-  it('when nothing is published, then the manifest answers a version below every version, so a box installs nothing', async () => {
+  it('when nothing is published, then the manifest answers 204 without a body, never an address without an image', async () => {
     const reply = await manifestFor(server.url, '192.168.178.121:8080');
 
-    expect(reply.status).to.equal(200);
-    expect(reply.body).to.deep.equal({
-      type: 'esp32-fota-http',
-      version: '0.0.0',
-      url: 'http://192.168.178.121:8080/api/hardware/download',
-    });
+    expect(reply.status).to.equal(204);
+    expect(reply.body).to.equal(undefined);
   });
 
-  it('when images are published, then the manifest offers the newest for every box at plain HTTP, and the download is byte-identical with Content-Length and a SHA-256 ETag', async () => {
+  it('when forced images are published, then the manifest offers the newest for every box at plain HTTP, and the download is byte-identical with Content-Length and a SHA-256 ETag', async () => {
     const older = imageBytes(100_000, 1);
     const newer = imageBytes(1_300_000, 2);
     const groupOnly = imageBytes(5000, 3);
@@ -121,6 +121,10 @@ describe(`firmware updates for HTTP boxes (${testStore} store)`, () => {
     const gone = await server.call('GET', path);
     expect(afterWithdrawal.version).to.equal('1.0.5');
     expect(afterWithdrawal.url).to.match(new RegExp(`/api/hardware/download/${sha256(older)}$`, 'u'));
+    // Not forced: a box of unknown version (this address) is offered nothing.
+    await publish(imageBytes(3000, 4), '1.0.11', undefined, false);
+    expect((await server.get('/api/hardware/update')).json()).to.deep.include({ version: '1.0.5' });
+    await withdraw('1.0.11');
     expect(gone.status).to.equal(404);
     expect(gone.json()).to.deep.equal({ message: 'No such firmware image' });
     await withdraw('1.0.5');

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   type Env,
@@ -66,6 +66,9 @@ export type OnlineBackup = (file: string) => Promise<{ readonly totalPages: numb
 export class BackupJob {
   private task: ScheduledTask | undefined;
   private running: Promise<void> | undefined;
+  /** Future-dated files already warned about: a warning each, not one per tick. */
+  private readonly futureWarned = new Set<string>();
+  private permissionsChecked = false;
 
   constructor(
     private readonly backup: OnlineBackup,
@@ -96,26 +99,59 @@ export class BackupJob {
     return this.running;
   }
 
-  private ownBackups(): { name: string; time: number }[] {
+  /**
+   * The job's backups up to `now`, oldest first. A file named as a backup but dated after now (a clock that
+   * was ahead, or a file someone put there) is left alone and warned about once: counted as the newest, it
+   * would stop every backup until that date, and being kept it would push a real backup out of BACKUP_KEEP.
+   */
+  private ownBackups(now: number): { name: string; time: number }[] {
     let names: string[];
     try {
       names = readdirSync(this.settings.dir);
     } catch {
       return [];
     }
-    return names
+    const backups = names
       .map((name) => ({ name, time: backupTime(name) }))
-      .filter((entry): entry is { name: string; time: number } => entry.time !== undefined)
-      .sort((a, b) => a.time - b.time);
+      .filter((entry): entry is { name: string; time: number } => entry.time !== undefined);
+    for (const { name, time } of backups) {
+      if (time <= now || this.futureWarned.has(name)) continue;
+      this.futureWarned.add(name);
+      this.logger.warn('backup file dated in the future ignored', {
+        file: join(this.settings.dir, name),
+        dated: new Date(time).toISOString(),
+      });
+    }
+    return backups.filter(({ time }) => time <= now).sort((a, b) => a.time - b.time);
+  }
+
+  /** Warns once when others may write in BACKUP_DIR: they could replace a backup or stop the schedule. */
+  private checkPermissions(): void {
+    if (this.permissionsChecked) return;
+    let mode: number;
+    try {
+      mode = statSync(this.settings.dir).mode;
+    } catch {
+      return;
+    }
+    this.permissionsChecked = true;
+    if ((mode & 0o002) === 0) return;
+    this.logger.warn('backup directory writable by every user', {
+      dir: this.settings.dir,
+      mode: `0${(mode & 0o7777).toString(8)}`,
+      advice: 'chmod 700 it (or o-w): anyone on the machine could replace a backup or stop the schedule',
+    });
   }
 
   private async due(): Promise<void> {
     const now = this.now();
-    const newest = this.ownBackups().at(-1);
+    this.checkPermissions();
+    const newest = this.ownBackups(now).at(-1);
     if (newest !== undefined && now - newest.time < this.settings.intervalMs) return;
     const file = join(this.settings.dir, backupFileName(new Date(now)));
     try {
       mkdirSync(this.settings.dir, { recursive: true, mode: 0o700 });
+      this.checkPermissions();
       const { totalPages } = await this.backup(file);
       this.logger.info('backup made', { file, pages: totalPages, ms: this.now() - now });
     } catch (error) {
@@ -126,11 +162,11 @@ export class BackupJob {
       });
       return;
     }
-    this.prune();
+    this.prune(now);
   }
 
-  private prune(): void {
-    const backups = this.ownBackups();
+  private prune(now: number): void {
+    const backups = this.ownBackups(now);
     for (const { name } of backups.slice(0, Math.max(0, backups.length - this.settings.keep))) {
       const file = join(this.settings.dir, name);
       try {

@@ -24,6 +24,10 @@ function showImage(image: FirmwareImage): string {
     ['Size', `${image.size} bytes`],
     ['SHA-256', image.sha256],
     ['Published', image.publishedAt.toISOString()],
+    [
+      'Forced',
+      image.forced === true ? 'yes (offered also to 1.0.4 boxes and boxes of unknown version)' : 'no',
+    ],
   ]);
 }
 
@@ -65,12 +69,19 @@ export function registerFirmwareCommands(program: Command, io: RunIo): void {
     firmware
       .command('publish')
       .description(
-        `offer an image (--version <semver>, required) to every box or one group's boxes whose version is ` +
-          `lower; at most ${MAX_FIRMWARE_BYTES} bytes`,
+        `offer an image (--version <semver>, required) to every box or one group's boxes (a box installs it ` +
+          `when it is newer than its own); at most ${MAX_FIRMWARE_BYTES} bytes. Boxes of firmware 1.0.4 ` +
+          '(no OTA slot) and boxes of unknown version are offered it only with --force',
       )
       .argument('<file>', 'the application image (.bin) as the build wrote it')
       .addOption(forGroup())
-      .action(async (file: string, options: { group?: string }, command: Command) => {
+      .addOption(
+        new Option(
+          '--force',
+          'offer it also to boxes that report firmware 1.0.4 or no version (they download it every 100 s)',
+        ),
+      )
+      .action(async (file: string, options: { group?: string; force?: boolean }, command: Command) => {
         // The program's --version [semver] (see run.ts) carries the image's version here.
         const given = command.optsWithGlobals<{ version?: string | boolean }>().version;
         if (typeof given !== 'string') {
@@ -84,6 +95,7 @@ export function registerFirmwareCommands(program: Command, io: RunIo): void {
             data,
             version,
             ...(options.group === undefined ? {} : { group: options.group }),
+            ...(options.force === true ? { force: true } : {}),
           }),
         );
         outputFor(io, command).result(published, showImage);
@@ -98,15 +110,16 @@ export function registerFirmwareCommands(program: Command, io: RunIo): void {
       .action(async (_options: unknown, command: Command) => {
         const images = await store(command, (useCase) => useCase(ListFirmware).execute());
         outputFor(io, command).result(images, (all) =>
-          listOrNote(all, 'No firmware is published: every box is answered its own version.', (rows) =>
+          listOrNote(all, 'No firmware is published: every box is answered 204 (no update).', (rows) =>
             table(
-              ['VERSION', 'GROUP', 'SIZE', 'SHA-256', 'PUBLISHED'],
+              ['VERSION', 'GROUP', 'SIZE', 'SHA-256', 'PUBLISHED', 'FORCED'],
               rows.map((image) => [
                 image.version,
                 image.group ?? '(every box)',
                 image.size,
                 image.sha256,
                 image.publishedAt.toISOString(),
+                image.forced === true ? 'yes' : '',
               ]),
             ),
           ),

@@ -23,6 +23,39 @@ export interface FirmwareImage {
   /** SHA-256 of the bytes in lower-case hex: the download's ETag and address. */
   readonly sha256: string;
   readonly publishedAt: Date;
+  /**
+   * Published with `--force`: offered also to boxes that cannot update over the air (NO_OTA_VERSIONS) and
+   * to boxes whose version is unknown.
+   */
+  readonly forced?: boolean;
+}
+
+/**
+ * Builds that cannot install an image: firmware 1.0.4 has no second app slot (`no_ota.csv`, COMPAT
+ * "Boxes"), so an offered image is downloaded every 100 s and never installed.
+ */
+export const NO_OTA_VERSIONS: readonly string[] = ['1.0.4'];
+
+/**
+ * The one rule of what a box is offered: the newest image for its group or for every box, and to a box
+ * whose version is unknown or that cannot update over the air, only an image an administrator forced.
+ * The version a box reports (at onboarding, where anyone who knows an unlocked MAC can set it) is
+ * otherwise not used: the updater itself installs only a version newer than its own, so a reported
+ * version can at most make a box look like one that cannot update, never withhold or change an image.
+ */
+export function firmwareOfferFor(
+  images: readonly FirmwareImage[],
+  box: { readonly group?: string; readonly version?: string },
+): FirmwareImage | undefined {
+  const updatable = box.version !== undefined && !NO_OTA_VERSIONS.includes(box.version);
+  return images
+    .filter((image) => image.group === undefined || image.group === box.group)
+    .filter((image) => updatable || image.forced === true)
+    .reduce<FirmwareImage | undefined>(
+      (best, image) =>
+        best === undefined || compareVersions(image.version, best.version) > 0 ? image : best,
+      undefined,
+    );
 }
 
 export interface StoredFirmwareImage extends FirmwareImage {

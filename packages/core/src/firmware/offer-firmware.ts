@@ -4,7 +4,7 @@ import { boxIdOfUpdaterId, macOfBoxId } from '../devices/device-id.js';
 import { type Device } from '../devices/device.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
-import { compareVersions, FIRMWARE_TYPE } from './firmware.js';
+import { FIRMWARE_TYPE, firmwareOfferFor } from './firmware.js';
 import { FIRMWARE_REPOSITORY, type FirmwareRepository } from './firmware.port.js';
 
 /** What the manifest request tells of the box that sends it. */
@@ -21,22 +21,12 @@ export interface AskingBox {
   readonly version?: string;
 }
 
-/**
- * The manifest's content: the version to offer, and the image's digest when it is newer than what the box
- * runs. The updater installs only a newer version, so answering a box its own version changes nothing.
- */
+/** The manifest's content: an image's version and digest. The updater installs it only when it is newer. */
 export interface FirmwareOffer {
   readonly type: typeof FIRMWARE_TYPE;
   readonly version: string;
-  /** Set when an image newer than the box's own version applies to it. */
-  readonly sha256?: string;
+  readonly sha256: string;
 }
-
-/**
- * Below every version: answered to a box that cannot be identified when nothing is published for every
- * box, so it updates to nothing.
- */
-export const NO_UPDATE_VERSION = '0.0.0';
 
 /** A live box makes a request every 20 s: what came from an address within this long is what is there now. */
 const SEEN_WITHIN_MS = 60 * 60_000;
@@ -44,9 +34,8 @@ const SEEN_WITHIN_MS = 60 * 60_000;
 const ONBOARDINGS_READ_EVERY_MS = 60_000;
 
 /**
- * The manifest a box's updater polls (every 100 s): the newest image published for its group or for every
- * box, when it is newer than the box's own version; otherwise the box's own version (or NO_UPDATE_VERSION
- * when that is unknown), so nothing happens, as the original service always answered.
+ * The manifest a box's updater polls (every 100 s): the image firmwareOfferFor chooses, or nothing (the
+ * route answers 204, which the updater treats as "no update").
  *
  * Firmware 1.0.4's updater sends no id, so the box is the registered device whose requests came from the
  * same address: those this process saw in the last hour (onboarding, readings, actions), else the stored
@@ -64,20 +53,14 @@ export class OfferFirmware {
     @inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async execute(request: ManifestRequest): Promise<FirmwareOffer> {
-    const box = await this.identify(request);
+  async execute(request: ManifestRequest): Promise<FirmwareOffer | undefined> {
     const images = await this.firmware.list();
-    const applicable = images.filter((image) => image.group === undefined || image.group === box.group);
-    const newest = applicable.reduce<(typeof applicable)[number] | undefined>(
-      (best, image) =>
-        best === undefined || compareVersions(image.version, best.version) > 0 ? image : best,
-      undefined,
-    );
-    const own = box.version ?? NO_UPDATE_VERSION;
-    if (newest !== undefined && compareVersions(newest.version, own) > 0) {
-      return { type: FIRMWARE_TYPE, version: newest.version, sha256: newest.sha256 };
-    }
-    return { type: FIRMWARE_TYPE, version: own };
+    // Nothing published, nothing to find out about the box.
+    if (images.length === 0) return undefined;
+    const offered = firmwareOfferFor(images, await this.identify(request));
+    return offered === undefined
+      ? undefined
+      : { type: FIRMWARE_TYPE, version: offered.version, sha256: offered.sha256 };
   }
 
   private async identify(request: ManifestRequest): Promise<AskingBox> {

@@ -18,7 +18,13 @@ export class PublishFirmware {
     @inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async execute(input: { data: Uint8Array; version: unknown; group?: unknown }): Promise<FirmwareImage> {
+  /** `force`: offered also to boxes that cannot update over the air or whose version is unknown. */
+  async execute(input: {
+    data: Uint8Array;
+    version: unknown;
+    group?: unknown;
+    force?: boolean;
+  }): Promise<FirmwareImage> {
     const version = requireSemver(input.version);
     const group = optionalText(input.group, 'group');
     requireFirmwareSize(input.data.byteLength);
@@ -28,6 +34,7 @@ export class PublishFirmware {
       size: input.data.byteLength,
       sha256: this.digest(input.data),
       publishedAt: this.clock.now(),
+      ...(input.force === true ? { forced: true } : {}),
     };
     await this.firmware.add({ ...image, data: input.data });
     return image;

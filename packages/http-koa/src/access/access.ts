@@ -18,7 +18,13 @@ import { type PolicyTable } from '../routes/policy.js';
 import { json } from '../routes/routing.js';
 import { send } from '../koa/send.js';
 import { ExpiringValue } from './expiring-value.js';
-import { type AccessRule, answersToCredential, decideRoute, type RequestAccess } from '../exchange/access.js';
+import {
+  type AccessRule,
+  answersToCredential,
+  credentialSentIn,
+  decideRoute,
+  type RequestAccess,
+} from '../exchange/access.js';
 import { CREDENTIAL_VARY, privateCaching } from '../exchange/answer.js';
 import { clearSessionCookie, cookieWriteAllowed, sessionCookieIn } from './session-cookie.js';
 
@@ -180,8 +186,7 @@ export class AccessControl {
    */
   middleware(policies: PolicyTable, corsOrigins: readonly string[] = []): Middleware {
     const allowedOrigins = new Set(corsOrigins.map((origin) => origin.toLowerCase()));
-    const uncredentialed = (ctx: Context): boolean =>
-      ctx.get('Authorization') === '' && sessionCookieIn(ctx.get('Cookie')) === undefined;
+    const uncredentialed = (ctx: Context): boolean => !credentialSentIn(ctx.headers);
     const checked: Middleware = async (ctx, next) => {
       const state = ctx.state as { access?: RequestAccess; caller?: Caller };
       const check = policies.checkBeforeRouting(ctx.path);

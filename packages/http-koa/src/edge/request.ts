@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { type Middleware } from 'koa';
 import { accessOf } from '../access/access.js';
 import { type Logger } from '@hortus/core';
+import { allowedOrigins, corsHeaderPairs } from '../exchange/answer.js';
 
 /** What every answer carries whichever way it is built: the request id, the log line, CORS. */
 
 export const CORS_METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
 const CORS_MAX_AGE_SECONDS = 600;
-export const CORS_EXPOSED_HEADERS = 'X-Request-Id, Retry-After';
 
 const requestIdPattern = /^[\w.:-]{1,128}$/u;
 
@@ -56,27 +56,6 @@ export function requestLog(logger: Logger | undefined): Middleware {
       logRequest(logger, { requestId, method, path, status, started, keyId: accessOf(ctx)?.key?.id });
     }
   };
-}
-
-/** The origins allowed to call with credentials, compared case-insensitively. */
-export function allowedOrigins(origins: readonly string[]): ReadonlySet<string> {
-  return new Set(origins.map((origin) => origin.toLowerCase()));
-}
-
-/**
- * The CORS headers an answer to `origin` carries, as name, value, name, value: none unless the origin is
- * allowed. The Koa middleware and the poll lane both write these.
- */
-export function corsHeaderPairs(origin: string, allowed: ReadonlySet<string>): readonly string[] {
-  if (!allowed.has(origin.toLowerCase())) return [];
-  return [
-    'Access-Control-Allow-Origin',
-    origin,
-    'Access-Control-Allow-Credentials',
-    'true',
-    'Access-Control-Expose-Headers',
-    CORS_EXPOSED_HEADERS,
-  ];
 }
 
 /** CORS for an allow-list of origins with credentials; a preflight is answered here and goes no further. */

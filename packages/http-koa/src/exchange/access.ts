@@ -6,6 +6,8 @@ import {
   decideSessionAccess,
   type SessionPrincipal,
 } from '@hortus/core';
+import { type IncomingHttpHeaders } from 'node:http';
+import { sessionCookieIn } from '../access/session-cookie.js';
 import { type RouteSpec } from '../routes/routing.js';
 
 /** What the request carries once the access middleware has run. */
@@ -157,4 +159,9 @@ export function answersToCredential(
   credentialSent: boolean,
 ): boolean {
   return check !== 'open' && (check === 'account' || required || credentialSent);
+}
+
+/** Whether a request sends a credential at all: the Authorization header or the session cookie. */
+export function credentialSentIn(headers: IncomingHttpHeaders): boolean {
+  return (headers.authorization ?? '') !== '' || sessionCookieIn(headers.cookie) !== undefined;
 }

@@ -173,6 +173,41 @@ export function varyOf(originSent: boolean, credentialed: boolean): string | und
   return originSent ? 'Origin, Authorization, Cookie' : CREDENTIAL_VARY.join(', ');
 }
 
+/** What a browser page may read of a cross-origin answer beside the simple headers. */
+export const CORS_EXPOSED_HEADERS = 'X-Request-Id, Retry-After';
+
+/** The origins allowed to call with credentials, compared case-insensitively. */
+export function allowedOrigins(origins: readonly string[]): ReadonlySet<string> {
+  return new Set(origins.map((origin) => origin.toLowerCase()));
+}
+
+/**
+ * The CORS headers an answer to `origin` carries, as name, value, name, value: none unless the origin is
+ * allowed. The Koa chain's CORS middleware and the lanes both write these.
+ */
+export function corsHeaderPairs(origin: string, allowed: ReadonlySet<string>): readonly string[] {
+  if (!allowed.has(origin.toLowerCase())) return [];
+  return [
+    'Access-Control-Allow-Origin',
+    origin,
+    'Access-Control-Allow-Credentials',
+    'true',
+    'Access-Control-Expose-Headers',
+    CORS_EXPOSED_HEADERS,
+  ];
+}
+
+/**
+ * The headers every answer to a route carries before its own: CORS for an allowed `origin`, and the Vary
+ * that CORS and the access check give it (varyOf).
+ */
+export function frameHeaders(origin: string, allowed: ReadonlySet<string>, credentialed: boolean): string[] {
+  const vary = varyOf(origin !== '', credentialed);
+  const pairs = origin === '' ? [] : [...corsHeaderPairs(origin, allowed)];
+  if (vary !== undefined) pairs.push('Vary', vary);
+  return pairs;
+}
+
 // ---- conditional GET and the answers kept by entity tag ------------------------------------------------
 
 function opaque(tag: string): string {

@@ -1,12 +1,17 @@
 import { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { ANONYMOUS, type Logger } from '@hortus/core';
 import { type AccessControl } from '../access/access.js';
-import { sessionCookieIn } from '../access/session-cookie.js';
-import { corsHeaderPairs, logRequest, requestIdOf } from '../edge/request.js';
+import { logRequest, requestIdOf } from '../edge/request.js';
 import { type HostCheck } from '../edge/host.js';
 import { parseQuery, tooManyParameters } from '../edge/query.js';
 import { type HttpMetrics } from '../edge/metrics.js';
-import { type AccessRule, accessRuleOf, answersToCredential, decideRoute } from '../exchange/access.js';
+import {
+  type AccessRule,
+  accessRuleOf,
+  answersToCredential,
+  credentialSentIn,
+  decideRoute,
+} from '../exchange/access.js';
 import {
   type AnswerCache,
   type Answering,
@@ -16,7 +21,7 @@ import {
   type Outgoing,
   outgoingOf,
   outgoingOfAnswer,
-  varyOf,
+  frameHeaders,
 } from '../exchange/answer.js';
 import { errorAnswer, type ErrorContext } from '../exchange/errors.js';
 import {
@@ -140,18 +145,9 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     const input = routeInputOf(parts, who, facts);
     const credentialed =
       access !== undefined &&
-      answersToCredential(
-        route.check,
-        known.access?.required === true,
-        (headers.authorization ?? '') !== '' || sessionCookieIn(headers.cookie) !== undefined,
-      );
+      answersToCredential(route.check, known.access?.required === true, credentialSentIn(headers));
     const requestId = requestIdOf(textOf(headers['x-request-id']));
-    const origin = headers.origin ?? '';
-    const vary = varyOf(origin !== '', credentialed);
-    const leading = [
-      ...(origin === '' ? [] : corsHeaderPairs(origin, options.allowedOrigins)),
-      ...(vary === undefined ? [] : ['Vary', vary]),
-    ];
+    const leading = frameHeaders(headers.origin ?? '', options.allowedOrigins, credentialed);
     const failed = { requestId, method: 'GET', path, route: route.pattern };
     /** Writes the answer, and counts and logs it as the chain does. */
     const write = (out: Outgoing): void => {

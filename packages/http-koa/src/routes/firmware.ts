@@ -36,11 +36,12 @@ export const firmwareRoutes: RouterSpec = {
       summary: "A box's firmware manifest",
       description:
         "Polled by HTTP boxes every 100 s. Answers the newest image published for the box's group or for " +
-        "every box when it is newer than the version the box runs, else the box's own version (0.0.0 for a " +
-        'box that cannot be identified), so nothing is installed. The box is the one `?id=` names (updater ' +
+        'every box (the updater installs it only when it is newer than its own version), or 204 when there is ' +
+        'none for it: boxes of firmware 1.0.4 (no OTA slot) and boxes whose version is unknown are offered ' +
+        'only images published with --force. The box is the one `?id=` names (updater ' +
         'builds that send it: the MAC as a decimal number), else the registered box whose onboarding or data ' +
         'requests came from the same address (boxes of several groups behind one address get only images ' +
-        'for every box). Firmware 1.0.4 cannot install any image.',
+        'for every box).',
       unvalidatedQuery: object({ id: text('The box id, as updaters that identify themselves send it') }),
       responses: {
         200: {
@@ -51,6 +52,7 @@ export const firmwareRoutes: RouterSpec = {
             'url',
           ]),
         },
+        204: { description: 'No image for this box: the updater keeps what it runs' },
         500: { description: "`{message: 'Internal Server Error'}`" },
       },
       handle: async (input, { offerFirmware }) => {
@@ -59,11 +61,12 @@ export const firmwareRoutes: RouterSpec = {
           address: input.clientAddress,
           ...(typeof updaterId === 'string' ? { updaterId } : {}),
         });
-        const image = offer.sha256 === undefined ? '' : `/${offer.sha256}`;
+        // Never a manifest without an image: "nothing" is no manifest at all.
+        if (offer === undefined) return { status: 204, empty: true };
         return json({
           type: offer.type,
           version: offer.version,
-          url: `${plainBase(input)}${FIRMWARE_DOWNLOAD_PATH}${image}`,
+          url: `${plainBase(input)}${FIRMWARE_DOWNLOAD_PATH}/${offer.sha256}`,
         });
       },
     },

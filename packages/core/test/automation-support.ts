@@ -13,6 +13,7 @@ import {
   createCoreModule,
   CreateAction,
   CreateGroup,
+  DeleteAction,
   DEVICE_REPOSITORY,
   ENGINE_STATE_REPOSITORY,
   EvaluateAlerts,
@@ -100,6 +101,7 @@ export function instance(
     createGroup: container.get(CreateGroup),
     getGroup: container.get(GetGroup),
     createAction: container.get(CreateAction),
+    deleteAction: container.get(DeleteAction),
   };
 }
 

@@ -41,7 +41,10 @@ const legacyHashes = [
   { password: 'rasmuslerdorf', hash: '$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a' },
 ];
 
-describe('BcryptPasswordHasher', () => {
+describe('BcryptPasswordHasher', function () {
+  // Real bcrypt work at costs 10 and 12 (a wrong password pads to cost 12): on a machine running two test
+  // runs, a test's few hashes take longer than mocha's default 10 s; the assertions are about results.
+  this.timeout(60_000);
   const hasher = new BcryptPasswordHasher();
   after(() => hasher.close());
 

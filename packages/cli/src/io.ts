@@ -14,6 +14,8 @@ export interface RunIo {
   /** A container with the core and a store module loaded; the caller owns (and closes) it. */
   readonly container?: Container;
   readonly signals?: SignalSource;
+  /** Ends the process (`serve` when its stop overruns its deadline); absent in tests run in-process. */
+  readonly exit?: (code: number) => void;
   /** Where `--password-stdin` reads from; the process's stdin by default. */
   readonly stdin?: AsyncIterable<string | Buffer>;
 }

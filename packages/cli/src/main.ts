@@ -12,4 +12,5 @@ process.exitCode = await run(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
+  exit: (code) => process.exit(code),
 });

@@ -39,6 +39,8 @@ export async function spawnServe(
     readonly command?: readonly string[];
     readonly detached?: boolean;
     readonly startMs?: number;
+    /** false: resolve at once, for a start that is expected to hang (url is then empty). */
+    readonly listening?: boolean;
   } = {},
 ): Promise<ServedProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hortus-served-'));
@@ -75,6 +77,10 @@ export async function spawnServe(
     rmSync(dataDir, { recursive: true, force: true });
   };
   const listening = await new Promise<{ url: string; httpsUrl?: string }>((resolve, reject) => {
+    if (options.listening === false) {
+      resolve({ url: '' });
+      return;
+    }
     const limit = setTimeout(
       () => reject(new Error(`hortus serve did not listen: ${output}`)),
       options.startMs ?? 30_000,

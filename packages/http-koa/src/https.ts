@@ -1,6 +1,6 @@
 import { type RequestListener } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import { type AddressInfo } from 'node:net';
+import { type AddressInfo, type Socket } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { type HttpSettings, type TlsMaterial } from './config.js';
@@ -14,6 +14,8 @@ import { guardConnections, serverLimits, urlOf } from './server.js';
  */
 export class HttpsListener {
   readonly server: Server;
+  /** Every TCP connection open, handshaken or not. */
+  private readonly sockets = new Set<Socket>();
 
   constructor(
     handle: RequestListener,
@@ -40,6 +42,11 @@ export class HttpsListener {
     );
     const handshaken = new WeakSet<Duplex>();
     this.server.on('secureConnection', (socket: Duplex) => handshaken.add(socket));
+    // Node's closeAllConnections knows only connections that got as far as HTTP; close() cuts the rest.
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
     guardConnections(this.server, settings, clientFaults, (socket) => handshaken.has(socket));
     // A failed handshake (a scanner, a client that refuses the certificate) is the client's business.
     this.server.on('tlsClientError', (error: NodeJS.ErrnoException) => {
@@ -75,7 +82,10 @@ export class HttpsListener {
   async close(graceMs: number): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
-    const grace = setTimeout(() => this.server.closeAllConnections(), graceMs);
+    const grace = setTimeout(() => {
+      this.server.closeAllConnections();
+      for (const socket of this.sockets) socket.destroy();
+    }, graceMs);
     try {
       await closed;
     } finally {

@@ -10,6 +10,12 @@ import { type RunIo, type SignalSource } from '../io.js';
 
 const shutdownSignals = ['SIGTERM', 'SIGINT'] as const;
 
+/**
+ * How long after SIGTERM/SIGINT the process ends at the latest: the shutdown grace of in-flight requests
+ * (10 s, application.ts) and 5 s more for the MQTT bridge and the store to close.
+ */
+export const STOP_DEADLINE_MS = 15_000;
+
 function parsePort(text: string): number {
   const port = /^\d+$/u.test(text) ? Number(text) : Number.NaN;
   if (!Number.isInteger(port) || port > 65535)
@@ -105,6 +111,19 @@ export function registerServeCommand(program: Command, io: RunIo): void {
           logger.warn('unknown variable', { name: unknown.name, message: describeUnknown(unknown) });
         }
         const shutdown = shutdownRequest(io.signals ?? process);
+        // Whatever is stuck (a silent store or Redis, a broker gone, held sockets, a start that hangs), the
+        // process ends STOP_DEADLINE_MS after the signal: the grace for requests, then a bounded rest.
+        const exit = io.exit;
+        let deadline: NodeJS.Timeout | undefined;
+        if (exit !== undefined) {
+          void shutdown.received.then((signal) => {
+            deadline = setTimeout(() => {
+              logger.error('stop deadline passed, exiting', { signal, deadlineMs: STOP_DEADLINE_MS });
+              logger.flush?.();
+              exit(1);
+            }, STOP_DEADLINE_MS);
+          });
+        }
         let running: RunningServer;
         try {
           const { startServer } = await import('../app/application.js');
@@ -114,6 +133,7 @@ export function registerServeCommand(program: Command, io: RunIo): void {
           );
         } catch (error) {
           shutdown.stopListening();
+          clearTimeout(deadline);
           logger.error('start failed', { message: error instanceof Error ? error.message : String(error) });
           throw error;
         }
@@ -121,6 +141,7 @@ export function registerServeCommand(program: Command, io: RunIo): void {
         logger.info('signal received', { signal: await shutdown.received });
         stopReloading();
         await running.close();
+        clearTimeout(deadline);
       }),
     'hortus serve --demo --port 8080',
     'AUTH=on SIGNUP=open hortus serve --client ./client/build',

@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+
+/** This process's group (Linux's /proc/self/stat), or undefined where it cannot be read. */
+function processGroup(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // After the command name (in parentheses, which may hold spaces): state, parent, group.
+    const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    return Number.isInteger(group) && group > 0 ? group : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Started by a package manager's script (`npx pnpm start`), the process a supervisor signals is the launcher
+ * at the top of a chain of package managers, shells and the `node` package's shim, and not every link passes
+ * SIGTERM on: the server was left running, orphaned. So under a package manager, the end of the process group's
+ * leader (the launcher) is taken as the SIGTERM it was sent. Started directly (systemd, a container's CMD, a
+ * test with a group of its own), this process leads its group or no package manager ran it: nothing is watched.
+ */
+export function stopWhenLauncherEnds(
+  env: Readonly<Record<string, string | undefined>>,
+  intervalMs = 500,
+): void {
+  if (env['npm_lifecycle_event'] === undefined) return;
+  const leader = processGroup();
+  if (leader === undefined || leader === process.pid || !isRunning(leader)) return;
+  const timer = setInterval(() => {
+    if (isRunning(leader)) return;
+    clearInterval(timer);
+    process.kill(process.pid, 'SIGTERM');
+  }, intervalMs);
+  timer.unref();
+}

@@ -335,7 +335,7 @@ describe(`hortus CLI (in-process, ${testStore} store)`, () => {
 
       const listed = await hortus(container, ['action', 'list', '-g', 'gh-1']);
       expect(listed.stdout).to.equal(
-        'OBJECT  VALUE  TIME RULES  SENSOR RULES  MAX ON\npump_1  on     1           1             -\n',
+        'OBJECT  VALUE  TIME RULES  SENSOR RULES  MAX ON  MIN ON  MIN OFF\npump_1  on     1           1             -       -       -\n',
       );
 
       const shown = await hortus(container, ['action', 'automations', 'pump_1', '-g', 'gh-1']);

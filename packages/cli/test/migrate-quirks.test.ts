@@ -226,12 +226,16 @@ describe('hortus migrate: what a database written by the original service itself
         expect(report.cutOver).to.be.a('string');
 
         // The cut-over is the engine's last run: the slot from before the move does not switch the pump.
+        // fan_1's sensor rules read only readings from 2024, so it goes to its safe state (off), and only that.
         const lastRun = await container
           .get<EngineStateRepository>(ENGINE_STATE_REPOSITORY)
           .get(engineStateKey('engine', 'lastRun'));
         expect(lastRun?.value['at']).to.equal(Date.parse(report.cutOver ?? ''));
         const engine = container.get(RunAutomations);
-        expect(await engine.execute(new Date(Number(lastRun?.value['at'])))).to.deep.equal([]);
+        const atCutOver = await engine.execute(new Date(Number(lastRun?.value['at'])));
+        expect(atCutOver.map((event) => [event.object, event.value, event.trigger])).to.deep.equal([
+          ['fan_1', 'off', 'safe'],
+        ]);
         // Without the cut-over the engine would have caught the midnight slot up.
         const withoutCutOver = await engine.execute(new Date(0));
         expect(withoutCutOver.map((event) => [event.object, event.value])).to.deep.include(['pump_1', 'on']);
@@ -269,7 +273,11 @@ describe('hortus migrate: what a database written by the original service itself
           const open = (await get('/api/notification/latestdata/notifications?groupId=gh-a')) as {
             message: string;
           }[];
-          expect(open.map((n) => n.message)).to.deep.equal(['Temperature low']);
+          // The migrated alert, and the safe mode the engine's run at the cut-over opened above.
+          expect(open.map((n) => n.message)).to.deep.equal([
+            'Safe mode: fan_1 is switched off: no fresh reading of esp/air/temperature for 90m',
+            'Temperature low',
+          ]);
           const readings = (await get('/api/data/All/temperature?groupId=gh-a')) as { time: string }[];
           expect(readings.map((r) => r.time).sort()).to.deep.equal([
             '2024-10-27T00:00:00.000Z',

@@ -1,3 +1,4 @@
+import { type SensorAutomation } from '../actions/action.js';
 /** Small JSON documents the engine keeps between ticks: slot claims, rule sides, open alerts. */
 export type EngineValue = Readonly<Record<string, string | number | boolean | null>>;
 
@@ -32,6 +33,22 @@ export interface EngineStateRepository {
  */
 export function engineStateKey(...parts: readonly string[]): string {
   return JSON.stringify(parts);
+}
+
+/** Where the side a sensor rule last saw is kept: the engine reads and writes it, safe mode re-arms it. */
+export function sensorRuleStateKey(
+  action: { readonly group: string; readonly object: string },
+  rule: SensorAutomation,
+): string {
+  return engineStateKey(
+    'rule',
+    action.group,
+    action.object,
+    rule.sensor,
+    rule.condition,
+    rule.value,
+    rule.action,
+  );
 }
 
 export const ENGINE_STATE_REPOSITORY = Symbol.for('hortus.EngineStateRepository');

@@ -31,6 +31,7 @@ import {
   ENGINE_STATE_REPOSITORY,
   engineStateKey as key,
   type EngineStateRepository,
+  sensorRuleStateKey,
 } from './engine-state.port.js';
 import {
   describeSensorRule,
@@ -254,15 +255,7 @@ export class RunAutomations {
     if (reading === undefined || now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) {
       return undefined;
     }
-    const ruleKey = key(
-      'rule',
-      action.group,
-      action.object,
-      rule.sensor,
-      rule.condition,
-      rule.value,
-      rule.action,
-    );
+    const ruleKey = sensorRuleStateKey(action, rule);
     const stored = await this.state.get(ruleKey);
     const previous = stored?.value['side'] as RuleSide | undefined;
     const side = ruleSide(rule, reading.value, previous, this.settings.deadBand);

@@ -10,7 +10,11 @@ import {
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
-import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
+import {
+  ENGINE_STATE_REPOSITORY,
+  type EngineStateRepository,
+  sensorRuleStateKey,
+} from './engine-state.port.js';
 import { sensorTopic } from './rules.js';
 import { type WakeUps } from './wake-ups.js';
 
@@ -172,15 +176,7 @@ export class SafeMode {
   private async rearmRules(action: Action, now: Date): Promise<void> {
     for (const set of action.automations) {
       for (const rule of set.sensorAutomations) {
-        const ruleKey = engineStateKey(
-          'rule',
-          action.group,
-          action.object,
-          rule.sensor,
-          rule.condition,
-          rule.value,
-          rule.action,
-        );
+        const ruleKey = sensorRuleStateKey(action, rule);
         const stored = await this.state.get(ruleKey);
         if (stored !== undefined) await this.state.compareAndSet(ruleKey, stored.version, {}, now);
       }

@@ -3,19 +3,21 @@
 // Hortus needs Node.js 22.12 or newer (better-sqlite3 13 crashes older ones). `install` brings one, the root's
 // `node` devDependency: started by an older Node.js, this command hands over to that one.
 import { spawn } from 'node:child_process';
-import { createRequire, enableCompileCache } from 'node:module';
+// The namespace, not named imports: Node.js 20 has no enableCompileCache, and a named import of it fails
+// before this file runs, so the hand-over below would never happen.
+import * as nodeModule from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major > 22 || (major === 22 && minor >= 12)) {
   // Starting is mostly loading some 500 modules: V8's compiled code is kept on disk (in the temporary
   // directory, or NODE_COMPILE_CACHE) for the next command. Where that cannot be written, it is skipped.
-  enableCompileCache?.();
+  nodeModule.enableCompileCache?.();
   await import('../dist/src/main.js');
 } else {
   let runtime;
   try {
-    runtime = createRequire(import.meta.url).resolve('node/bin/node');
+    runtime = nodeModule.createRequire(import.meta.url).resolve('node/bin/node');
   } catch {
     runtime = undefined;
   }

@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 
@@ -84,5 +85,38 @@ describe('the CLI start', function () {
       (name) => name !== undefined && notForDataCommands.includes(name),
     );
     expect(needless, 'packages loaded that `group list` does not need').to.deep.equal([]);
+  });
+
+  it("when a Node.js older than 22.12 starts it, then it hands over to the project's Node.js and the command runs", async function () {
+    // The machine's own Node.js (the README's quick start needs only one that runs pnpm): any on PATH
+    // outside node_modules that is older than what Hortus runs on.
+    const older = (process.env['PATH'] ?? '')
+      .split(delimiter)
+      .filter((dir) => dir !== '' && !dir.includes('node_modules'))
+      .map((dir) => join(dir, 'node'))
+      .filter((file) => existsSync(file))
+      .find((file) => {
+        const [major = 0, minor = 0] = execFileSync(file, ['-p', 'process.versions.node'], {
+          encoding: 'utf8',
+        })
+          .trim()
+          .split('.')
+          .map(Number);
+        return major < 22 || (major === 22 && minor < 12);
+      });
+    if (older === undefined) this.skip();
+    const child = spawn(older, [hortus, 'group', 'list'], {
+      env: { PATH: process.env['PATH'], HORTUS_DATA_DIR: directory, HORTUS_ENV_FILE: '/dev/null' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', resolve);
+    });
+
+    expect(code, output).to.equal(0);
   });
 });

@@ -1,5 +1,6 @@
 import { eventually, expect } from './harness.js';
-import { spawnServe } from './served-process.js';
+import { join } from 'node:path';
+import { cliMain, repositoryRoot, spawnServe } from './served-process.js';
 
 /*
  * Issue 33, item 12: the README's first command runs the server under npx, pnpm, two shells and the `node`
@@ -37,6 +38,26 @@ describe('The README start command and SIGTERM', function () {
         60_000,
       );
       await expect(fetch(`${served.url}/healthz`)).to.be.rejected;
+      expect(served.output()).to.include('"event":"stopped"');
+    } finally {
+      if (groupRunning(group)) process.kill(-group, 'SIGKILL');
+      await served.cleanUp();
+    }
+  });
+
+  it("when the `node` package's shim (node_modules/.bin/node, which runs Node without exec) is sent SIGTERM, then the server it started stops too", async () => {
+    const shim = join(repositoryRoot, 'node_modules/.bin/node');
+    const served = await spawnServe({}, { command: [shim, cliMain, 'serve', '--port', '0'], detached: true });
+    const group = served.child.pid ?? 0;
+    try {
+      expect((await fetch(`${served.url}/healthz`)).status).to.equal(200);
+
+      served.child.kill('SIGTERM');
+
+      await eventually(
+        () => expect(groupRunning(group), 'a process of the group is still running').to.equal(false),
+        60_000,
+      );
       expect(served.output()).to.include('"event":"stopped"');
     } finally {
       if (groupRunning(group)) process.kill(-group, 'SIGKILL');

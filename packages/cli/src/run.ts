@@ -32,7 +32,18 @@ export function withEnvFile(env: Env, named?: string): Env {
   return merged;
 }
 
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+/**
+ * The product version is the root package.json's (packages/cli/dist/src → the repository), read at run time
+ * so that it is written down once; an installation without the repository around it says "unknown".
+ */
+function productVersion(): string {
+  try {
+    const root = createRequire(import.meta.url)('../../../../package.json') as { version?: unknown };
+    return typeof root.version === 'string' ? root.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 
 const exitCodeHelp = `
 Exit codes:
@@ -60,12 +71,10 @@ function createProgram(given: RunIo): Command {
     .description('Hortus: monitoring and control backend for greenhouses.')
     // A value is the version of `firmware publish --version 1.0.5`: Commander reads a program option
     // wherever it stands, so a subcommand cannot have a --version of its own.
-    .option(
-      '-V, --version [semver]',
-      'print the version (with a value: the image version of firmware publish)',
-    )
+    .option('-V, --version [semver]', 'print the version of Hortus')
     .on('option:version', (value: unknown) => {
       if (typeof value === 'string') return;
+      const version = productVersion();
       io.stdout.write(`${version}\n`);
       throw new CommanderError(0, 'commander.version', version);
     })
@@ -85,7 +94,11 @@ function createProgram(given: RunIo): Command {
       getOutHasColors: () => false,
       getErrHasColors: () => false,
     })
-    .configureHelp({ showGlobalOptions: true })
+    .configureHelp({
+      showGlobalOptions: true,
+      // The value is only firmware publish's, which documents it; here it would read as Hortus's own.
+      optionTerm: (option) => (option.long === '--version' ? '-V, --version' : option.flags),
+    })
     .showHelpAfterError('(add --help for usage and an example)');
   withExamples(
     program,

@@ -226,10 +226,8 @@ export function registerBoxCommands(program: Command, io: RunIo): void {
         'the address compiled into the box, e.g. http://192.168.178.121:8080',
       )
       .requiredOption('--device <id>', 'the device as registered (its MAC, e.g. 24:6F:28:AA:00:01)')
-      .addOption(new Option('--count <n>', 'rounds to run (default 3)').argParser(positive).default(3))
-      .addOption(
-        new Option('--interval <seconds>', 'between rounds (default 20)').argParser(seconds).default(20),
-      )
+      .addOption(new Option('--count <n>', 'rounds to run').argParser(positive).default(3))
+      .addOption(new Option('--interval <seconds>', 'between rounds').argParser(seconds).default(20))
       .addOption(
         new Option('--tries <n>', 'onboarding attempts, 1 s apart (a box makes 50)')
           .argParser(positive)

@@ -109,6 +109,22 @@ describe(`hortus CLI catches mistakes (${testStore} store)`, () => {
       });
     }
 
+    it('when the id is no MAC and --type is missing, then it exits 2 naming both, the MAC first', async () => {
+      const refused = await hortus(container, ['device', 'create', 'nonsense', '-g', 'gh-1']);
+      expect(refused.code).to.equal(exitCodes.usage);
+      expect(refused.stdout).to.equal('');
+      const lines = refused.stderr.split('\n');
+      expect(lines[0]).to.match(/^hortus: nonsense is not a MAC: /u);
+      expect(refused.stderr).to.contain('--type <type> is required');
+    });
+
+    it('when a MAC is given without --type, then it exits 2 saying --type is required', async () => {
+      const refused = await hortus(container, ['device', 'create', '24:6F:28:AA:00:01', '-g', 'gh-1']);
+      expect(refused.code).to.equal(exitCodes.usage);
+      expect(refused.stderr).to.match(/^hortus: --type <type> is required/u);
+      expect(refused.stderr).not.to.contain('not a MAC');
+    });
+
     it('when the id is no MAC, then it exits 2 with the forms it takes, unless --any-id', async () => {
       const refused = await hortus(container, [
         'device',

@@ -298,25 +298,31 @@ export function registerDeviceCommands(program: Command, io: RunIo): void {
       .description('register a device')
       .argument('<deviceId>', "the box's MAC address in hex, unique across groups")
       .addOption(groupOption())
-      .requiredOption('-t, --type <type>', 'device type, e.g. sensor-box')
+      // Checked in the action, after the id: a wrong MAC is the mistake a user needs to hear about first.
+      .option('-t, --type <type>', 'device type, e.g. sensor-box (required)')
       .addOption(createGroupOption())
       .option('--any-id', 'register an id that is no MAC (as older devices of the original service had)')
       .action(
         async (
           deviceId: string,
-          options: { group: string; type: string; createGroup?: boolean; anyId?: boolean },
+          options: { group: string; type?: string; createGroup?: boolean; anyId?: boolean },
           command: Command,
         ) => {
+          const problems: string[] = [];
           // A box is found by its MAC; an id in no MAC form would never match the box it was meant for.
           if (options.anyId !== true && macOfRegisteredId(deviceId.trim()) === undefined) {
-            throw new UsageError(
+            problems.push(
               `${deviceId} is not a MAC: give it as on the label (24:6F:28:AA:00:01, 24-6f-28-aa-00-01 or ` +
                 '246f28aa0001) or as the box sends it (100aa286f24); --any-id registers it as it is',
             );
           }
+          const { type } = options;
+          if (type === undefined)
+            problems.push('--type <type> is required: the device type, e.g. sensor-box');
+          if (problems.length > 0 || type === undefined) throw new UsageError(problems.join('\n'));
           const created = await store(command, async (useCase) => {
             await requireGroup(useCase, options.group, options.createGroup === true);
-            return useCase(CreateDevice).execute({ deviceId, group: options.group, type: options.type });
+            return useCase(CreateDevice).execute({ deviceId, group: options.group, type });
           });
           outputFor(io, command).result(created, showRegistered);
         },

@@ -49,7 +49,7 @@ const exitCodeHelp = `
 Exit codes:
   0  success
   1  unexpected error
-  2  usage error, invalid input, missing configuration, or rejected lines in an import
+  2  usage error, invalid input, missing configuration (or a port in use), or rejected lines in an import
   3  not found
   4  conflict (already exists)
   5  store or upstream service unavailable, or interrupted (try again later; migrate resumes)

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
@@ -209,6 +210,22 @@ describe('hortus serve (in-process)', () => {
     expect(code).to.equal(2);
     expect(stderr).to.contain('PORT must be a whole number');
     expect(stdout).not.to.contain('listening');
+  });
+
+  it('when the port is in use, then it exits 2 naming the address and port, not as an unexpected error', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = holder.address() as AddressInfo;
+      const { code, stderr } = await hortus(undefined, ['serve', '--memory', '--port', String(port)], {
+        env: { HOST: '127.0.0.1' },
+      });
+      expect(code).to.equal(2);
+      expect(stderr).to.contain(`hortus: cannot listen on 127.0.0.1:${port}: the address is already in use`);
+      expect(stderr).not.to.contain('unexpected error');
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('when --port is not a port, then it is a usage error', async () => {

@@ -7,6 +7,25 @@ import { createJsonLogger } from '../app/json-logger.js';
 import { describeUnknown, unknownVariables } from '../app/known-variables.js';
 import { withExamples } from './shared.js';
 import { type RunIo, type SignalSource } from '../io.js';
+import { UsageError } from '../exit-codes.js';
+
+/**
+ * A port that is taken or not allowed is a problem of the configuration (HOST, PORT, HTTPS_PORT, --port),
+ * exit 2 with the address, not an unexpected error.
+ */
+function listenProblem(error: unknown): UsageError | undefined {
+  const failure = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (failure.syscall !== 'listen') return undefined;
+  const host = failure.address ?? 'the address';
+  const where = `${host.includes(':') ? `[${host}]` : host}:${failure.port ?? '?'}`;
+  const reasons: Record<string, string> = {
+    EADDRINUSE: 'the address is already in use (another server holds it; stop it or choose another port)',
+    EACCES: 'not allowed (ports below 1024 need privileges; choose a higher port)',
+    EADDRNOTAVAIL: 'this machine has no such address (check HOST)',
+  };
+  const reason = reasons[failure.code ?? ''];
+  return reason === undefined ? undefined : new UsageError(`cannot listen on ${where}: ${reason}`);
+}
 
 const shutdownSignals = ['SIGTERM', 'SIGINT'] as const;
 
@@ -135,7 +154,7 @@ export function registerServeCommand(program: Command, io: RunIo): void {
           shutdown.stopListening();
           clearTimeout(deadline);
           logger.error('start failed', { message: error instanceof Error ? error.message : String(error) });
-          throw error;
+          throw listenProblem(error) ?? error;
         }
         const stopReloading = reloadOnHangUp(io.signals ?? process, running, logger);
         logger.info('signal received', { signal: await shutdown.received });

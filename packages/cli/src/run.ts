@@ -33,16 +33,21 @@ export function withEnvFile(env: Env, named?: string): Env {
 }
 
 /**
- * The product version is the root package.json's (packages/cli/dist/src → the repository), read at run time
- * so that it is written down once; an installation without the repository around it says "unknown".
+ * The product version is the root package.json's (packages/cli/dist/src → the repository), read at run time.
+ * The image holds the CLI package alone (pnpm deploy), so there it is the CLI package's own, which a test
+ * keeps equal to the root's.
  */
 function productVersion(): string {
-  try {
-    const root = createRequire(import.meta.url)('../../../../package.json') as { version?: unknown };
-    return typeof root.version === 'string' ? root.version : 'unknown';
-  } catch {
-    return 'unknown';
+  const read = createRequire(import.meta.url);
+  for (const path of ['../../../../package.json', '../../package.json']) {
+    try {
+      const { version } = read(path) as { version?: unknown };
+      if (typeof version === 'string') return version;
+    } catch {
+      // Not there: the next one.
+    }
   }
+  return 'unknown';
 }
 
 const exitCodeHelp = `

@@ -30,6 +30,13 @@ describe('hortus help texts and --version', () => {
     }
   });
 
+  it('when the CLI package is installed alone (the image), then its own version is the product version', () => {
+    const own = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(own.version).to.equal(productVersion);
+  });
+
   it('when asked for top-level help, then --version is listed without a value', async () => {
     const { stdout } = await hortus(undefined, ['--help']);
     expect(stdout).to.match(/^ {2}-V, --version {2,}print the version of Hortus$/mu);

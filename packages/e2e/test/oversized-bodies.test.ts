@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { expect, startTestServer, type TestServer } from './harness.js';
-import { type ServedProcess, spawnServe } from './served-process.js';
+import { type ServedProcess, spawnServe, describeOncePerRun } from './served-process.js';
 
 const FIVE_MB = 5 * 1024 * 1024;
 
@@ -100,7 +100,7 @@ describe('HTTP: a body over the limit', () => {
 
 // A server in a process of its own: in one process the client and the server take turns on one event loop,
 // and the server never closes the connection while the client is still writing, so the reset never shows.
-describe('HTTP: a body over the limit, sent to a server in another process', function () {
+describeOncePerRun('HTTP: a body over the limit, sent to a server in another process', function () {
   this.timeout(60_000);
   let served: ServedProcess;
   before(async () => {

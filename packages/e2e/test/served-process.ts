@@ -4,6 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * A suite of spawned servers: they run on the store their test names (memory by default) whatever the pass, so
+ * the suite is registered in the default pass only, not again in each store's pass.
+ */
+export function describeOncePerRun(title: string, suite: (this: Mocha.Suite) => void): void {
+  if (process.env['HORTUS_TEST_STORE'] === undefined) describe(title, suite);
+}
+
 export const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 export const cliMain = join(repositoryRoot, 'packages/cli/bin/hortus.js');
 

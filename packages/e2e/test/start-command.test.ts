@@ -1,6 +1,6 @@
 import { eventually, expect } from './harness.js';
 import { join } from 'node:path';
-import { cliMain, repositoryRoot, spawnServe } from './served-process.js';
+import { cliMain, repositoryRoot, spawnServe, describeOncePerRun } from './served-process.js';
 
 /*
  * Issue 33, item 12: the README's first command runs the server under npx, pnpm, two shells and the `node`
@@ -18,7 +18,7 @@ function groupRunning(group: number): boolean {
   }
 }
 
-describe('The README start command and SIGTERM', function () {
+describeOncePerRun('The README start command and SIGTERM', function () {
   // npx and pnpm start first (a few seconds quiet, much longer beside a second test run).
   this.timeout(180_000);
 

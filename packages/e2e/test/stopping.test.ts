@@ -1,6 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { expect } from './harness.js';
-import { type ServedProcess, spawnServe } from './served-process.js';
+import { type ServedProcess, spawnServe, describeOncePerRun } from './served-process.js';
 
 /*
  * Issue 33, item 11: SIGTERM ends `hortus serve` whatever is stuck. The stop deadline is 15 s (the
@@ -50,7 +50,7 @@ function expectEnded(served: ServedProcess, exit: { code: number | null; afterMs
   expect(served.output()).not.to.include('unsettled top-level await');
 }
 
-describe('hortus serve: SIGTERM ends the process whatever is stuck', function () {
+describeOncePerRun('hortus serve: SIGTERM ends the process whatever is stuck', function () {
   this.timeout(90_000);
   const started: ServedProcess[] = [];
   const silents: Silent[] = [];

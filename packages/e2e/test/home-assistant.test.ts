@@ -64,7 +64,8 @@ brokerSuite(`Server with MQTT_DISCOVERY=on, against Mosquitto${brokerUp ? '' : '
     await ha.publishAsync(set, 'on', { qos: 1 });
 
     await eventually(async () => expect(await valueOverHttp()).to.equal('on'));
-    expect(await commands('applied')).to.equal(1);
+    // The bridge counts a command once its switch is done, which a loaded machine may show after the value.
+    await eventually(async () => expect(await commands('applied')).to.equal(1));
   });
 
   it('when a command names an unknown action or value, then the HTTP API shows nothing changed and /metrics counts them as ignored', async () => {

@@ -7,6 +7,8 @@ import {
   type ReadingRange,
   type ReadingRepository,
   type ReadingCursor,
+  mergeInTimeOrder,
+  type ReadingScan,
   type ReadingExportSelection,
   type ReadingSelection,
 } from '@hortus/core';
@@ -272,6 +274,21 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
   private reclaim(): void {
     // exec, not a prepared statement's run(): each step of this pragma frees one page, exec steps to the end.
     this.connection.database.exec('PRAGMA incremental_vacuum');
+  }
+
+  /** The merge of one (series, time) index seek per topic and page: see the port. */
+  scanInTimeOrder(scan: ReadingScan, pageSize: number): AsyncIterable<readonly Reading[]> {
+    const select = this.connection.prepare(
+      'SELECT series, time, value FROM readings WHERE series = ? AND time >= ? AND time <= ? ORDER BY time LIMIT ?',
+    );
+    return mergeInTimeOrder(scan, pageSize, async (topic, fromMs, toMs, limit) =>
+      this.run(() => {
+        const series = this.findSeries(scan.group, topic);
+        if (series === undefined) return [];
+        const rows = select.all(series, fromMs, toMs, limit) as ReadingRow[];
+        return rows.map((row) => readingMapper.toEntity(scan.group, topic, row));
+      }),
+    );
   }
 
   async groups(): Promise<string[]> {

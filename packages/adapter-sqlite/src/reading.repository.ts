@@ -278,15 +278,18 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
 
   /** The merge of one (series, time) index seek per topic and page: see the port. */
   scanInTimeOrder(scan: ReadingScan, pageSize: number): AsyncIterable<readonly Reading[]> {
-    const select = this.connection.prepare(
-      'SELECT series, time, value FROM readings WHERE series = ? AND time >= ? AND time <= ? ORDER BY time LIMIT ?',
-    );
+    // Rows as arrays, and each series' part of the ids made once: a backtest scans millions of rows.
+    const select = this.connection
+      .prepare(
+        'SELECT time, value FROM readings WHERE series = ? AND time >= ? AND time <= ? ORDER BY time LIMIT ?',
+      )
+      .raw(true);
     return mergeInTimeOrder(scan, pageSize, async (topic, fromMs, toMs, limit) =>
       this.run(() => {
         const series = this.findSeries(scan.group, topic);
         if (series === undefined) return [];
-        const rows = select.all(series, fromMs, toMs, limit) as ReadingRow[];
-        return rows.map((row) => readingMapper.toEntity(scan.group, topic, row));
+        const rows = select.all(series, fromMs, toMs, limit) as [number, number][];
+        return readingMapper.entitiesOfSeries(scan.group, topic, series, rows);
       }),
     );
   }

@@ -48,8 +48,9 @@ export interface AutomationBacktest {
  * Replays the stored readings of a range through today's rules on a simulated clock: the live engine's
  * rule code (SimulatedEngine: dead band, switch interval, cycling limits, maximum on-time, safe states)
  * ticking every AUTOMATION_TICK_MS from `from`, each reading arriving at its own time. A tick evaluates
- * the group when the live engine's would: a reading of an input topic came, a wake-up is due, it switched
- * at the previous tick, or an hour passed (the full pass). The readings are streamed in time order from the
+ * the group when the live engine's evaluation would do something: a reading came that a rule sees on
+ * another side of its threshold (or that ends safe mode; see SimulatedEngine.readingsMatter), a wake-up is
+ * due, it switched at the previous tick, or an hour passed (the full pass). The readings are streamed in time order from the
  * store (scanInTimeOrder), never all loaded. Each action starts at its value at `from` by its history (its
  * value now when the history does not reach back), with an engine that remembers nothing. Nothing is
  * written to the store.
@@ -107,7 +108,8 @@ export class BacktestAutomations {
     for (let at = from; at <= to; at += tickMs) {
       const arrived = await arrive(at);
       const fullPass = at - lastFullPass >= fullPassMs;
-      if (!(arrived || switchedBefore || fullPass || at >= dueAt)) continue;
+      const matters = arrived && engine.readingsMatter();
+      if (!(matters || switchedBefore || fullPass || at >= dueAt)) continue;
       if (fullPass) lastFullPass = at;
       // The previous tick ran (every live tick records that it ran): slots after it count as missed.
       const { switched, wakeAt } = await engine.evaluate(at, Math.max(from, at - tickMs));

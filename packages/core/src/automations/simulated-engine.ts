@@ -6,7 +6,10 @@ import { type Group } from '../groups/group.js';
 import { type CoreSettings } from '../shared/settings.js';
 import { type AutomationEvent } from './automation-event.js';
 import { type AutomationSettings } from './automation-settings.js';
-import { type EngineStateRepository } from './engine-state.port.js';
+import { type SensorAutomation } from '../actions/action.js';
+import { safeModeStateKey } from '../actions/action-limits.js';
+import { type EngineStateRepository, type EngineValue, sensorRuleStateKey } from './engine-state.port.js';
+import { type RuleSide, ruleSide, sensorTopic } from './rules.js';
 import { RunAutomations } from './run-automations.js';
 import { SafeMode } from './safe-mode.js';
 import {
@@ -45,12 +48,28 @@ export class SimulatedEngine {
   private readonly log = simulatedLog();
   private readonly actions: ReturnType<typeof simulatedActions>;
   private readonly group: Group;
+  private readonly written: (key: string) => EngineValue | undefined;
+  private readonly deadBand: number;
+  private readonly watched: readonly { rule: SensorAutomation; topic: string; key: string }[];
+  private readonly safeKeys: readonly string[];
 
   constructor(start: SimulationStart, coreSettings: CoreSettings, settings: AutomationSettings) {
     this.group = start.group;
     this.clock = new SimulatedClock(start.at);
     this.actions = simulatedActions(start.actions);
-    const state = overlayEngineState(start.engineState);
+    const overlay = overlayEngineState(start.engineState);
+    const state = overlay.repository;
+    this.written = overlay.written;
+    this.deadBand = settings.deadBand;
+    this.watched = start.actions.flatMap((action) =>
+      action.automations.flatMap((set) =>
+        set.sensorAutomations.flatMap((rule) => {
+          const topic = sensorTopic(rule.sensor);
+          return topic === undefined ? [] : [{ rule, topic, key: sensorRuleStateKey(action, rule) }];
+        }),
+      ),
+    );
+    this.safeKeys = start.actions.map((action) => safeModeStateKey(action.group, action.object));
     const history = overlayHistory(start.history);
     const setValue = new SetActionValue(this.actions.repository, new ActionChanges(), history, this.clock);
     const safeMode = new SafeMode(this.readings.repository, state, simulatedNotifications(), settings);
@@ -82,6 +101,23 @@ export class SimulatedEngine {
     const wake = new WakeUps();
     const switched = await this.run.runGroup(this.group, new Date(at), new Date(missedSince), wake);
     return { switched, wakeAt: wake.earliest };
+  }
+
+  /**
+   * Whether the readings pushed since the last evaluation may change what an evaluation does: a sensor
+   * rule whose newest reading is on another side of its threshold than the side the engine recorded (by
+   * the engine's own ruleSide), or an action in safe mode (fresh data ends it). When not, the evaluation
+   * the live engine would make on that change writes nothing and switches nothing, so a backtest skips it;
+   * deadlines are wake-ups either way.
+   */
+  readingsMatter(): boolean {
+    for (const { rule, topic, key } of this.watched) {
+      const reading = this.readings.newestOf(topic);
+      if (reading === undefined) continue;
+      const previous = this.written(key)?.['side'] as RuleSide | undefined;
+      if (ruleSide(rule, reading.value, previous, this.deadBand) !== previous) return true;
+    }
+    return this.safeKeys.some((key) => typeof this.written(key)?.['since'] === 'number');
   }
 
   /** Every switch so far, in order. */

@@ -46,11 +46,15 @@ export class SimulatedClock implements Clock {
  * Engine state written to memory only; reads fall through to `base` for keys not written yet (the
  * preview starts from the live engine's state; the backtest from none).
  */
-export function overlayEngineState(base: EngineStateRepository | undefined): EngineStateRepository {
+export function overlayEngineState(base: EngineStateRepository | undefined): {
+  readonly repository: EngineStateRepository;
+  /** The value written in the simulation under `key`, read at once (the backtest's look-ahead). */
+  readonly written: (key: string) => EngineValue | undefined;
+} {
   const own = new Map<string, EngineState>();
   const get = async (key: string): Promise<EngineState | undefined> =>
     own.has(key) ? own.get(key) : base?.get(key);
-  return sandbox<EngineStateRepository>('engineState', {
+  const repository = sandbox<EngineStateRepository>('engineState', {
     get,
     async compareAndSet(key: string, expectedVersion: number, value: EngineValue, at: Date) {
       const current = own.has(key) ? own.get(key) : await base?.get(key);
@@ -60,6 +64,7 @@ export function overlayEngineState(base: EngineStateRepository | undefined): Eng
     },
     purgeBefore: async () => 0,
   });
+  return { repository, written: (key) => own.get(key)?.value };
 }
 
 /** One group and its actions, copied: the engine switches the copies. */
@@ -167,6 +172,12 @@ export class ReplayReadings {
       newestFirst: async (range: ReadingRange, limit: number) =>
         (this.newest.get(range.topic) ?? []).slice(-limit).reverse(),
     });
+  }
+
+  /** The newest reading of the topic pushed so far. */
+  newestOf(topic: string): Reading | undefined {
+    const list = this.newest.get(topic);
+    return list === undefined ? undefined : list[list.length - 1];
   }
 
   /** A reading whose time has come (in time order). */

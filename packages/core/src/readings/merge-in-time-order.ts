@@ -23,30 +23,44 @@ export async function* mergeInTimeOrder(
     nextFrom: scan.from.getTime(),
     done: false,
   }));
-  const fill = async (source: (typeof sources)[number]) => {
-    source.page = source.nextFrom > toMs ? [] : await readPage(source.topic, source.nextFrom, toMs, size);
-    source.index = 0;
-    const last = source.page[source.page.length - 1];
-    if (last === undefined || source.page.length < size) source.done = true;
-    if (last !== undefined) source.nextFrom = last.time.getTime() + 1;
+  // Each source's head time as a number (Infinity once it is spent): the merge compares these only.
+  const heads = new Float64Array(sources.length).fill(Number.POSITIVE_INFINITY);
+  const advance = async (at: number): Promise<void> => {
+    const source = sources[at];
+    if (source === undefined) return;
+    source.index += 1;
+    if (source.index >= source.page.length && !source.done) {
+      source.page = source.nextFrom > toMs ? [] : await readPage(source.topic, source.nextFrom, toMs, size);
+      source.index = 0;
+      const last = source.page[source.page.length - 1];
+      if (last === undefined || source.page.length < size) source.done = true;
+      if (last !== undefined) source.nextFrom = last.time.getTime() + 1;
+    }
+    heads[at] = source.page[source.index]?.time.getTime() ?? Number.POSITIVE_INFINITY;
   };
+  for (let at = 0; at < sources.length; at += 1) {
+    const source = sources[at];
+    if (source !== undefined) source.index = -1;
+    await advance(at);
+  }
   let out: Reading[] = [];
   for (;;) {
-    let best: (typeof sources)[number] | undefined;
+    let best = -1;
     let bestAt = Number.POSITIVE_INFINITY;
-    for (const source of sources) {
-      // Awaited only when a page ran out: once per page, not once per reading.
-      if (source.index >= source.page.length && !source.done) await fill(source);
-      const head = source.page[source.index];
-      if (head !== undefined && head.time.getTime() < bestAt) {
-        best = source;
-        bestAt = head.time.getTime();
-      }
+    for (let at = 0; at < heads.length; at += 1) {
+      const head = heads[at] ?? Number.POSITIVE_INFINITY;
+      if (head < bestAt) [best, bestAt] = [at, head];
     }
-    const head = best?.page[best.index];
-    if (best === undefined || head === undefined) break;
-    best.index += 1;
-    out.push(head);
+    const source = sources[best];
+    const reading = source?.page[source.index];
+    if (reading === undefined) break;
+    out.push(reading);
+    // Awaited only when a page ran out: once per page, not once per reading.
+    if (source !== undefined && source.index + 1 >= source.page.length && !source.done) await advance(best);
+    else if (source !== undefined) {
+      source.index += 1;
+      heads[best] = source.page[source.index]?.time.getTime() ?? Number.POSITIVE_INFINITY;
+    }
     if (out.length >= size) {
       yield out;
       out = [];

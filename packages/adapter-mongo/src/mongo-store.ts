@@ -29,6 +29,7 @@ import { revisionCollection } from './revisions.js';
 import { rollupCollections } from './rollups.js';
 import { serverSecretCollection } from './server-secret.repository.js';
 import { firmwareCollection } from './firmware.repository.js';
+import { stageCollection } from './stage.repository.js';
 import {
   notifySettingsCollection,
   outboxClaimCollection,
@@ -72,6 +73,7 @@ export const collections: readonly CollectionSpec[] = [
   accessKeyCollection,
   serverSecretCollection,
   firmwareCollection,
+  stageCollection,
   outboxCollection,
   notifySettingsCollection,
   outboxClaimCollection,

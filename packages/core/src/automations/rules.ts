@@ -93,6 +93,12 @@ const sensorAliases: Readonly<Record<string, string>> = {
   pressure: 'esp/air/pressure',
   co2: 'esp/air/co2',
   water: 'esp/ground/water',
+  // The series Hortus derives from the readings (docs/metrics.md).
+  vpd: 'esp/derived/vpd',
+  dew_point: 'esp/derived/dew_point',
+  dewpoint: 'esp/derived/dew_point',
+  ppfd: 'esp/derived/ppfd',
+  dli: 'esp/derived/dli',
 };
 
 /** The reading topic a sensor rule watches: a known sensor name, or a topic written out in full. */

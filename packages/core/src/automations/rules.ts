@@ -1,5 +1,6 @@
 import { type Frequency, type SensorAutomation, type TimeAutomation } from '../actions/action.js';
 import { sensorTopics } from '../readings/reading.js';
+import { derivedTopics } from '../readings/topics.js';
 import { fromLocal, toLocal } from '../shared/time-zone.js';
 
 const weekdayNames = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
@@ -94,11 +95,11 @@ const sensorAliases: Readonly<Record<string, string>> = {
   co2: 'esp/air/co2',
   water: 'esp/ground/water',
   // The series Hortus derives from the readings (docs/metrics.md).
-  vpd: 'esp/derived/vpd',
-  dew_point: 'esp/derived/dew_point',
-  dewpoint: 'esp/derived/dew_point',
-  ppfd: 'esp/derived/ppfd',
-  dli: 'esp/derived/dli',
+  vpd: derivedTopics.vpd,
+  dew_point: derivedTopics.dewPoint,
+  dewpoint: derivedTopics.dewPoint,
+  ppfd: derivedTopics.ppfd,
+  dli: derivedTopics.dli,
 };
 
 /** The reading topic a sensor rule watches: a known sensor name, or a topic written out in full. */

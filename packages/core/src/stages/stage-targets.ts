@@ -9,14 +9,15 @@ import { sensorTopic } from '../automations/rules.js';
 import { groupSettingKeys } from '../groups/group-setting-keys.js';
 import { withSetting } from '../groups/group-settings.js';
 import { sensorTopics } from '../readings/reading.js';
+import { derivedTopics } from '../readings/topics.js';
 import { type Band, type RecipeStage, type StageRule } from './recipe.js';
 
-/** The derived series a stage's bands watch (issue 35); their names are taken in readings/topics.ts. */
+/** The topics a stage's bands become the alert ranges of. */
 export const stageTopics = {
   temperature: sensorTopics.temperature,
   humidity: sensorTopics.humidity,
-  vpd: 'esp/derived/vpd',
-  dli: 'esp/derived/dli',
+  vpd: derivedTopics.vpd,
+  dli: derivedTopics.dli,
 } as const;
 
 /** What a stage changed in the group's alert ranges, for the log and the command's answer. */

@@ -20,6 +20,7 @@ import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
 import { registerGroupAlertCommand } from './group-alert.js';
+import { registerGroupStageCommand } from './group-stage.js';
 import { readSecret } from './secret-input.js';
 import { jsonArgument, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 
@@ -181,6 +182,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
   );
 
   registerGroupAlertCommand(group, io);
+  registerGroupStageCommand(group, io);
   withExamples(
     group
       .command('notify')

@@ -57,10 +57,14 @@ describe('hortus group alert: a range for any topic', () => {
     ]);
     const listed = await hortus(container, ['group', 'alert', 'gh']);
     expect(listed.code, listed.stderr).to.equal(0);
-    expect(listed.stdout).to.match(/^esp\/air\/humidity +40 +85 +3 +5m +- +alertRanges$/mu);
-    expect(listed.stdout).to.match(/^esp\/ground\/temperature +-2\.5 +- +default +none +- +alertRanges$/mu);
+    expect(listed.stdout).to.match(/^esp\/air\/humidity +40 +85 +3 +5m +- +warning +alertRanges$/mu);
+    expect(listed.stdout).to.match(
+      /^esp\/ground\/temperature +-2\.5 +- +default +none +- +warning +alertRanges$/mu,
+    );
     // The original's keys are listed too, for the topic they bound.
-    expect(listed.stdout).to.match(/^esp\/air\/temperature +15 +30 +default +none +- +tempMin\/tempMax$/mu);
+    expect(listed.stdout).to.match(
+      /^esp\/air\/temperature +15 +30 +default +none +- +warning +tempMin\/tempMax$/mu,
+    );
   });
 
   it('when one option is changed or turned off, then the others stay; --remove drops the range alone', async () => {

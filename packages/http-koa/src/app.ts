@@ -1,3 +1,4 @@
+import { auditRoutes } from './routes/audit.js';
 import { type RequestListener } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import { type AccessControl } from './access/access.js';
@@ -56,6 +57,7 @@ export const apiRouters: readonly RouterSpec[] = [
   userRoutes,
   ...accountRouters,
   firmwareRoutes,
+  auditRoutes,
 ];
 
 export interface AppOptions {

@@ -15,6 +15,7 @@ import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
 import {
+  consoleActor,
   createGroupOption,
   groupOption,
   listOrNote,
@@ -93,6 +94,7 @@ export function registerUserCommands(program: Command, io: RunIo): void {
           const created = await store(command, async (useCase) => {
             await requireGroup(useCase, fields.group, createGroup === true);
             return useCase(CreateUser).execute({
+              actor: consoleActor(),
               ...fields,
               ...(password === undefined ? {} : { password }),
             });
@@ -189,7 +191,9 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .description('delete a user; their log-in tokens stop working')
       .argument('<email>', "the user's e-mail")
       .action(async (email: string, _options: object, command: Command) => {
-        const deleted = await store(command, (useCase) => useCase(DeleteUser).execute({ email }));
+        const deleted = await store(command, (useCase) =>
+          useCase(DeleteUser).execute({ actor: consoleActor(), email }),
+        );
         outputFor(io, command).result(
           deleted,
           (done) =>

@@ -341,6 +341,13 @@ export const migrations: readonly {
       ALTER TABLE firmware_images ADD COLUMN forced INTEGER;
     `,
   },
+  {
+    version: 16,
+    sql: `
+      -- What a user may do: viewer, operator or admin. NULL (every account before) is an operator.
+      ALTER TABLE users ADD COLUMN role TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

@@ -100,6 +100,8 @@ export * from './users/user.port.js';
 export * from './users/list-users.js';
 export * from './users/create-user.js';
 export * from './users/change-user-email.js';
+export * from './users/set-user-role.js';
+export * from './accounts/describe-caller.js';
 
 export * from './commits/commit-feed.port.js';
 export * from './commits/get-recent-commits.js';

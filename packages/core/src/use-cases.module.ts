@@ -111,6 +111,8 @@ import { assertTimeZone } from './shared/time-zone.js';
 import { ChangeUserEmail } from './users/change-user-email.js';
 import { CreateUser } from './users/create-user.js';
 import { ListUsers } from './users/list-users.js';
+import { SetUserRole } from './users/set-user-role.js';
+import { DescribeCaller } from './accounts/describe-caller.js';
 
 export const useCases = [
   CreateAction,
@@ -172,6 +174,8 @@ export const useCases = [
   ChangeUserEmail,
   CreateUser,
   ListUsers,
+  SetUserRole,
+  DescribeCaller,
   SeedDemo,
   ActionChanges,
   RunAutomations,

@@ -153,7 +153,7 @@ describe('access keys over HTTP', () => {
       expect((await as(everyGroup, 'GET', '/api/devices?group=basil')).status).to.equal(200);
       expect((await as(everyGroup, 'GET', `/api/historyChart/all/${userId}`)).status).to.equal(200);
       expect(expectJsonMessage(await as(everyGroup, 'GET', '/metrics'), 403)).to.equal(
-        'Only an admin key may read this',
+        'Only an admin or a metrics key may read this',
       );
     });
 

@@ -78,7 +78,12 @@ function callerFor(credential: Credential | undefined): Caller {
     case 'key':
       return { kind: 'key', key: credential.key };
     case 'session':
-      return { kind: 'user', userId: credential.session.userId, group: credential.session.group };
+      return {
+        kind: 'user',
+        userId: credential.session.userId,
+        group: credential.session.group,
+        role: credential.session.role,
+      };
     case 'invalid':
       return { kind: 'anonymous', rejectedCredential: true };
   }
@@ -130,7 +135,9 @@ export class AccessControl {
   async sessionOf(token: string): Promise<SessionPrincipal | undefined> {
     return this.cached(this.sessions, token, async () => {
       const claims = await this.verifySession.execute(token);
-      return claims === undefined ? undefined : { userId: claims.userId, group: claims.group };
+      return claims === undefined
+        ? undefined
+        : { userId: claims.userId, group: claims.group, role: claims.role };
     });
   }
 

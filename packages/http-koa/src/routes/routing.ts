@@ -1,6 +1,7 @@
 import {
   type Caller,
   GetProfile,
+  DescribeCaller,
   LogIn,
   LogOut,
   RequestPasswordReset,
@@ -89,6 +90,7 @@ export const httpUseCaseClasses = {
   logIn: LogIn,
   logOut: LogOut,
   getProfile: GetProfile,
+  describeCaller: DescribeCaller,
   requestPasswordReset: RequestPasswordReset,
   resetPassword: ResetPassword,
   offerFirmware: OfferFirmware,

@@ -147,6 +147,7 @@ export * from './access-keys/create-access-key.js';
 export * from './access-keys/revoke-access-key.js';
 export * from './access-keys/list-access-keys.js';
 export * from './access-keys/authenticate.js';
+export * from './access-keys/authorize-credential.js';
 
 export * from './accounts/account.js';
 export * from './accounts/accounts.port.js';

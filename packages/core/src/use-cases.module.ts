@@ -112,6 +112,7 @@ import { ChangeUserEmail } from './users/change-user-email.js';
 import { CreateUser } from './users/create-user.js';
 import { ListUsers } from './users/list-users.js';
 import { SetUserRole } from './users/set-user-role.js';
+import { AuthorizeCredential } from './access-keys/authorize-credential.js';
 import { DescribeCaller } from './accounts/describe-caller.js';
 
 export const useCases = [
@@ -176,6 +177,7 @@ export const useCases = [
   ListUsers,
   SetUserRole,
   DescribeCaller,
+  AuthorizeCredential,
   SeedDemo,
   ActionChanges,
   RunAutomations,

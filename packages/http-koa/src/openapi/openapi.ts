@@ -71,7 +71,7 @@ const sharedResponses: Document = {
   ),
   Forbidden: errorBody(
     "The credential's role may not use this route or this group (a viewer writing, a key limited to " +
-      'other groups, a route for admins); in the error shape of the route\'s area',
+      "other groups, a route for admins); in the error shape of the route's area",
     'This key may not reach group "demo"',
   ),
   TooManyRequests: {

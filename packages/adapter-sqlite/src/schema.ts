@@ -344,6 +344,21 @@ export const migrations: readonly {
   {
     version: 16,
     sql: `
+      -- Each group's recipe (JSON, as assigned) and stage; version arbitrates engines moving it on.
+      CREATE TABLE group_stages (
+        grp TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        recipe TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        applied INTEGER NOT NULL,
+        applied_at INTEGER
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 17,
+    sql: `
       -- What a user may do: viewer, operator or admin. NULL (every account before) is an operator.
       ALTER TABLE users ADD COLUMN role TEXT;
     `,
@@ -368,6 +383,15 @@ function storedVersion(db: Database.Database): number | undefined {
   const row = db.prepare('SELECT max(version) AS version FROM schema_version').get() as
     { version: number | null } | undefined;
   return row?.version ?? 0;
+}
+
+/** The migrations applied to the file, oldest first (none for a new file). */
+export function appliedMigrations(db: Database.Database): { version: number; appliedAt: Date }[] {
+  if (storedVersion(db) === undefined) return [];
+  const rows = db
+    .prepare('SELECT version, applied_at AS appliedAt FROM schema_version ORDER BY version')
+    .all() as { version: number; appliedAt: number }[];
+  return rows.map(({ version, appliedAt }) => ({ version, appliedAt: new Date(appliedAt) }));
 }
 
 /**

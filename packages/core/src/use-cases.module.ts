@@ -21,6 +21,11 @@ import { CreateAction } from './actions/create-action.js';
 import { DeleteAction } from './actions/delete-action.js';
 import { ConfigureGroupNotify } from './alerts/configure-group-notify.js';
 import { SetTopicAlert } from './alerts/set-topic-alert.js';
+import { AdvanceStages } from './stages/advance-stages.js';
+import { AssignStage } from './stages/assign-stage.js';
+import { ClearStage } from './stages/clear-stage.js';
+import { GetStage } from './stages/get-stage.js';
+import { StartStage } from './stages/start-stage.js';
 import { SetBoxAlert } from './alerts/set-box-alert.js';
 import { SetActionLimit } from './actions/set-action-limit.js';
 import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
@@ -36,6 +41,8 @@ import { ListAutomationEvents } from './automations/list-automation-events.js';
 import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { SafeMode } from './automations/safe-mode.js';
+import { PreviewAutomations } from './automations/preview-automations.js';
+import { BacktestAutomations } from './automations/backtest-automations.js';
 import { ListActionSafety, SetActionSafety } from './actions/action-safety.js';
 import { GetAction } from './actions/get-action.js';
 import { ListChangedActions } from './actions/list-changed-actions.js';
@@ -98,6 +105,7 @@ import {
 } from './readings/apply-retention.js';
 import { QueryReadings } from './readings/query-readings.js';
 import { RecordReadings } from './readings/record-readings.js';
+import { DeriveMetrics } from './readings/derive-metrics.js';
 import { GetRevision } from './revisions/get-revision.js';
 import { CLOCK, type Clock, SystemClock } from './shared/clock.port.js';
 import {
@@ -172,6 +180,7 @@ export const useCases = [
   SetGroupRetention,
   GetRevision,
   RecordReadings,
+  DeriveMetrics,
   ChangeUserEmail,
   CreateUser,
   ListUsers,
@@ -189,10 +198,17 @@ export const useCases = [
   DeliverAlertMessages,
   ConfigureGroupNotify,
   SetTopicAlert,
+  StartStage,
+  AssignStage,
+  GetStage,
+  ClearStage,
+  AdvanceStages,
   SetBoxAlert,
   SetActionLimit,
   AutomationEngine,
   ListAutomationEvents,
+  PreviewAutomations,
+  BacktestAutomations,
   ListActionHistory,
   CreateAccessKey,
   RevokeAccessKey,

@@ -5,12 +5,15 @@ import { EvaluateAlerts, type WithheldAlert } from '../alerts/evaluate-alerts.js
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { type Group } from '../groups/group.js';
 import { type Notification } from '../notifications/notification.js';
+import { DeriveMetrics } from '../readings/derive-metrics.js';
 import { CHANGE_FEED, type ChangeFeed } from '../revisions/change-feed.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { type AutomationEvent } from './automation-event.js';
 import { DueSchedule } from './due-schedule.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
+import { AdvanceStages } from '../stages/advance-stages.js';
+import { type StageStarted } from '../stages/start-stage.js';
 import { RunAutomations } from './run-automations.js';
 import { SCHEDULER, type ScheduledTask, type Scheduler } from './scheduler.port.js';
 import { WakeUps } from './wake-ups.js';
@@ -18,7 +21,7 @@ import { WakeUps } from './wake-ups.js';
 /** A group whose rules or alerts failed in one tick; the other groups were still evaluated. */
 export interface GroupFailure {
   readonly group: string;
-  readonly stage: 'automations' | 'alerts';
+  readonly stage: 'metrics' | 'automations' | 'alerts';
   readonly error: unknown;
 }
 
@@ -34,10 +37,16 @@ export interface TickResult {
   readonly evaluated: readonly string[];
   /** Actions in safe mode at this engine's last look at their groups (the `/metrics` gauge). */
   readonly inSafeMode: number;
+  /** Groups moved to their next recipe stage by date (checked about once a minute). */
+  readonly stagesStarted: readonly StageStarted[];
 }
 
+/** How often the engine looks for recipe stages whose length is over: stages last days, not seconds. */
+export const STAGE_CHECK_MS = 60_000;
+
 /**
- * Drives the rules and the alerts on the scheduler, and forgets old slot claims now and then.
+ * Drives the derived series (DeriveMetrics), the rules and the alerts on the scheduler, and forgets old
+ * slot claims now and then.
  *
  * A tick evaluates only the groups that need it: those the store's change feed names (readings, actions,
  * settings or notifications written, by any server or the CLI), those whose wake-up came (a time slot, a
@@ -50,6 +59,7 @@ export interface TickResult {
 @injectable()
 export class AutomationEngine {
   private lastPurge = 0;
+  private lastStageCheck = Number.NEGATIVE_INFINITY;
   private cursor: string | undefined;
   private lastFullPassAt = Number.NEGATIVE_INFINITY;
   private readonly schedule = new DueSchedule();
@@ -66,6 +76,8 @@ export class AutomationEngine {
     @inject(CLOCK) private readonly clock: Clock,
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
     @inject(CHANGE_FEED) @optional() private readonly feed: ChangeFeed | undefined,
+    @inject(DeriveMetrics) @optional() private readonly metrics: DeriveMetrics | undefined,
+    @inject(AdvanceStages) @optional() private readonly stages: AdvanceStages | undefined,
   ) {}
 
   /**
@@ -92,6 +104,8 @@ export class AutomationEngine {
     const failures: GroupFailure[] = [];
     const queued: OutboxMessage[] = [];
     const startedAt = this.clock.now();
+    // Before the groups are read, so a stage's new ranges and thresholds count in this very tick.
+    const stagesStarted = await this.advanceStages(startedAt);
     const groups = await this.groupsToEvaluate(startedAt.getTime());
     const missedSince = groups.length === 0 ? startedAt : await this.lastRun();
     const wakeUps = new Map<string, WakeUps>();
@@ -99,6 +113,12 @@ export class AutomationEngine {
       await this.scheduler.pause?.();
       const wake = new WakeUps();
       wakeUps.set(group.name, wake);
+      try {
+        // First, so the rules and alerts of this tick see the windows that have just closed.
+        await this.metrics?.deriveGroup(group, startedAt, wake);
+      } catch (error) {
+        failures.push({ group: group.name, stage: 'metrics', error });
+      }
       try {
         for (const event of await this.automations.runGroup(group, startedAt, missedSince, wake))
           switched.push(event);
@@ -137,7 +157,19 @@ export class AutomationEngine {
     }
     const evaluated = groups.map((group) => group.name);
     const inSafeMode = this.automations.safeModeCount();
-    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode };
+    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode, stagesStarted };
+  }
+
+  /** A store error here is the next check's to retry; it must not stop the rules and alerts. */
+  private async advanceStages(now: Date): Promise<StageStarted[]> {
+    if (this.stages === undefined || now.getTime() - this.lastStageCheck < STAGE_CHECK_MS) return [];
+    this.lastStageCheck = now.getTime();
+    try {
+      return await this.stages.execute(now);
+    } catch {
+      this.lastStageCheck = Number.NEGATIVE_INFINITY;
+      return [];
+    }
   }
 
   /**

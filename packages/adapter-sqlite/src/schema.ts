@@ -359,6 +359,16 @@ export const migrations: readonly {
   {
     version: 17,
     sql: `
+      -- An alert's severity (warning, critical; NULL: none given), and who acknowledged it when (ack_by:
+      -- the actor as JSON), so that critical alerts are sent again until someone answers them.
+      ALTER TABLE notifications ADD COLUMN severity TEXT;
+      ALTER TABLE notifications ADD COLUMN ack_at INTEGER;
+      ALTER TABLE notifications ADD COLUMN ack_by TEXT;
+    `,
+  },
+  {
+    version: 18,
+    sql: `
       -- What a user may do: viewer, operator or admin. NULL (every account before) is an operator.
       ALTER TABLE users ADD COLUMN role TEXT;
     `,

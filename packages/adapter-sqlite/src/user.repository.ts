@@ -24,7 +24,7 @@ interface UserRow {
   last_name: string;
   email: string;
   grp: string;
-  /** NULL: the default role, an operator (schema version 17). */
+  /** NULL: the default role, an operator (schema version 18). */
   role: string | null;
 }
 

@@ -13,6 +13,9 @@ export * from './use-cases.module.js';
 
 export * from './readings/reading.js';
 export * from './readings/topics.js';
+export * from './readings/derived-math.js';
+export * from './readings/metrics-settings.js';
+export * from './readings/derive-metrics.js';
 export * from './readings/reading.port.js';
 export * from './readings/record-readings.js';
 export * from './readings/get-latest-reading.js';

@@ -98,6 +98,7 @@ import {
 } from './readings/apply-retention.js';
 import { QueryReadings } from './readings/query-readings.js';
 import { RecordReadings } from './readings/record-readings.js';
+import { DeriveMetrics } from './readings/derive-metrics.js';
 import { GetRevision } from './revisions/get-revision.js';
 import { CLOCK, type Clock, SystemClock } from './shared/clock.port.js';
 import {
@@ -169,6 +170,7 @@ export const useCases = [
   SetGroupRetention,
   GetRevision,
   RecordReadings,
+  DeriveMetrics,
   ChangeUserEmail,
   CreateUser,
   ListUsers,

@@ -12,11 +12,18 @@ import { type Session } from '../session.js';
 import { Status, useLoad, when } from '../util.js';
 import { limitsText, safetyText } from './group.js';
 
+/** GET /api/actions/preview: the switches the time rules and limits will make (docs/automations.md). */
 interface PreviewEntry {
   readonly object: string;
   readonly value: string;
   readonly at: string;
-  readonly reason?: string;
+  readonly local?: string;
+  readonly trigger?: string;
+  readonly rule?: string;
+}
+interface Preview {
+  readonly timeZone?: string;
+  readonly switches: readonly PreviewEntry[];
 }
 
 async function loadAutomations(group: string) {
@@ -28,8 +35,8 @@ async function loadAutomations(group: string) {
   const lockouts = await optionalGet<{ message: unknown[] }>(`/api/actions/lockouts?${q({ group })}`).catch(
     () => undefined,
   );
-  const preview = await optionalGet<{ message: PreviewEntry[] }>(
-    `/api/actions/preview?${q({ group })}`,
+  const preview = await optionalGet<{ message: Preview }>(
+    `/api/actions/preview?${q({ group, hours: 24 })}`,
   ).catch(() => undefined);
   const log = await get<{ message: HistoryEntry[] }>(
     `/api/actions/automation_log?${q({ group, count: 50 })}`,
@@ -40,7 +47,7 @@ async function loadAutomations(group: string) {
     details,
     histories,
     lockouts: lockouts?.message,
-    preview: preview?.message,
+    preview: preview?.message.switches,
     log: log.message,
   };
 }
@@ -113,7 +120,7 @@ export function AutomationsPage(props: { session: Session; group: string }) {
                 {data.preview.map((entry) => (
                   <li key={`${entry.object}-${entry.at}`}>
                     {when(entry.at)}: {entry.object} {entry.value}
-                    {entry.reason === undefined ? '' : ` (${entry.reason})`}
+                    {entry.rule === undefined ? '' : ` (${entry.rule})`}
                   </li>
                 ))}
               </ul>

@@ -93,7 +93,10 @@ export class EvaluateAlerts {
     for (const reading of latest) {
       const noDataMs = ranges.get(reading.topic)?.range.noDataMs;
       if (noDataMs !== undefined) await this.checkSilentTopic(group, reading, noDataMs, now, outcome, wake);
-      if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) continue;
+      // A reading older than its topic's no-data delay is stale: it says "no data", never "out of range"
+      // (a first tick after a restart or a restore would otherwise raise both for one old reading).
+      const staleAfterMs = Math.min(this.settings.maxReadingAgeMs, noDataMs ?? Number.POSITIVE_INFINITY);
+      if (now.getTime() - reading.time.getTime() > staleAfterMs) continue;
       await this.checkRange(group, ranges, reading, now, outcome, wake);
     }
     return outcome;

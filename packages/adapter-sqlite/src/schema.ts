@@ -341,6 +341,31 @@ export const migrations: readonly {
       ALTER TABLE firmware_images ADD COLUMN forced INTEGER;
     `,
   },
+  {
+    version: 16,
+    sql: `
+      -- Each group's recipe (JSON, as assigned) and stage; version arbitrates engines moving it on.
+      CREATE TABLE group_stages (
+        grp TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        recipe TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        applied INTEGER NOT NULL,
+        applied_at INTEGER
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 17,
+    sql: `
+      -- An alert's severity (warning, critical; NULL: none given), and who acknowledged it when (ack_by:
+      -- the actor as JSON), so that critical alerts are sent again until someone answers them.
+      ALTER TABLE notifications ADD COLUMN severity TEXT;
+      ALTER TABLE notifications ADD COLUMN ack_at INTEGER;
+      ALTER TABLE notifications ADD COLUMN ack_by TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

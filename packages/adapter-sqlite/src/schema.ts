@@ -369,6 +369,13 @@ export const migrations: readonly {
   {
     version: 18,
     sql: `
+      -- What a user may do: viewer, operator or admin. NULL (every account before) is an operator.
+      ALTER TABLE users ADD COLUMN role TEXT;
+    `,
+  },
+  {
+    version: 19,
+    sql: `
       -- The audit trail: every change of configuration, who (the actor as JSON), what, before and after
       -- (JSON), when. Append-only; read newest first, of one group or of all.
       CREATE TABLE audit_log (

@@ -18,7 +18,7 @@ import { PolicyTable } from './routes/policy.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi/openapi.js';
 import { type BodyParsers, buildRoutes } from './koa/router.js';
 import { declaredRoutes } from './routes/declared.js';
-import { type HttpUseCases, type RouteSpec, type RouterSpec } from './routes/routing.js';
+import { type ErrorStyle, type HttpUseCases, type RouteSpec, type RouterSpec } from './routes/routing.js';
 import { accountRouters } from './routes/accounts.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
@@ -46,6 +46,7 @@ import {
   writingHeadMiddleware,
 } from './edge/security.js';
 import { clientMiddleware, type ClientSettings } from './edge/client.js';
+import { consoleMiddleware, type ConsoleSettings } from './edge/console.js';
 
 export const apiRouters: readonly RouterSpec[] = [
   dataRoutes,
@@ -88,6 +89,8 @@ export interface AppOptions {
   readonly clientFaults?: ClientFaultLog;
   /** A web client's build served under `/` (CLIENT_DIR); absent: `/` is the liveness text. */
   readonly client?: ClientSettings;
+  /** The console's build, served under /console/; absent: no console. */
+  readonly console?: ConsoleSettings;
   /** Whether polls are answered by the poll lane (lane/poll-lane.ts) in front of Koa; on unless false. */
   readonly pollLane?: boolean;
   /** Whether the box endpoint is answered by the box lane (lane/box-lane.ts) in front of Koa; as pollLane. */
@@ -219,8 +222,14 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults, options.metrics));
   app.use(queryBoundMiddleware);
   // The client's files need no key: the page logs in, then its API requests carry the session cookie.
-  if (options.client !== undefined) app.use(clientMiddleware(options.client));
   const { access } = options;
+  // Before the client's: its history fallback would answer /console/ with the client's page.
+  if (options.console !== undefined) {
+    app.use(
+      consoleMiddleware(options.console, async () => (access === undefined ? false : access.required())),
+    );
+  }
+  if (options.client !== undefined) app.use(clientMiddleware(options.client));
   if (access !== undefined) app.use(access.middleware(policies, options.corsOrigins));
   app.use(
     operationsMiddleware({
@@ -231,7 +240,8 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   const guard =
     access === undefined
       ? undefined
-      : (route: RouteSpec, fullPath: string) => access.guard(accessRuleOf(route, fullPath));
+      : (route: RouteSpec, fullPath: string, style: ErrorStyle) =>
+          access.guard(accessRuleOf(route, fullPath), style);
   const answering = newAnswering(options.answerBuilds);
   app.use(buildRoutes(routers, useCases, bodyParsers, answering, guard));
   app.use(unmatched);

@@ -4,6 +4,7 @@ import net from 'node:net';
 import { expect } from 'chai';
 import { connectAsync, type MqttClient } from 'mqtt';
 import {
+  CreateAccessKey,
   CreateAction,
   CreateGroup,
   DeleteAction,
@@ -11,6 +12,8 @@ import {
   DeleteReadings,
   GetAction,
   ListActionHistory,
+  READING_REPOSITORY,
+  type ReadingRepository,
   RecordReadings,
 } from '@hortus/core';
 import { type MqttConfig, mqttConfigFromEnv, mqttModule, sensorConfig, switchConfig } from '@hortus/mqtt';
@@ -169,6 +172,51 @@ brokerSuite(
       );
     });
 
+    it('when the engine has derived VPD, dew point, PPFD and DLI, then they are published like readings: VPD, PPFD and DLI with a unit and no device class, dew point as a temperature', async () => {
+      const at = new Date();
+      // As DeriveMetrics stores them: ingest refuses these topics from any client.
+      await h.container.get<ReadingRepository>(READING_REPOSITORY).add(
+        [
+          ['esp/derived/vpd', 1.05],
+          ['esp/derived/dew_point', 12.3],
+          ['esp/derived/ppfd', 410],
+          ['esp/derived/dli', 8.4],
+        ].map(([topic, value]) => ({
+          group: 'greenhouse',
+          topic: String(topic),
+          value: Number(value),
+          time: at,
+        })),
+      );
+      await h.bridge.start();
+
+      const found = await eventually(async () => {
+        const all = await configs();
+        expect(all).to.include.keys('sensor:esp/derived/vpd', 'sensor:esp/derived/dli');
+        return all;
+      });
+      const kinds = Object.fromEntries(
+        ['vpd', 'dew_point', 'ppfd', 'dli'].map((name) => {
+          const config = found[`sensor:esp/derived/${name}`] ?? {};
+          return [name, [config['device_class'], config['unit_of_measurement'], config['state_class']]];
+        }),
+      );
+      expect(kinds).to.deep.equal({
+        vpd: [undefined, 'kPa', 'measurement'],
+        dew_point: ['temperature', '°C', 'measurement'],
+        ppfd: [undefined, 'µmol/m²/s', 'measurement'],
+        dli: [undefined, 'mol/m²/d', 'measurement'],
+      });
+      await eventually(async () =>
+        expect(await retained(`${prefix}/hortus/greenhouse/readings/esp/derived/+`)).to.deep.equal({
+          [`${prefix}/hortus/greenhouse/readings/esp/derived/vpd`]: '1.05',
+          [`${prefix}/hortus/greenhouse/readings/esp/derived/dew_point`]: '12.3',
+          [`${prefix}/hortus/greenhouse/readings/esp/derived/ppfd`]: '410',
+          [`${prefix}/hortus/greenhouse/readings/esp/derived/dli`]: '8.4',
+        }),
+      );
+    });
+
     it("when Home Assistant's birth message arrives, then every config is sent again", async () => {
       await h.bridge.start();
       await eventually(async () => expect(Object.keys(await configs())).to.have.length(4));
@@ -230,6 +278,34 @@ brokerSuite(
       expect(warnings).to.have.length(1);
       expect(h.bridge.stats().received, 'commands are not readings').to.equal(0);
       expect(await h.container.get(ListActionHistory).execute({ group: 'greenhouse' })).to.deep.equal([]);
+    });
+
+    it('when commands must carry a credential, then one without, or with a viewer key, is refused and counted; a client key of the group switches', async () => {
+      // A server of its own: the one made for every test takes commands without credentials.
+      h = server(prefix, { commandCredentials: 'required' });
+      await h.container.get(CreateGroup).execute({ name: 'greenhouse' });
+      await h.container.get(CreateAction).execute({ group: 'greenhouse', object: 'pump_1' });
+      const keyOf = async (kind: 'viewer' | 'client'): Promise<string> =>
+        `Bearer ${(await h.container.get(CreateAccessKey).execute({ name: kind, kind, groups: ['greenhouse'] })).secret}`;
+      const viewer = await keyOf('viewer');
+      const operator = await keyOf('client');
+      await h.bridge.start();
+      const ha = await connectAsync(BROKER_URL, { protocolVersion: 5 });
+      clients.push(ha);
+      const set = (authorization?: string): Promise<unknown> =>
+        ha.publishAsync(`${prefix}/hortus/greenhouse/actions/pump_1/set`, 'on', {
+          qos: 1,
+          ...(authorization === undefined ? {} : { properties: { userProperties: { authorization } } }),
+        });
+
+      await set();
+      await set(viewer);
+      await eventually(() => expect(h.bridge.stats().commands).to.include({ refused: 2, applied: 0 }));
+      expect(await actionValue()).to.equal('off');
+
+      await set(operator);
+      await eventually(() => expect(h.bridge.stats().commands).to.include({ refused: 2, applied: 1 }));
+      expect(await actionValue()).to.equal('on');
     });
 
     it("when an action is deleted, then its switch config is cleared and the group's other configs stay", async () => {

@@ -5,10 +5,13 @@ import { COMMON_PASSWORDS, type CommonPasswords, requirePassword } from '../acco
 import { PASSWORD_HASHER, type PasswordHasher } from '../accounts/accounts.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { requireText } from '../shared/validation.js';
-import { requireEmail, type User, type UserProvenance } from './user.js';
+import { requireEmail, requireUserRole, type User, type UserProvenance } from './user.js';
 import { USER_REPOSITORY, type UserRepository } from './user.port.js';
 
-/** An administrator creates a user (`hortus user create`), with a password or without (set by a reset). */
+/**
+ * An administrator creates a user (`hortus user create`), with a password or without (set by a reset), and
+ * a role (an operator unless said).
+ */
 @injectable()
 export class CreateUser {
   constructor(
@@ -25,6 +28,8 @@ export class CreateUser {
     email: unknown;
     group: unknown;
     password?: unknown;
+    /** Without one, an operator (DEFAULT_USER_ROLE). */
+    role?: unknown;
     actor?: Actor;
   }): Promise<User> {
     const user = {
@@ -32,6 +37,7 @@ export class CreateUser {
       lastName: requireText(input.lastName, 'lastName'),
       email: requireEmail(input.email),
       group: requireText(input.group, 'group'),
+      ...(input.role === undefined ? {} : { role: requireUserRole(input.role) }),
     };
     const passwordHash =
       input.password === undefined
@@ -45,7 +51,7 @@ export class CreateUser {
       action: 'user.create',
       target: created.email,
       group: created.group,
-      after: { email: created.email, group: created.group },
+      after: { email: created.email, group: created.group, role: created.role },
     });
     return created;
   }

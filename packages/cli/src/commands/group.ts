@@ -26,6 +26,7 @@ import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
+import { registerGroupMetricsCommand } from './group-metrics.js';
 import { readSecret } from './secret-input.js';
 import {
   durationOption,
@@ -195,6 +196,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
   );
 
   registerGroupAlertCommand(group, io);
+  registerGroupMetricsCommand(group, io);
   withExamples(
     group
       .command('notify')

@@ -36,6 +36,8 @@ import { ListAutomationEvents } from './automations/list-automation-events.js';
 import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { SafeMode } from './automations/safe-mode.js';
+import { PreviewAutomations } from './automations/preview-automations.js';
+import { BacktestAutomations } from './automations/backtest-automations.js';
 import { ListActionSafety, SetActionSafety } from './actions/action-safety.js';
 import { GetAction } from './actions/get-action.js';
 import { ListChangedActions } from './actions/list-changed-actions.js';
@@ -193,6 +195,8 @@ export const useCases = [
   SetActionLimit,
   AutomationEngine,
   ListAutomationEvents,
+  PreviewAutomations,
+  BacktestAutomations,
   ListActionHistory,
   CreateAccessKey,
   RevokeAccessKey,

@@ -8,6 +8,8 @@ import {
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
   AutomationEngine,
+  BacktestAutomations,
+  PreviewAutomations,
   CHANGE_FEED,
   type Clock,
   createCoreModule,
@@ -102,6 +104,8 @@ export function instance(
     getGroup: container.get(GetGroup),
     createAction: container.get(CreateAction),
     deleteAction: container.get(DeleteAction),
+    preview: container.get(PreviewAutomations),
+    backtest: container.get(BacktestAutomations),
   };
 }
 

@@ -341,6 +341,21 @@ export const migrations: readonly {
       ALTER TABLE firmware_images ADD COLUMN forced INTEGER;
     `,
   },
+  {
+    version: 16,
+    sql: `
+      -- Each group's recipe (JSON, as assigned) and stage; version arbitrates engines moving it on.
+      CREATE TABLE group_stages (
+        grp TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        recipe TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        applied INTEGER NOT NULL,
+        applied_at INTEGER
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

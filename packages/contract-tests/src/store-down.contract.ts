@@ -94,6 +94,21 @@ const callsByPort: { readonly [K in keyof Repositories]: Readonly<Record<string,
     list: (r) => r.firmware.list(),
     read: (r) => r.firmware.read('0'.repeat(64)),
   },
+  stages: {
+    get: (r) => r.stages.get(GROUP),
+    list: (r) => r.stages.list(),
+    compareAndSet: (r) =>
+      r.stages.compareAndSet(
+        {
+          group: GROUP,
+          recipe: { name: 'r', stages: [{ name: 's', rules: [] }] },
+          stage: 's',
+          startedAt: at(0),
+          applied: false,
+        },
+        0,
+      ),
+  },
   changeFeed: {
     changesSince: (r) => r.changeFeed.changesSince(undefined),
   },

@@ -21,6 +21,11 @@ import { CreateAction } from './actions/create-action.js';
 import { DeleteAction } from './actions/delete-action.js';
 import { ConfigureGroupNotify } from './alerts/configure-group-notify.js';
 import { SetTopicAlert } from './alerts/set-topic-alert.js';
+import { AdvanceStages } from './stages/advance-stages.js';
+import { AssignStage } from './stages/assign-stage.js';
+import { ClearStage } from './stages/clear-stage.js';
+import { GetStage } from './stages/get-stage.js';
+import { StartStage } from './stages/start-stage.js';
 import { SetBoxAlert } from './alerts/set-box-alert.js';
 import { SetActionLimit } from './actions/set-action-limit.js';
 import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
@@ -191,6 +196,11 @@ export const useCases = [
   DeliverAlertMessages,
   ConfigureGroupNotify,
   SetTopicAlert,
+  StartStage,
+  AssignStage,
+  GetStage,
+  ClearStage,
+  AdvanceStages,
   SetBoxAlert,
   SetActionLimit,
   AutomationEngine,

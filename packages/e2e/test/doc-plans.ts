@@ -1,4 +1,5 @@
 import { type DocBlock } from './doc-blocks.js';
+import { repositoryRoot } from './doc-session.js';
 
 /**
  * What the docs test needs to know beyond the docs themselves: per file, how its server starts; per block,
@@ -56,6 +57,10 @@ export const filePlans: Readonly<Record<string, FilePlan>> = {
     setup: 'hortus group create greenhouse-1 && hortus action create pump_1 --group greenhouse-1',
   },
   'docs/cli.md': { env: { PASSWORD: 'a-password-of-some-length' } },
+  // The example recipes, where the doc's commands name them.
+  'docs/recipes.md': {
+    setup: `hortus group create greenhouse-1 && hortus action create fan --group greenhouse-1 && mkdir -p docs && cp -r '${repositoryRoot}docs/recipes' docs/`,
+  },
   'docs/performance.md': { serverArgs: ['--demo'] },
   // The simulated box sends its readings over HTTPS, to the port onboarding names.
   'docs/boxes.md': { httpsPort: true, serverEnv: { TLS: 'self-signed' } },

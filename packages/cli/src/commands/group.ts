@@ -27,6 +27,7 @@ import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
 import { registerGroupMetricsCommand } from './group-metrics.js';
+import { registerGroupStageCommand } from './group-stage.js';
 import { readSecret } from './secret-input.js';
 import {
   durationOption,
@@ -194,9 +195,9 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
     `hortus group set-settings greenhouse-1 '[{"tempMin":15},{"tempMax":30}]'`,
     'hortus group set-settings greenhouse-1 @settings.json',
   );
-
   registerGroupAlertCommand(group, io);
   registerGroupMetricsCommand(group, io);
+  registerGroupStageCommand(group, io);
   withExamples(
     group
       .command('notify')

@@ -128,7 +128,7 @@ export interface WatchedRange {
 
 /**
  * Every topic the group's alerts watch, with its range: the original's keys for their topics, and each
- * topic's own range, which wins over them for its topic.
+ * topic's own range, which wins over them for its topic (its bounds do, when it has any).
  */
 export function watchedRanges(settings: unknown): Map<string, WatchedRange> {
   const watched = new Map<string, WatchedRange>();
@@ -143,7 +143,15 @@ export function watchedRanges(settings: unknown): Map<string, WatchedRange> {
         source: original.source,
       });
   }
-  for (const [topic, range] of readTopicRanges(settings))
-    watched.set(topic, { label: topic, range, source: ALERT_RANGES_KEY });
+  for (const [topic, range] of readTopicRanges(settings)) {
+    // A range of its own with no bounds (a no-data deadline, or bounds a stage moved to tempMin/tempMax)
+    // keeps the original's bounds for its topic rather than dropping them.
+    const original = watched.get(topic);
+    const merged =
+      original !== undefined && range.min === undefined && range.max === undefined
+        ? { ...original.range, ...range }
+        : range;
+    watched.set(topic, { label: topic, range: merged, source: ALERT_RANGES_KEY });
+  }
   return watched;
 }

@@ -12,6 +12,8 @@ import { type AutomationEvent } from './automation-event.js';
 import { DueSchedule } from './due-schedule.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
+import { AdvanceStages } from '../stages/advance-stages.js';
+import { type StageStarted } from '../stages/start-stage.js';
 import { RunAutomations } from './run-automations.js';
 import { SCHEDULER, type ScheduledTask, type Scheduler } from './scheduler.port.js';
 import { WakeUps } from './wake-ups.js';
@@ -35,7 +37,12 @@ export interface TickResult {
   readonly evaluated: readonly string[];
   /** Actions in safe mode at this engine's last look at their groups (the `/metrics` gauge). */
   readonly inSafeMode: number;
+  /** Groups moved to their next recipe stage by date (checked about once a minute). */
+  readonly stagesStarted: readonly StageStarted[];
 }
+
+/** How often the engine looks for recipe stages whose length is over: stages last days, not seconds. */
+export const STAGE_CHECK_MS = 60_000;
 
 /**
  * Drives the derived series (DeriveMetrics), the rules and the alerts on the scheduler, and forgets old
@@ -52,6 +59,7 @@ export interface TickResult {
 @injectable()
 export class AutomationEngine {
   private lastPurge = 0;
+  private lastStageCheck = Number.NEGATIVE_INFINITY;
   private cursor: string | undefined;
   private lastFullPassAt = Number.NEGATIVE_INFINITY;
   private readonly schedule = new DueSchedule();
@@ -69,6 +77,7 @@ export class AutomationEngine {
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
     @inject(CHANGE_FEED) @optional() private readonly feed: ChangeFeed | undefined,
     @inject(DeriveMetrics) @optional() private readonly metrics: DeriveMetrics | undefined,
+    @inject(AdvanceStages) @optional() private readonly stages: AdvanceStages | undefined,
   ) {}
 
   /**
@@ -95,6 +104,8 @@ export class AutomationEngine {
     const failures: GroupFailure[] = [];
     const queued: OutboxMessage[] = [];
     const startedAt = this.clock.now();
+    // Before the groups are read, so a stage's new ranges and thresholds count in this very tick.
+    const stagesStarted = await this.advanceStages(startedAt);
     const groups = await this.groupsToEvaluate(startedAt.getTime());
     const missedSince = groups.length === 0 ? startedAt : await this.lastRun();
     const wakeUps = new Map<string, WakeUps>();
@@ -146,7 +157,19 @@ export class AutomationEngine {
     }
     const evaluated = groups.map((group) => group.name);
     const inSafeMode = this.automations.safeModeCount();
-    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode };
+    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode, stagesStarted };
+  }
+
+  /** A store error here is the next check's to retry; it must not stop the rules and alerts. */
+  private async advanceStages(now: Date): Promise<StageStarted[]> {
+    if (this.stages === undefined || now.getTime() - this.lastStageCheck < STAGE_CHECK_MS) return [];
+    this.lastStageCheck = now.getTime();
+    try {
+      return await this.stages.execute(now);
+    } catch {
+      this.lastStageCheck = Number.NEGATIVE_INFINITY;
+      return [];
+    }
   }
 
   /**

@@ -356,6 +356,16 @@ export const migrations: readonly {
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 17,
+    sql: `
+      -- An alert's severity (warning, critical; NULL: none given), and who acknowledged it when (ack_by:
+      -- the actor as JSON), so that critical alerts are sent again until someone answers them.
+      ALTER TABLE notifications ADD COLUMN severity TEXT;
+      ALTER TABLE notifications ADD COLUMN ack_at INTEGER;
+      ALTER TABLE notifications ADD COLUMN ack_by TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

@@ -48,6 +48,9 @@ const callsByPort: { readonly [K in keyof Repositories]: Readonly<Record<string,
     listOpen: (r) => r.notifications.listOpen(GROUP),
     create: (r) =>
       r.notifications.create({ group: GROUP, message: 'too warm', time: at(0), topic: TOPIC, value: 31 }),
+    find: (r) => r.notifications.find(GROUP, '0123456789abcdef01234567'),
+    acknowledge: (r) =>
+      r.notifications.acknowledge(GROUP, '0123456789abcdef01234567', { at: at(0), by: { kind: 'cli' } }),
   },
   historyCharts: {
     findByUser: (r) => r.historyCharts.findByUser(USER_ID),

@@ -9,6 +9,7 @@ export * from './shared/env.js';
 export * from './shared/store-lifecycle.port.js';
 export * from './shared/time-zone.js';
 export * from './shared/url.js';
+export * from './shared/actor.js';
 export * from './use-cases.module.js';
 
 export * from './readings/reading.js';
@@ -83,6 +84,8 @@ export * from './notifications/notification.port.js';
 export * from './notifications/create-notification.js';
 export * from './notifications/list-open-notifications.js';
 export * from './notifications/ignore-notifications.js';
+export * from './notifications/acknowledge-notification.js';
+export * from './shared/name-actor.js';
 
 export * from './history-charts/history-chart.js';
 export * from './history-charts/history-chart.port.js';

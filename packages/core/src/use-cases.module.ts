@@ -30,6 +30,8 @@ import { SetBoxAlert } from './alerts/set-box-alert.js';
 import { SetActionLimit } from './actions/set-action-limit.js';
 import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
 import { QueueAlertMessages } from './alerts/queue-alert-messages.js';
+import { AcknowledgeNotification } from './notifications/acknowledge-notification.js';
+import { NameActor } from './shared/name-actor.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
 import { AutomationEngine } from './automations/automation-engine.js';
 import {
@@ -168,6 +170,8 @@ export const useCases = [
   CreateNotification,
   IgnoreNotifications,
   ListOpenNotifications,
+  AcknowledgeNotification,
+  NameActor,
   GetLatestReading,
   GetLatestReadingsOfGroup,
   GetTodayHourlyReadings,

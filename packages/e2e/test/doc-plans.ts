@@ -153,6 +153,8 @@ const plans: readonly BlockPlan[] = [
   },
   // Nothing was notified at those times here: the exit 3 the doc names.
   { file: 'docs/cli.md', first: 'hortus notifications list', exit: { 1: 3 } },
+  // No alert was raised here: the id of the doc is unknown, the exit 3 of a missing notification.
+  { file: 'docs/alerts.md', first: 'hortus notifications list --group gh', exit: { 1: 3 } },
   {
     file: 'docs/cli.md',
     first: 'hortus readings import readings.csv',

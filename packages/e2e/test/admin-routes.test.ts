@@ -59,7 +59,8 @@ describe('Administration over HTTP', () => {
     expect(locked.status, locked.text).to.equal(200);
     expect(locked.json()).to.deep.include({ locked: true });
     const unlocked = await call('admin', 'POST', `/api/admin/boxes/${sent}/unlock`);
-    expect(unlocked.json()).to.deep.include({ locked: false });
+    // Stores leave an unlocked device's flag out, or keep it false.
+    expect((unlocked.json() as { locked?: boolean }).locked ?? false).to.equal(false);
     const rotated = await call('admin', 'POST', `/api/admin/boxes/${sent}/rotate-key`, { revoke: true });
     expect(rotated.status, rotated.text).to.equal(200);
     expect(rotated.text).not.to.match(/keyHash|secret/u);

@@ -57,6 +57,7 @@ describe('hortus group alert: a range for any topic', () => {
     ]);
     const listed = await hortus(container, ['group', 'alert', 'gh']);
     expect(listed.code, listed.stderr).to.equal(0);
+    // Severity (issue 36) is the column before the source; a range that names none is a warning.
     expect(listed.stdout).to.match(/^esp\/air\/humidity +40 +85 +3 +5m +- +warning +alertRanges$/mu);
     expect(listed.stdout).to.match(
       /^esp\/ground\/temperature +-2\.5 +- +default +none +- +warning +alertRanges$/mu,

@@ -341,6 +341,13 @@ export const migrations: readonly {
       ALTER TABLE firmware_images ADD COLUMN forced INTEGER;
     `,
   },
+  {
+    version: 16,
+    sql: `
+      -- JSON of an action's lockouts (conditions that keep the engine from switching it on); NULL: none.
+      ALTER TABLE actions ADD COLUMN lockouts TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

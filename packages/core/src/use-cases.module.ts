@@ -36,7 +36,11 @@ import { ListAutomationEvents } from './automations/list-automation-events.js';
 import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { SafeMode } from './automations/safe-mode.js';
+import { Lockouts } from './automations/lockouts.js';
 import { ListActionSafety, SetActionSafety } from './actions/action-safety.js';
+import { AddActionLockout } from './actions/add-action-lockout.js';
+import { ListActionLockouts } from './actions/list-action-lockouts.js';
+import { RemoveActionLockout } from './actions/remove-action-lockout.js';
 import { GetAction } from './actions/get-action.js';
 import { ListChangedActions } from './actions/list-changed-actions.js';
 import { GetActionsOfGroup } from './actions/get-actions-of-group.js';
@@ -176,8 +180,12 @@ export const useCases = [
   ActionChanges,
   RunAutomations,
   SafeMode,
+  Lockouts,
   ListActionSafety,
   SetActionSafety,
+  AddActionLockout,
+  RemoveActionLockout,
+  ListActionLockouts,
   EvaluateAlerts,
   QueueAlertMessages,
   DeliverAlertMessages,

@@ -11,6 +11,7 @@ import { type AutomationEvent } from './automation-event.js';
 import { DueSchedule } from './due-schedule.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
+import { type BlockedSwitch } from './lockouts.js';
 import { RunAutomations } from './run-automations.js';
 import { SCHEDULER, type ScheduledTask, type Scheduler } from './scheduler.port.js';
 import { WakeUps } from './wake-ups.js';
@@ -34,6 +35,8 @@ export interface TickResult {
   readonly evaluated: readonly string[];
   /** Actions in safe mode at this engine's last look at their groups (the `/metrics` gauge). */
   readonly inSafeMode: number;
+  /** Switches `on` a lockout kept the engine from making, each reported once per reason (see Lockouts). */
+  readonly blocked: readonly BlockedSwitch[];
 }
 
 /**
@@ -91,6 +94,7 @@ export class AutomationEngine {
     const withheld: WithheldAlert[] = [];
     const failures: GroupFailure[] = [];
     const queued: OutboxMessage[] = [];
+    const blocked: BlockedSwitch[] = [];
     const startedAt = this.clock.now();
     const groups = await this.groupsToEvaluate(startedAt.getTime());
     const missedSince = groups.length === 0 ? startedAt : await this.lastRun();
@@ -100,7 +104,7 @@ export class AutomationEngine {
       const wake = new WakeUps();
       wakeUps.set(group.name, wake);
       try {
-        for (const event of await this.automations.runGroup(group, startedAt, missedSince, wake))
+        for (const event of await this.automations.runGroup(group, startedAt, missedSince, wake, blocked))
           switched.push(event);
       } catch (error) {
         failures.push({ group: group.name, stage: 'automations', error });
@@ -137,7 +141,7 @@ export class AutomationEngine {
     }
     const evaluated = groups.map((group) => group.name);
     const inSafeMode = this.automations.safeModeCount();
-    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode };
+    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode, blocked };
   }
 
   /**

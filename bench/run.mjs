@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { backtestMarkdown, backtestPart, backtestTargets } from './backtest.mjs';
 import { boxesMarkdown, boxesPart, boxesTargets } from './boxes.mjs';
 import { capacityMarkdown, capacityPart, capacityTargets } from './capacity-part.mjs';
 import { cliMarkdown, cliStart, cliTargets } from './cli.mjs';
@@ -25,7 +26,7 @@ const onlyArgument = process.argv.find((argument) => argument.startsWith('--only
 const chosen = new Set(
   (
     onlyArgument?.slice('--only='.length) ??
-    'polling,scale,memory,sqlite,mongo,logins,capacity,boxes,engine,cli'
+    'polling,scale,memory,sqlite,mongo,logins,capacity,boxes,engine,backtest,cli'
   ).split(','),
 );
 
@@ -60,6 +61,12 @@ const parts = [
     run: ({ smoke: tiny }) => enginePart({ smoke: tiny }),
     targets: engineTargets,
     markdown: engineMarkdown,
+  },
+  {
+    key: 'backtest',
+    run: ({ smoke: tiny }) => backtestPart({ smoke: tiny }),
+    targets: backtestTargets,
+    markdown: backtestMarkdown,
   },
   {
     key: 'cli',

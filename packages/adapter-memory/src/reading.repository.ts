@@ -1,5 +1,7 @@
 import { inject, injectable } from 'inversify';
 import {
+  mergeInTimeOrder,
+  type ReadingScan,
   BucketSums,
   type NewReading,
   type Reading,
@@ -183,6 +185,13 @@ export class InMemoryReadingRepository implements ReadingRepository {
       if (inValueRange(value, range)) sums.addValue(times[index] as number, value);
     }
     return sums.newestFirst();
+  }
+
+  /** The merge of one time-ordered page per topic: see the port. */
+  scanInTimeOrder(scan: ReadingScan, pageSize: number): AsyncIterable<readonly Reading[]> {
+    return mergeInTimeOrder(scan, pageSize, (topic, fromMs, toMs, limit) =>
+      this.page({ group: scan.group, topic, from: new Date(fromMs), to: new Date(toMs) }, undefined, limit),
+    );
   }
 
   async groups(): Promise<string[]> {

@@ -1,4 +1,5 @@
 import { type Db } from 'mongodb';
+import { InvalidInputError, type StoreSchema } from '@hortus/core';
 import { moveEmbeddedCharts } from './history-chart.repository.js';
 import { type CollectionSpec, isDuplicateKeyError } from './support.js';
 import { addEmailKeys, userCollection } from './user.repository.js';
@@ -63,4 +64,30 @@ export async function applyMigrations(db: Db, phase: 'beforeIndexes' | 'afterInd
     ran.push(migration.version);
   }
   return ran;
+}
+
+/** The migrations recorded in the database, oldest first. */
+export async function appliedMongoMigrations(db: Db): Promise<StoreSchema> {
+  const documents = await db
+    .collection<SchemaVersionDocument>(schemaVersionCollection.name)
+    .find({})
+    .sort({ _id: 1 })
+    .toArray();
+  const applied = documents.map(({ _id, appliedAt }) => ({ version: _id, appliedAt }));
+  return { version: applied.at(-1)?.version ?? 0, known: MONGO_SCHEMA_VERSION, applied };
+}
+
+/**
+ * Refuses, before any index or migration touches it, a database a newer Hortus has migrated: this code
+ * would read and write a layout it does not know (SQLite refuses such a file the same way).
+ */
+export async function refuseNewerDatabase(db: Db): Promise<void> {
+  const { version, known } = await appliedMongoMigrations(db);
+  if (version > known) {
+    throw InvalidInputError.forField(
+      'MONGODB_URI',
+      `the database ${db.databaseName} was written by a newer Hortus (migration ${version}; this one ` +
+        `knows up to ${known}): start the newer Hortus, or restore a backup made before the upgrade`,
+    );
+  }
 }

@@ -8,6 +8,7 @@ import {
   type Repositories,
   STORE_LIFECYCLE,
   type StoreLifecycle,
+  type StoreSchema,
   StoreUnavailableError,
 } from '@hortus/core';
 import { accessKeyCollection } from './access-key.repository.js';
@@ -23,7 +24,12 @@ import { historyChartCollection, historyChartRevisionCollection } from './histor
 import { notificationCollection } from './notification.repository.js';
 import { latestReadingCollection } from './latest-readings.js';
 import { readingCollection } from './reading.repository.js';
-import { applyMigrations, schemaVersionCollection } from './migrations.js';
+import {
+  appliedMongoMigrations,
+  applyMigrations,
+  refuseNewerDatabase,
+  schemaVersionCollection,
+} from './migrations.js';
 import { mongoRepositoryClasses } from './repositories.js';
 import { revisionCollection } from './revisions.js';
 import { rollupCollections } from './rollups.js';
@@ -132,6 +138,7 @@ export type MongoRepositories = Repositories;
  * database has not had: data of an older layout moved into the current one. A no-op when both are done.
  */
 export async function ensureIndexes(db: Db): Promise<void> {
+  await refuseNewerDatabase(db);
   await applyMigrations(db, 'beforeIndexes');
   for (const { name, indexes } of collections) {
     // One index per command: FerretDB v1 fails a createIndexes naming several existing indexes.
@@ -181,6 +188,17 @@ export class MongoStore implements StoreLifecycle {
     try {
       await this.client.connect();
       await ensureIndexes(this.db);
+    } catch (error) {
+      if (isUnavailableError(error)) throw new StoreUnavailableError(undefined, { cause: error });
+      throw error;
+    }
+  }
+
+  /** The migrations recorded in the database, read without applying any. */
+  async schema(): Promise<StoreSchema> {
+    try {
+      await this.client.connect();
+      return await appliedMongoMigrations(this.db);
     } catch (error) {
       if (isUnavailableError(error)) throw new StoreUnavailableError(undefined, { cause: error });
       throw error;

@@ -1,6 +1,8 @@
 import { inject, injectable } from 'inversify';
 import { type Filter, MongoBulkWriteError, ObjectId } from 'mongodb';
 import {
+  mergeInTimeOrder,
+  type ReadingScan,
   BucketSums,
   type NewReading,
   planRollupPieces,
@@ -269,6 +271,13 @@ export class MongoReadingRepository extends MongoRepository<ReadingDocument> imp
       newest: async (series) =>
         (await this.collection.findOne({ group, topic: series }, { sort: { time: -1 } })) ?? undefined,
     });
+  }
+
+  /** The merge of one time-ordered page per topic: see the port. */
+  scanInTimeOrder(scan: ReadingScan, pageSize: number): AsyncIterable<readonly Reading[]> {
+    return mergeInTimeOrder(scan, pageSize, (topic, fromMs, toMs, limit) =>
+      this.page({ group: scan.group, topic, from: new Date(fromMs), to: new Date(toMs) }, undefined, limit),
+    );
   }
 
   async groups(): Promise<string[]> {

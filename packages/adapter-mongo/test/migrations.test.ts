@@ -1,6 +1,11 @@
-import { expect } from 'chai';
+import * as chai from 'chai';
+import chaiAsPromised from 'chai-as-promised';
+import { InvalidInputError } from '@hortus/core';
 import { MONGO_SCHEMA_VERSION, mongoMigrations } from '@hortus/adapter-mongo';
 import { serverSuite, useTestDatabase } from './fixture.js';
+
+chai.use(chaiAsPromised);
+const { expect } = chai;
 
 describe(serverSuite('Mongo migrations'), () => {
   const database = useTestDatabase();
@@ -36,5 +41,30 @@ describe(serverSuite('Mongo migrations'), () => {
     expect(await store.db.collection('historycharts').countDocuments({ charts: { $exists: true } })).to.equal(
       1,
     );
+  });
+
+  it('when a newer Hortus has migrated the database, then start refuses it and changes nothing; schema() lists what was applied', async () => {
+    const { store } = database();
+    await store.ensureIndexes();
+    const newer = MONGO_SCHEMA_VERSION + 1;
+    await store.db.collection<{ _id: number; appliedAt: Date }>('schemaversions').insertOne({
+      _id: newer,
+      appliedAt: new Date('2027-01-01T00:00:00Z'),
+    });
+    await store.db.collection('historycharts').insertOne({ userId: 'late', charts: [] });
+
+    const refused = await expect(store.ensureIndexes()).to.be.rejectedWith(InvalidInputError);
+    expect(refused.message).to.match(
+      /written by a newer Hortus \(migration \d+; this one knows up to \d+\)/u,
+    );
+    expect(await store.db.collection('historycharts').countDocuments({ charts: { $exists: true } })).to.equal(
+      1,
+    );
+    const schema = await store.schema();
+    expect(schema).to.include({ version: newer, known: MONGO_SCHEMA_VERSION });
+    expect(schema.applied.map(({ version }) => version)).to.deep.equal([
+      ...mongoMigrations.map(({ version }) => version),
+      newer,
+    ]);
   });
 });

@@ -20,3 +20,4 @@ export * from './change-feed.js';
 export * from './file-modes.js';
 export { type ServeNote, switchToIncrementalVacuum } from './vacuum.js';
 export { fileStamp, type RestoreReport, restoreSqliteFile } from './restore.js';
+export * from './upgrade-backup.js';

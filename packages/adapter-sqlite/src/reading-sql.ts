@@ -32,6 +32,22 @@ export const readingMapper = {
       time: new Date(row.time),
     };
   },
+  /** As toEntity for rows `[time, value]` of one series: its part of the ids is made once. */
+  entitiesOfSeries(
+    group: string,
+    topic: string,
+    series: number,
+    rows: readonly [number, number][],
+  ): Reading[] {
+    const prefix = series.toString(16).padStart(10, '0');
+    return rows.map(([time, value]) => ({
+      id: prefix + (time + TIME_OFFSET).toString(16).padStart(14, '0'),
+      group,
+      topic,
+      value: Number(value),
+      time: new Date(time),
+    }));
+  },
 };
 
 /** `AND ...` conditions of a range over `column` (time) and `value`, with their named parameters. */

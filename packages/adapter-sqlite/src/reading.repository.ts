@@ -7,6 +7,8 @@ import {
   type ReadingRange,
   type ReadingRepository,
   type ReadingCursor,
+  mergeInTimeOrder,
+  type ReadingScan,
   type ReadingExportSelection,
   type ReadingSelection,
 } from '@hortus/core';
@@ -272,6 +274,24 @@ export class SqliteReadingRepository extends SqliteRepository implements Reading
   private reclaim(): void {
     // exec, not a prepared statement's run(): each step of this pragma frees one page, exec steps to the end.
     this.connection.database.exec('PRAGMA incremental_vacuum');
+  }
+
+  /** The merge of one (series, time) index seek per topic and page: see the port. */
+  scanInTimeOrder(scan: ReadingScan, pageSize: number): AsyncIterable<readonly Reading[]> {
+    // Rows as arrays, and each series' part of the ids made once: a backtest scans millions of rows.
+    const select = this.connection
+      .prepare(
+        'SELECT time, value FROM readings WHERE series = ? AND time >= ? AND time <= ? ORDER BY time LIMIT ?',
+      )
+      .raw(true);
+    return mergeInTimeOrder(scan, pageSize, async (topic, fromMs, toMs, limit) =>
+      this.run(() => {
+        const series = this.findSeries(scan.group, topic);
+        if (series === undefined) return [];
+        const rows = select.all(series, fromMs, toMs, limit) as [number, number][];
+        return readingMapper.entitiesOfSeries(scan.group, topic, series, rows);
+      }),
+    );
   }
 
   async groups(): Promise<string[]> {

@@ -370,6 +370,15 @@ function storedVersion(db: Database.Database): number | undefined {
   return row?.version ?? 0;
 }
 
+/** The migrations applied to the file, oldest first (none for a new file). */
+export function appliedMigrations(db: Database.Database): { version: number; appliedAt: Date }[] {
+  if (storedVersion(db) === undefined) return [];
+  const rows = db
+    .prepare('SELECT version, applied_at AS appliedAt FROM schema_version ORDER BY version')
+    .all() as { version: number; appliedAt: number }[];
+  return rows.map(({ version, appliedAt }) => ({ version, appliedAt: new Date(appliedAt) }));
+}
+
 /**
  * Reads, writing nothing, whether the file can be used: throws SchemaProblem when it is not a Hortus store
  * or is newer than this code. Runs before anything (even the switch to WAL) changes the file.

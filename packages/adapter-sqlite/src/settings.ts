@@ -20,6 +20,8 @@ export interface SqliteStoreSettings {
   readonly file: string;
   readonly busyTimeoutMs?: number;
   readonly synchronous?: SqliteSynchronous;
+  /** Free bytes in a directory, checked before the copy a schema upgrade makes; tests replace the disk's. */
+  readonly freeBytes?: (dir: string) => number;
 }
 
 /** Reads HORTUS_DATA_DIR (default ./data), HORTUS_SQLITE_BUSY_TIMEOUT_MS and HORTUS_SQLITE_SYNCHRONOUS. */

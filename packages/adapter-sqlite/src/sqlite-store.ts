@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ContainerModule } from 'inversify';
@@ -12,10 +12,19 @@ import {
   type Repositories,
   STORE_LIFECYCLE,
   type StoreLifecycle,
+  type StoreSchema,
   StoreUnavailableError,
 } from '@hortus/core';
 import { createPrivateFile, DATA_DIR_MODE, widePermissions } from './file-modes.js';
-import { checkSchema, migrate, SchemaProblem, schemaVersionOf } from './schema.js';
+import {
+  appliedMigrations,
+  checkSchema,
+  migrate,
+  SCHEMA_VERSION,
+  SchemaProblem,
+  schemaVersionOf,
+} from './schema.js';
+import { backUpBeforeUpgrade, type UpgradeBackup } from './upgrade-backup.js';
 import { type ServeNote, switchToIncrementalVacuum } from './vacuum.js';
 import { sqliteRepositoryClasses } from './repositories.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, type SqliteStoreSettings } from './settings.js';
@@ -59,6 +68,7 @@ export type SqliteRepositories = Repositories;
 export class SqliteStore implements StoreLifecycle {
   readonly connection = new SqliteConnection();
   private warnings: readonly string[] = [];
+  private upgradeBackup: UpgradeBackup | undefined;
 
   constructor(readonly settings: SqliteStoreSettings) {}
 
@@ -113,6 +123,17 @@ export class SqliteStore implements StoreLifecycle {
     try {
       // Reading the schema first proves the file is a Hortus SQLite database before anything is written.
       checkSchema(handle);
+      const version = schemaVersionOf(handle);
+      // A file of an older schema is copied before its migrations run (docs/upgrading.md).
+      if (!inMemory && version !== undefined && version > 0 && version < SCHEMA_VERSION) {
+        this.upgradeBackup = await backUpBeforeUpgrade(
+          handle,
+          file,
+          version,
+          SCHEMA_VERSION,
+          this.settings.freeBytes,
+        );
+      }
       // A new file frees pages as it goes (see reading deletes); it must be set before the first table.
       if (schemaVersionOf(handle) === undefined) handle.pragma('auto_vacuum = INCREMENTAL');
       if (!inMemory) handle.pragma('journal_mode = WAL');
@@ -158,7 +179,41 @@ export class SqliteStore implements StoreLifecycle {
    */
   async prepareToServe(): Promise<readonly ServeNote[]> {
     if (this.settings.file === ':memory:') return [];
-    return switchToIncrementalVacuum(this.database, this.settings.file);
+    const upgraded = this.upgradeBackup;
+    const notes: ServeNote[] =
+      upgraded === undefined
+        ? []
+        : [
+            {
+              level: 'info',
+              event: 'data file backed up before its schema upgrade',
+              fields: { ...upgraded },
+            },
+          ];
+    return [...notes, ...(await switchToIncrementalVacuum(this.database, this.settings.file))];
+  }
+
+  /** The file's applied migrations, read through a read-only handle when the store is not started. */
+  async schema(): Promise<StoreSchema> {
+    const read = (db: Database.Database): StoreSchema => {
+      const applied = appliedMigrations(db);
+      return { version: applied.at(-1)?.version ?? 0, known: SCHEMA_VERSION, applied };
+    };
+    if (this.connection.isOpen) return read(this.database);
+    if (this.settings.file === ':memory:' || !existsSync(this.settings.file)) {
+      return { version: 0, known: SCHEMA_VERSION, applied: [] };
+    }
+    const handle = new Database(this.settings.file, { readonly: true, fileMustExist: true });
+    try {
+      return read(handle);
+    } finally {
+      handle.close();
+    }
+  }
+
+  /** The copy start made before it migrated the file's schema, if it had to. */
+  lastUpgradeBackup(): UpgradeBackup | undefined {
+    return this.upgradeBackup;
   }
 
   /** True when the file answers a query. */

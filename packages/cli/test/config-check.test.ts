@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { migrations, SCHEMA_VERSION } from '@hortus/adapter-sqlite';
 import { expect } from 'chai';
 import { knownVariables, unknownVariables } from '../src/app/known-variables.js';
 import { hortus, scratchDataDir } from './harness.js';
@@ -140,6 +141,32 @@ describe('hortus config check', () => {
     expect(on.stdout).to.match(/mqtt\.discovery \(effective\):\s+on/u);
     expect(on.stdout).to.match(/mqtt\.commands \(effective\):\s+on/u);
     expect(off.stdout).to.match(/mqtt\.commands \(effective\):\s+off/u);
+  });
+
+  it('when the store has been migrated, then it lists the applied migrations, read without starting the store', async () => {
+    const env = { HORTUS_DATA_DIR: scratchDataDir() };
+    const fresh = await hortus(undefined, ['--json', 'config', 'check'], { env });
+    expect(JSON.parse(fresh.stdout).schema).to.include({ version: 0, known: SCHEMA_VERSION });
+    expect(existsSync(join(env.HORTUS_DATA_DIR, 'hortus.db')), 'config check created no file').to.equal(
+      false,
+    );
+    expect((await hortus(undefined, ['group', 'list'], { env })).code).to.equal(0);
+
+    const json = await hortus(undefined, ['--json', 'config', 'check'], { env });
+    const text = await hortus(undefined, ['config', 'check'], { env });
+
+    const schema = JSON.parse(json.stdout).schema as { version: number; applied: { version: number }[] };
+    expect(schema.version).to.equal(SCHEMA_VERSION);
+    expect(schema.applied.map(({ version }) => version)).to.deep.equal(
+      migrations.map(({ version }) => version),
+    );
+    expect(text.stdout).to.match(
+      new RegExp(
+        `store\\.schema:\\s+${SCHEMA_VERSION} \\(this Hortus knows up to ${SCHEMA_VERSION}; up to date\\)`,
+        'u',
+      ),
+    );
+    expect(text.stdout).to.match(/store\.migration 1:\s+applied \d{4}-/u);
   });
 
   it('when the configuration is invalid, then it exits 2 naming the problem', async () => {

@@ -4,6 +4,7 @@ import { changeFeedContract } from './change-feed.contract.js';
 import { actionRepositoryContract } from './action.contract.js';
 import { actionHistoryRepositoryContract } from './action-history.contract.js';
 import { automationLogRepositoryContract } from './automation-log.contract.js';
+import { derivedMetricsContract } from './derived-metrics.contract.js';
 import { deviceRepositoryContract } from './device.contract.js';
 import { engineStateRepositoryContract } from './engine-state.contract.js';
 import { firmwareRepositoryContract } from './firmware.contract.js';
@@ -32,6 +33,7 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   groupRepositoryContract(name, createStore);
   userRepositoryContract(name, createStore);
   engineStateRepositoryContract(name, createStore);
+  derivedMetricsContract(name, createStore);
   automationLogRepositoryContract(name, createStore);
   actionHistoryRepositoryContract(name, createStore);
   accessKeyRepositoryContract(name, createStore);

@@ -1,6 +1,7 @@
 import { type Reading, type ReadingRepository } from '@hortus/core';
 import { readingDeletionCases } from './reading-deletion.contract.js';
 import { readingQueryCases } from './reading-query.contract.js';
+import { readingScanCases } from './reading-scan.contract.js';
 import { GROUP, reading, samples, TOPIC } from './reading-samples.js';
 import { at, expect, expectPlainEntity, freshStorePerTest, MINUTE, type StoreFactory } from './store.js';
 
@@ -294,6 +295,7 @@ export function readingRepositoryContract(name: string, createStore: StoreFactor
     });
 
     readingQueryCases(repository);
+    readingScanCases(repository);
     readingDeletionCases(repository);
   });
 }

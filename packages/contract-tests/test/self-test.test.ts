@@ -8,6 +8,7 @@ import {
   type ReadingCursor,
   type ReadingExportSelection,
   type ReadingRange,
+  type ReadingScan,
   type ReadingRepository,
   type ReadingSelection,
   type User,
@@ -125,6 +126,14 @@ class NaiveReadingRepository implements ReadingRepository {
 
   async groups(): Promise<string[]> {
     return [...new Set(this.stored.map((r) => r.group))];
+  }
+
+  /** In the order stored, unsorted. */
+  async *scanInTimeOrder(scan: ReadingScan): AsyncIterable<readonly Reading[]> {
+    yield this.stored.filter(
+      (r) =>
+        r.group === scan.group && scan.topics.includes(r.topic) && r.time >= scan.from && r.time <= scan.to,
+    );
   }
 
   /** It keeps no summaries. */

@@ -13,7 +13,11 @@ export * from './use-cases.module.js';
 
 export * from './readings/reading.js';
 export * from './readings/topics.js';
+export * from './readings/derived-math.js';
+export * from './readings/metrics-settings.js';
+export * from './readings/derive-metrics.js';
 export * from './readings/reading.port.js';
+export * from './readings/merge-in-time-order.js';
 export * from './readings/record-readings.js';
 export * from './readings/get-latest-reading.js';
 export * from './readings/get-latest-readings-of-group.js';
@@ -170,3 +174,6 @@ export * from './migration/legacy.js';
 export * from './migration/copy-legacy-records.js';
 export * from './store-copy/copy-store.js';
 export { countReadings } from './store-copy/listings.js';
+export * from './automations/simulated-engine.js';
+export * from './automations/preview-automations.js';
+export * from './automations/backtest-automations.js';

@@ -37,6 +37,8 @@ import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { SafeMode } from './automations/safe-mode.js';
 import { Lockouts } from './automations/lockouts.js';
+import { PreviewAutomations } from './automations/preview-automations.js';
+import { BacktestAutomations } from './automations/backtest-automations.js';
 import { ListActionSafety, SetActionSafety } from './actions/action-safety.js';
 import { AddActionLockout } from './actions/add-action-lockout.js';
 import { ListActionLockouts } from './actions/list-action-lockouts.js';
@@ -102,6 +104,7 @@ import {
 } from './readings/apply-retention.js';
 import { QueryReadings } from './readings/query-readings.js';
 import { RecordReadings } from './readings/record-readings.js';
+import { DeriveMetrics } from './readings/derive-metrics.js';
 import { GetRevision } from './revisions/get-revision.js';
 import { CLOCK, type Clock, SystemClock } from './shared/clock.port.js';
 import {
@@ -173,6 +176,7 @@ export const useCases = [
   SetGroupRetention,
   GetRevision,
   RecordReadings,
+  DeriveMetrics,
   ChangeUserEmail,
   CreateUser,
   ListUsers,
@@ -195,6 +199,8 @@ export const useCases = [
   SetActionLimit,
   AutomationEngine,
   ListAutomationEvents,
+  PreviewAutomations,
+  BacktestAutomations,
   ListActionHistory,
   CreateAccessKey,
   RevokeAccessKey,

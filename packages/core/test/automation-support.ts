@@ -9,6 +9,8 @@ import {
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
   AutomationEngine,
+  BacktestAutomations,
+  PreviewAutomations,
   CHANGE_FEED,
   type Clock,
   createCoreModule,
@@ -108,6 +110,8 @@ export function instance(
     getGroup: container.get(GetGroup),
     createAction: container.get(CreateAction),
     deleteAction: container.get(DeleteAction),
+    preview: container.get(PreviewAutomations),
+    backtest: container.get(BacktestAutomations),
   };
 }
 

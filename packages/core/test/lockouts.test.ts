@@ -254,6 +254,23 @@ describe('lockouts: conditions that keep the engine from switching an action on 
     });
   });
 
+  it('when the rules are previewed, then the lockouts are replayed by the engine: frost now keeps "on 06:00" out, a warm reading lets it in until it goes stale', async () => {
+    const { server, temperature } = await lockedGreenhouse('2026-01-10T05:55:00Z', {
+      pump_1: rules([{ action: 'on', time: '06:00', frequency: 'every day' }]),
+    });
+    await frost(server);
+    await temperature(1);
+    const frosty = await server.preview.execute({ group: 'gh', hours: 2 });
+    expect(frosty.switches).to.deep.equal([]);
+    await temperature(5, '2026-01-10T05:56:00Z');
+    const warm = await server.preview.execute({ group: 'gh', hours: 2 });
+    expect(warm.switches.map(({ object, value, trigger }) => `${object} ${value} ${trigger}`)).to.deep.equal([
+      'pump_1 on time',
+      // No reading comes in a preview: 10 minutes after the last one the input is stale, which blocks.
+      'pump_1 off lockout',
+    ]);
+  });
+
   describe('setting them', () => {
     it('when the same lockout is added twice, then it is kept once; ids are not reused; remove takes one or all', async () => {
       const { store, server } = await lockedGreenhouse('2026-01-10T12:00:00Z', {

@@ -293,7 +293,7 @@ function logDelivery(logger: Logger, { delivered, retrying, failed }: DeliveryRo
   for (const message of delivered) {
     logger.info('alert delivered', {
       group: message.group,
-      event: message.event,
+      alertEvent: message.event,
       attempts: message.attempts,
       ...destination(message),
     });
@@ -301,7 +301,7 @@ function logDelivery(logger: Logger, { delivered, retrying, failed }: DeliveryRo
   for (const { message, error } of retrying) {
     logger.warn('alert delivery failed, will retry', {
       group: message.group,
-      event: message.event,
+      alertEvent: message.event,
       attempts: message.attempts,
       error,
       ...destination(message),
@@ -310,7 +310,7 @@ function logDelivery(logger: Logger, { delivered, retrying, failed }: DeliveryRo
   for (const { message, error } of failed) {
     logger.error('alert delivery given up', {
       group: message.group,
-      event: message.event,
+      alertEvent: message.event,
       attempts: message.attempts,
       error,
       ...destination(message),

@@ -4,6 +4,7 @@ import {
   repositoryTokens,
   STORE_LIFECYCLE,
   type StoreLifecycle,
+  type StoreSchema,
 } from '@hortus/core';
 import { Container, type ServiceIdentifier } from 'inversify';
 import { type DataConfig, loadDataConfig } from './config.js';
@@ -72,5 +73,24 @@ export async function withUseCases<T>(
     return await work(store.useCase);
   } finally {
     await store.close();
+  }
+}
+
+/**
+ * The configured store's applied migrations, read without starting it: `config check` must not migrate (nor
+ * back up) a file. Undefined for the in-memory store, which has none.
+ */
+export async function readStoreSchema(io: RunIo): Promise<StoreSchema | undefined> {
+  const given = io.container;
+  if (given !== undefined) return given.get<StoreLifecycle>(STORE_LIFECYCLE).schema?.();
+  const config = loadDataConfig(io.env);
+  if (config.store === 'memory') return undefined;
+  const container = new Container();
+  container.load(...(await coreOnStore(config)));
+  const store = container.get<StoreLifecycle>(STORE_LIFECYCLE);
+  try {
+    return await store.schema?.();
+  } finally {
+    await store.close().catch(() => undefined);
   }
 }

@@ -11,9 +11,19 @@ function writePendingLines(): void {
   for (const logger of [...pending]) logger.flush();
 }
 
-/** The fields cannot simply follow the fixed ones when they name them again (the spread would replace them). */
-function repeatsFixedField(fields: LogFields): boolean {
-  return 'time' in fields || 'level' in fields || 'event' in fields;
+/** The keys every line starts with; a field cannot take their place. */
+const FIXED_KEYS: ReadonlySet<string> = new Set(['time', 'level', 'event']);
+
+/**
+ * A field named like a fixed key (an alert's `event`, say) is written as `<name>Field`, so the line keeps its
+ * event name, which operators search for, and the field's value is kept too.
+ */
+export function keepFixedKeys(fields: LogFields): LogFields {
+  if (!('time' in fields || 'level' in fields || 'event' in fields)) return fields;
+  const renamed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields))
+    renamed[FIXED_KEYS.has(key) ? `${key}Field` : key] = value;
+  return renamed;
 }
 
 export type LogFormat = 'json' | 'text';
@@ -30,7 +40,7 @@ function textLine(date: Date, level: LogLevel, event: string, fields: LogFields 
   const rest =
     fields === undefined
       ? ''
-      : Object.entries(fields)
+      : Object.entries(keepFixedKeys(fields))
           .filter(([, value]) => value !== undefined)
           .map(([key, value]) => ` ${key}=${textValue(value)}`)
           .join('');
@@ -82,9 +92,8 @@ export function createJsonLogger(
     const head = `{"time":"${time}","level":"${level}","event":${JSON.stringify(event)}`;
     let line: string;
     if (fields === undefined) line = `${head}}\n`;
-    else if (repeatsFixedField(fields)) line = `${JSON.stringify({ time, level, event, ...fields })}\n`;
     else {
-      const rest = JSON.stringify(fields);
+      const rest = JSON.stringify(keepFixedKeys(fields));
       line = rest === '{}' ? `${head}}\n` : `${head},${rest.slice(1)}\n`;
     }
     append(line);

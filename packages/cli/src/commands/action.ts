@@ -26,6 +26,7 @@ import { UsageError } from '../exit-codes.js';
 import { durationOption } from './shared.js';
 import { registerActionSafetyCommand } from './action-safety.js';
 import { registerActionLockoutCommands } from './action-lockout.js';
+import { registerActionSimulationCommands } from './action-simulate.js';
 import {
   createGroupOption,
   groupOption,
@@ -371,4 +372,5 @@ export function registerActionCommands(program: Command, io: RunIo): void {
   );
   registerActionSafetyCommand(action, io);
   registerActionLockoutCommands(action, io);
+  registerActionSimulationCommands(action, io);
 }

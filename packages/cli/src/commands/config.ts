@@ -1,6 +1,7 @@
-import { InstallationValues } from '@hortus/core';
+import { InstallationValues, type StoreSchema } from '@hortus/core';
 import { type Command } from 'commander';
 import { type AppConfig, loadConfig } from '../app/config.js';
+import { readStoreSchema } from '../app/data-commands.js';
 import { describeUnknown, unknownVariables } from '../app/known-variables.js';
 import { type RunIo } from '../io.js';
 import { fields } from '../output.js';
@@ -22,6 +23,8 @@ interface MqttNames {
 interface ConfigReport {
   readonly configuration: Readonly<Record<string, unknown>>;
   readonly mqtt?: MqttNames;
+  /** The store's applied migrations (none for the in-memory store). */
+  readonly schema?: StoreSchema;
   readonly warnings: readonly string[];
 }
 
@@ -56,9 +59,11 @@ export function registerConfigCommands(program: Command, io: RunIo): void {
                   mqttConfig.clientId ?? names.clientId.replace(/-[0-9a-f]+$/u, '-<random per process>');
                 return { clientId, sharedGroup: names.sharedGroup, ...homeAssistantSwitches(mqttConfig) };
               });
+        const schema = await readStoreSchema(io);
         const report: ConfigReport = {
           configuration: masked(withoutDuplicates(loaded)) as Record<string, unknown>,
           ...(mqtt === undefined ? {} : { mqtt }),
+          ...(schema === undefined ? {} : { schema }),
           warnings,
         };
         outputFor(io, command).result(report, showReport);
@@ -79,11 +84,29 @@ function showReport(report: ConfigReport): string {
     pairs.push(['mqtt.discovery (effective)', report.mqtt.discovery ? 'on' : 'off']);
     pairs.push(['mqtt.commands (effective)', report.mqtt.commands ? 'on' : 'off']);
   }
+  if (report.schema !== undefined) pairs.push(...schemaLines(report.schema));
   const warnings =
     report.warnings.length === 0
       ? 'No unknown variables.'
       : report.warnings.map((warning) => `warning: ${warning}`).join('\n');
   return `${fields(pairs)}\n\n${warnings}`;
+}
+
+/** `store.schema 13 (this Hortus knows up to 15)`, then one line per applied migration with its date. */
+function schemaLines(schema: StoreSchema): [string, unknown][] {
+  const state =
+    schema.version === schema.known
+      ? 'up to date'
+      : schema.version < schema.known
+        ? `the next start migrates it to ${schema.known}`
+        : 'newer than this Hortus: refused at start';
+  const lines: [string, unknown][] = [
+    ['store.schema', `${schema.version} (this Hortus knows up to ${schema.known}; ${state})`],
+  ];
+  for (const { version, appliedAt } of schema.applied) {
+    lines.push([`store.migration ${version}`, `applied ${appliedAt.toISOString()}`]);
+  }
+  return lines;
 }
 
 /** `mongo.uri` repeats `mongodbUri`: one is enough to read. */

@@ -91,3 +91,8 @@ export function lockoutsPart(lockouts: readonly Lockout[] | undefined): { lockou
   const kept = storedLockouts(lockouts);
   return kept.length === 0 ? {} : { lockouts: kept };
 }
+
+/** The topics an action's sensor lockouts read, each once. */
+export function lockoutTopics(action: { readonly lockouts?: readonly Lockout[] }): string[] {
+  return [...new Set((action.lockouts ?? []).filter(isSensorLockout).map((lockout) => lockout.topic))];
+}

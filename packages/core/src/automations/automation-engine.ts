@@ -5,6 +5,7 @@ import { EvaluateAlerts, type WithheldAlert } from '../alerts/evaluate-alerts.js
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { type Group } from '../groups/group.js';
 import { type Notification } from '../notifications/notification.js';
+import { DeriveMetrics } from '../readings/derive-metrics.js';
 import { CHANGE_FEED, type ChangeFeed } from '../revisions/change-feed.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { type AutomationEvent } from './automation-event.js';
@@ -19,7 +20,7 @@ import { WakeUps } from './wake-ups.js';
 /** A group whose rules or alerts failed in one tick; the other groups were still evaluated. */
 export interface GroupFailure {
   readonly group: string;
-  readonly stage: 'automations' | 'alerts';
+  readonly stage: 'metrics' | 'automations' | 'alerts';
   readonly error: unknown;
 }
 
@@ -40,7 +41,8 @@ export interface TickResult {
 }
 
 /**
- * Drives the rules and the alerts on the scheduler, and forgets old slot claims now and then.
+ * Drives the derived series (DeriveMetrics), the rules and the alerts on the scheduler, and forgets old
+ * slot claims now and then.
  *
  * A tick evaluates only the groups that need it: those the store's change feed names (readings, actions,
  * settings or notifications written, by any server or the CLI), those whose wake-up came (a time slot, a
@@ -69,6 +71,7 @@ export class AutomationEngine {
     @inject(CLOCK) private readonly clock: Clock,
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
     @inject(CHANGE_FEED) @optional() private readonly feed: ChangeFeed | undefined,
+    @inject(DeriveMetrics) @optional() private readonly metrics: DeriveMetrics | undefined,
   ) {}
 
   /**
@@ -103,6 +106,12 @@ export class AutomationEngine {
       await this.scheduler.pause?.();
       const wake = new WakeUps();
       wakeUps.set(group.name, wake);
+      try {
+        // First, so the rules and alerts of this tick see the windows that have just closed.
+        await this.metrics?.deriveGroup(group, startedAt, wake);
+      } catch (error) {
+        failures.push({ group: group.name, stage: 'metrics', error });
+      }
       try {
         for (const event of await this.automations.runGroup(group, startedAt, missedSince, wake, blocked))
           switched.push(event);

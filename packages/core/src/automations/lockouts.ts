@@ -136,14 +136,21 @@ export class Lockouts {
     const staleAt = reading.time.getTime() + limitMs;
     if (now.getTime() > staleAt) return `no fresh reading of ${lockout.topic} for ${durationText(limitMs)}`;
     wake?.at(staleAt + 1);
-    // Once active, it holds until the value is back by the dead band.
-    const band = wasActive ? this.settings.deadBand : 0;
-    const holds =
-      lockout.condition === 'below'
-        ? reading.value < lockout.value + band
-        : reading.value > lockout.value - band;
-    return holds ? `${describeLockout(lockout)} (${reading.value})` : undefined;
+    return sensorLockoutHolds(lockout, reading.value, wasActive, this.settings.deadBand)
+      ? `${describeLockout(lockout)} (${reading.value})`
+      : undefined;
   }
+}
+
+/** Whether a sensor lockout holds at this value: once active, until the value is back by the dead band. */
+export function sensorLockoutHolds(
+  lockout: SensorLockout,
+  value: number,
+  wasActive: boolean,
+  deadBand: number,
+): boolean {
+  const band = wasActive ? deadBand : 0;
+  return lockout.condition === 'below' ? value < lockout.value + band : value > lockout.value - band;
 }
 
 function interlockReason(lockout: InterlockLockout, values: ReadonlyMap<string, string>): string | undefined {

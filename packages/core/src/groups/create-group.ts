@@ -1,4 +1,5 @@
 import { inject, injectable } from 'inversify';
+import { assertMetricsSetting } from '../readings/metrics-settings.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 import { type Group, type GroupPackage, groupPackages, requireSettings } from './group.js';
@@ -21,11 +22,13 @@ export class CreateGroup {
     const employee = input.employee ?? [];
     if (!Array.isArray(employee))
       throw InvalidInputError.forField('employee', 'must be a list of user names');
+    const settings = input.settings === undefined ? [] : requireSettings(input.settings);
+    assertMetricsSetting(settings);
     return this.groups.create({
       name: requireText(input.name, 'name'),
       package: pkg as GroupPackage,
       employee: employee.map((name: unknown, i) => requireText(name, `employee[${i}]`)),
-      settings: input.settings === undefined ? [] : requireSettings(input.settings),
+      settings,
     });
   }
 }

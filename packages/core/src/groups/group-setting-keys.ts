@@ -20,6 +20,11 @@ export const groupSettingKeys = {
   actionLimits: 'actionLimits',
   alertRanges: 'alertRanges',
   boxAlerts: 'boxAlerts',
+  /**
+   * The derived series a group has on and how they are derived (`{vpd, dewPoint, dli, leafOffset, light,
+   * dayStart}`, core/src/readings/metrics-settings.ts); kept like the keys above.
+   */
+  metrics: 'metrics',
 } as const;
 
 export type GroupSettingKey = (typeof groupSettingKeys)[keyof typeof groupSettingKeys];

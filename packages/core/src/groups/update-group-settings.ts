@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { ACTION_LIMITS_KEY } from '../actions/action-limits.js';
 import { ALERT_RANGES_KEY, BOX_ALERTS_KEY } from '../alerts/topic-ranges.js';
+import { assertMetricsSetting, METRICS_KEY } from '../readings/metrics-settings.js';
 import { NotFoundError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 import { type Group, requireSettings } from './group.js';
@@ -9,10 +10,11 @@ import { GROUP_REPOSITORY, type GroupRepository } from './group.port.js';
 
 /**
  * What Hortus keeps in a group's settings beyond the original's keys, set by its own commands and routes:
- * the actions' safety limits, the alert ranges of any topic and the boxes' no-data deadlines. A client
+ * the actions' safety limits, the alert ranges of any topic, the boxes' no-data deadlines and the derived
+ * series (`metrics`). A client
  * that writes the settings it knows (the web client, `group set-settings` with an older file) keeps them.
  */
-const KEPT_UNLESS_GIVEN = [ACTION_LIMITS_KEY, ALERT_RANGES_KEY, BOX_ALERTS_KEY] as const;
+const KEPT_UNLESS_GIVEN = [ACTION_LIMITS_KEY, ALERT_RANGES_KEY, BOX_ALERTS_KEY, METRICS_KEY] as const;
 
 /**
  * Replaces a group's settings as a whole, as clients write them, except the keys of KEPT_UNLESS_GIVEN that
@@ -25,6 +27,7 @@ export class UpdateGroupSettings {
   async execute(input: { name: unknown; settings: unknown }): Promise<Group> {
     const name = requireText(input.name, 'groupId');
     const given = requireSettings(input.settings);
+    assertMetricsSetting(given);
     const stored = await this.groups.findByName(name);
     if (stored === undefined) throw new NotFoundError('group', 'Group not found');
     const updated = await this.groups.replaceSettings(

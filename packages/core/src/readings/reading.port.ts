@@ -33,6 +33,15 @@ export interface ReadingExportSelection {
   readonly to?: Date;
 }
 
+/** Readings of some topics of a group with times in [from, to] (inclusive), for a scan in time order. */
+export interface ReadingScan {
+  readonly group: string;
+  /** Equal times come in this order of topics. */
+  readonly topics: readonly string[];
+  readonly from: Date;
+  readonly to: Date;
+}
+
 /** Where the previous page ended: its last reading's topic and time. */
 export interface ReadingCursor {
   readonly topic: string;
@@ -76,6 +85,12 @@ export interface ReadingRepository {
     after: ReadingCursor | undefined,
     limit: number,
   ): Promise<Reading[]>;
+  /**
+   * The scanned readings in time order (equal times in the order of `topics`), in pages of at most
+   * `pageSize`. Each page is an index seek per topic, so a scan of months holds one page per topic in
+   * memory, however many readings the range has (a backtest replays them so).
+   */
+  scanInTimeOrder(scan: ReadingScan, pageSize: number): AsyncIterable<readonly Reading[]>;
   /** Every group that holds readings (or once did), in any order. */
   groups(): Promise<string[]>;
   /**

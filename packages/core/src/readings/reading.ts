@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../shared/errors.js';
+import { DERIVED_TOPIC_PREFIX, isDerivedTopic } from './topics.js';
 import { isPlainObject, optionalDate, requireNumber, requireText } from '../shared/validation.js';
 
 export interface Reading {
@@ -54,9 +55,14 @@ export function requireTopic(value: unknown): string {
 /** Turns one untrusted ingest item into a reading, or throws InvalidInputError naming the bad field. */
 export function toNewReading(item: unknown, now: Date): NewReading {
   if (!isPlainObject(item)) throw new InvalidInputError('a reading must be an object');
+  const group = requireText(item['group'], 'group');
+  const topic = requireTopic(item['topic']);
+  // Only the engine writes derived series (docs/metrics.md): no box or client may forge one.
+  if (isDerivedTopic(topic))
+    throw InvalidInputError.forField('topic', `is under ${DERIVED_TOPIC_PREFIX}, which only Hortus derives`);
   return {
-    group: requireText(item['group'], 'group'),
-    topic: requireTopic(item['topic']),
+    group,
+    topic,
     value: requireNumber(item['value'], 'value'),
     time: optionalDate(item['time'], 'time') ?? now,
   };

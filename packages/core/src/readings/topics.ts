@@ -24,7 +24,34 @@ export const knownTopics: readonly KnownTopic[] = [
   { topic: 'esp/ground/light/green', unit: '', measures: 'green light (raw sensor count)' },
   { topic: 'esp/ground/light/blue', unit: '', measures: 'blue light (raw sensor count)' },
   { topic: 'esp/ground/light/clear', unit: '', measures: 'unfiltered light (raw sensor count)' },
+  { topic: 'esp/derived/vpd', unit: 'kPa', measures: 'leaf vapour pressure deficit (derived)' },
+  { topic: 'esp/derived/dew_point', unit: '°C', measures: 'dew point (derived)' },
+  {
+    topic: 'esp/derived/ppfd',
+    unit: 'µmol m⁻² s⁻¹',
+    measures: 'photosynthetic photon flux density (derived)',
+  },
+  { topic: 'esp/derived/dli', unit: 'mol m⁻² d⁻¹', measures: 'daily light integral so far (derived)' },
 ];
+
+/**
+ * Topics Hortus derives itself (docs/metrics.md). No ingest path takes a reading under the prefix, so no
+ * box or client can forge one; migration and store copy carry them as they are.
+ */
+export const DERIVED_TOPIC_PREFIX = 'esp/derived/';
+
+export const derivedTopics = {
+  vpd: 'esp/derived/vpd',
+  dewPoint: 'esp/derived/dew_point',
+  ppfd: 'esp/derived/ppfd',
+  dli: 'esp/derived/dli',
+} as const;
+
+export type DerivedSeries = keyof typeof derivedTopics;
+
+export function isDerivedTopic(topic: string): boolean {
+  return topic.startsWith(DERIVED_TOPIC_PREFIX);
+}
 
 /** The unit of a known topic; undefined for any other. */
 export function unitOfTopic(topic: string): string | undefined {

@@ -24,6 +24,17 @@ export interface StoreLifecycle {
   >;
   /** A consistent copy into a new file while the store serves; only a store that is one file has it. */
   backup?(file: string): Promise<{ readonly totalPages: number }>;
+  /** The migrations applied to the store, read without changing anything (start is not needed). */
+  schema?(): Promise<StoreSchema>;
+}
+
+/** A store's schema: the migrations applied to it, and the newest this Hortus knows. */
+export interface StoreSchema {
+  /** The newest migration applied; 0 for a new store. */
+  readonly version: number;
+  /** The newest migration this Hortus knows; a store above it is refused at start. */
+  readonly known: number;
+  readonly applied: readonly { readonly version: number; readonly appliedAt: Date }[];
 }
 
 export const STORE_LIFECYCLE = Symbol.for('hortus.StoreLifecycle');

@@ -203,3 +203,8 @@ function exactInstantOfWallClock(wallMs: number, timeZone: string, arrival: Date
   const at = arrival.getTime();
   return new Date(Math.abs(earlier - at) <= Math.abs(later - at) ? earlier : later);
 }
+
+/** The instant as the zone's wall clock shows it, with its offset then (DST included): `2026-03-29T03:30:00+02:00`. */
+export function localTimeText(instant: Date, timeZone: string): string {
+  return zoned(instant, timeZone).toString({ timeZoneName: 'never', smallestUnit: 'second' });
+}

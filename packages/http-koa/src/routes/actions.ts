@@ -1,11 +1,13 @@
 import {
   type Action,
   actorOf,
+  automationTriggers,
   DEFAULT_ACTION_HISTORY_LIMIT,
   type GetGroup,
   MAX_ACTION_HISTORY_LIMIT,
   InvalidInputError,
   limitPart,
+  MAX_PREVIEW_HOURS,
   NotFoundError,
   readActionControls,
 } from '@hortus/core';
@@ -18,6 +20,7 @@ import {
   groupQuery,
   object,
   text,
+  wholeNumberText,
 } from './schemas.js';
 import { revisionTag } from './conditional.js';
 import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
@@ -81,6 +84,32 @@ const lockoutsEntry = object(
     },
   },
   ['group', 'object', 'value', 'lockouts'],
+);
+
+const previewQuery = object(
+  {
+    group: groupName(),
+    hours: wholeNumberText(`How far ahead (1 to ${MAX_PREVIEW_HOURS}); 24 when omitted`),
+  },
+  ['group'],
+);
+
+/** One planned switch as `GET /api/actions/preview` lists it. */
+const plannedSwitch = object(
+  {
+    at: { type: 'string', format: 'date-time', description: 'When, in UTC' },
+    local: {
+      type: 'string',
+      description:
+        "When, on the group's wall clock with its offset then (DST included): 2026-03-29T03:30:00+02:00",
+    },
+    object: { type: 'string' },
+    value: { type: 'string' },
+    previousValue: { type: 'string' },
+    trigger: { type: 'string', enum: [...automationTriggers] },
+    rule: { type: 'string', description: 'The rule in words, as in the automation log' },
+  },
+  ['at', 'local', 'object', 'value', 'previousValue', 'trigger', 'rule'],
 );
 
 const invalid: ResponseDoc = { description: '`{message}` naming the invalid field' };
@@ -302,6 +331,40 @@ export const actionRoutes: RouterSpec = {
       },
       handle: async ({ query }, { listActionLockouts }) =>
         json({ message: await listActionLockouts.execute({ group: query['group'] }) }),
+    },
+    {
+      method: 'get',
+      path: '/preview',
+      access: 'group',
+      writes: false,
+      summary: 'Every switch the time rules and the limits will make in the next hours',
+      description:
+        "The live engine's rule code run ahead on a simulated clock from the actions, engine state and " +
+        'history as they are now (see automations.md, Preview): time rules, the maximum on-time and the ' +
+        'minimum on/off-times. Sensor rules need readings that have not come yet, so they switch nothing ' +
+        'here. Nothing is written.',
+      query: previewQuery,
+      responses: {
+        200: {
+          description: '`{message: {group, timeZone, from, to, switches: [PlannedSwitch]}}`, in time order',
+          schema: object({
+            message: object({
+              group: { type: 'string' },
+              timeZone: { type: 'string' },
+              from: { type: 'string', format: 'date-time' },
+              to: { type: 'string', format: 'date-time' },
+              switches: { type: 'array', items: plannedSwitch },
+            }),
+          }),
+        },
+        400: invalid,
+        404: { description: '`{message}`: no such group' },
+        500: failed,
+      },
+      handle: async ({ query }, { previewAutomations }) =>
+        json({
+          message: await previewAutomations.execute({ group: query['group'], hours: query['hours'] }),
+        }),
     },
     {
       method: 'get',

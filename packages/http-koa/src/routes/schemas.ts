@@ -142,6 +142,9 @@ export const numberText = (description: string): JsonSchema =>
 
 const wholeNumberPattern = '^\\s*\\d{1,6}\\s*$';
 
+export const wholeNumberText = (description: string): JsonSchema =>
+  patterned(wholeNumberPattern, 'must be a whole number', { description });
+
 export const countText: JsonSchema = patterned(wholeNumberPattern, 'must be a whole number', {
   description: `How many readings, newest first (1 to ${MAX_READINGS_LIMIT}); 1000 when omitted`,
 });

@@ -1,11 +1,13 @@
 import { inject, injectable } from 'inversify';
 import {
+  type Acknowledgement,
   type ImportedNotification,
   type NewNotification,
   type Notification,
   notificationCopy,
   type NotificationRepository,
   readIgnoreState,
+  type Severity,
   type StoredIgnoreState,
 } from '@hortus/core';
 import { newId } from './ids.js';
@@ -19,6 +21,8 @@ interface StoredNotification {
   ignore: StoredIgnoreState;
   readonly topic?: string;
   readonly value?: number;
+  readonly severity?: Severity;
+  acknowledged?: Acknowledgement;
 }
 
 interface GroupNotifications {
@@ -36,6 +40,10 @@ function toNotification(stored: StoredNotification): Notification {
     ignore: readIgnoreState(stored.ignore),
     ...(stored.topic === undefined ? {} : { topic: stored.topic }),
     ...(stored.value === undefined ? {} : { value: stored.value }),
+    ...(stored.severity === undefined ? {} : { severity: stored.severity }),
+    ...(stored.acknowledged === undefined
+      ? {}
+      : { acknowledged: { at: new Date(stored.acknowledged.at), by: { ...stored.acknowledged.by } } }),
   };
 }
 
@@ -85,6 +93,15 @@ export class InMemoryNotificationRepository implements NotificationRepository {
       ignore: notification.ignore,
       ...(notification.topic === undefined ? {} : { topic: notification.topic }),
       ...(notification.value === undefined ? {} : { value: notification.value }),
+      ...(notification.severity === undefined ? {} : { severity: notification.severity }),
+      ...(notification.acknowledged === undefined
+        ? {}
+        : {
+            acknowledged: {
+              at: new Date(notification.acknowledged.at),
+              by: { ...notification.acknowledged.by },
+            },
+          }),
     };
     let group = this.byGroup.get(stored.group);
     if (group === undefined) {
@@ -113,6 +130,25 @@ export class InMemoryNotificationRepository implements NotificationRepository {
     return (this.byGroup.get(group)?.created ?? []).map((stored) =>
       notificationCopy(toNotification(stored), stored.ignore),
     );
+  }
+
+  async find(group: string, id: string): Promise<Notification | undefined> {
+    const found = this.byGroup.get(group)?.created.find((stored) => stored.id === id);
+    return found === undefined ? undefined : toNotification(found);
+  }
+
+  async acknowledge(
+    group: string,
+    id: string,
+    acknowledgement: Acknowledgement,
+  ): Promise<Notification | undefined> {
+    const found = this.byGroup.get(group)?.created.find((stored) => stored.id === id);
+    if (found === undefined) return undefined;
+    if (found.acknowledged === undefined) {
+      found.acknowledged = { at: new Date(acknowledgement.at), by: { ...acknowledgement.by } };
+      this.revisions.bump(group);
+    }
+    return toNotification(found);
   }
 
   async countOpen(group: string): Promise<number> {

@@ -9,6 +9,7 @@ import { InMemoryChangeFeed } from './change-feed.js';
 import { InMemoryDeviceRepository } from './device.repository.js';
 import { InMemoryEngineStateRepository } from './engine-state.repository.js';
 import { InMemoryFirmwareRepository } from './firmware.repository.js';
+import { InMemoryStageRepository } from './stage.repository.js';
 import { InMemoryGroupRepository } from './group.repository.js';
 import { InMemoryHistoryChartRepository } from './history-chart.repository.js';
 import { InMemoryNotificationRepository } from './notification.repository.js';
@@ -36,5 +37,6 @@ export const inMemoryRepositoryClasses: RepositoryClasses<[MemoryChanges]> = {
   serverSecrets: InMemoryServerSecretRepository,
   alertOutbox: InMemoryAlertOutboxRepository,
   firmware: InMemoryFirmwareRepository,
+  stages: InMemoryStageRepository,
   changeFeed: InMemoryChangeFeed,
 };

@@ -35,6 +35,7 @@ import { revisionCollection } from './revisions.js';
 import { rollupCollections } from './rollups.js';
 import { serverSecretCollection } from './server-secret.repository.js';
 import { firmwareCollection } from './firmware.repository.js';
+import { stageCollection } from './stage.repository.js';
 import {
   notifySettingsCollection,
   outboxClaimCollection,
@@ -78,6 +79,7 @@ export const collections: readonly CollectionSpec[] = [
   accessKeyCollection,
   serverSecretCollection,
   firmwareCollection,
+  stageCollection,
   outboxCollection,
   notifySettingsCollection,
   outboxClaimCollection,

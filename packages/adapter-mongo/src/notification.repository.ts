@@ -1,6 +1,8 @@
 import { inject, injectable } from 'inversify';
 import { ObjectId } from 'mongodb';
 import {
+  type Acknowledgement,
+  type Actor,
   type ImportedNotification,
   type NewNotification,
   type Notification,
@@ -8,6 +10,8 @@ import {
   notificationCopy,
   type NotificationRepository,
   readIgnoreState,
+  readSeverity,
+  storedActor,
   type StoredIgnoreState,
 } from '@hortus/core';
 import { StoredRevisions } from './revisions.js';
@@ -22,6 +26,8 @@ interface NotificationDocument {
   ignore: StoredIgnoreState;
   topic?: string;
   value?: number;
+  severity?: string;
+  acknowledged?: { at: Date; by: Actor };
 }
 
 export const notificationCollection: CollectionSpec = {
@@ -34,8 +40,37 @@ export const notificationCollection: CollectionSpec = {
   ],
 };
 
+function acknowledgementDocument(acknowledgement: Acknowledgement): { at: Date; by: Actor } {
+  const { kind, id, name } = acknowledgement.by;
+  return { at: new Date(acknowledgement.at.getTime()), by: storedActor(kind, id, name) };
+}
+
+function acknowledgedOf(document: NotificationDocument): Pick<Notification, 'severity' | 'acknowledged'> {
+  const severity = readSeverity(document.severity);
+  const acknowledged = document.acknowledged;
+  return {
+    ...(severity === undefined ? {} : { severity }),
+    ...(acknowledged === undefined || acknowledged === null
+      ? {}
+      : {
+          acknowledged: {
+            at: toDate(acknowledged.at),
+            by: storedActor(acknowledged.by?.kind, acknowledged.by?.id, acknowledged.by?.name),
+          },
+        }),
+  };
+}
+
+/** An id the store cannot have issued is simply not found. */
+function objectIdOf(id: string): ObjectId | undefined {
+  return /^[0-9a-f]{24}$/iu.test(id) ? new ObjectId(id) : undefined;
+}
+
 const notificationMapper = {
-  toDocument(notification: NewNotification, ignore: StoredIgnoreState = 'false'): NotificationDocument {
+  toDocument(
+    notification: NewNotification & { readonly acknowledged?: Acknowledgement },
+    ignore: StoredIgnoreState = 'false',
+  ): NotificationDocument {
     // Absent optional fields stay absent: the driver would store `undefined` as null.
     return {
       _id: new ObjectId(),
@@ -45,6 +80,10 @@ const notificationMapper = {
       ignore,
       ...(notification.topic === undefined ? {} : { topic: notification.topic }),
       ...(notification.value === undefined ? {} : { value: notification.value }),
+      ...(notification.severity === undefined ? {} : { severity: notification.severity }),
+      ...(notification.acknowledged === undefined
+        ? {}
+        : { acknowledged: acknowledgementDocument(notification.acknowledged) }),
     };
   },
   toEntity(document: NotificationDocument): Notification {
@@ -56,6 +95,7 @@ const notificationMapper = {
       ignore: readIgnoreState(document.ignore),
       ...(typeof document.topic === 'string' ? { topic: document.topic } : {}),
       ...(document.value === undefined || document.value === null ? {} : { value: Number(document.value) }),
+      ...acknowledgedOf(document),
     };
   },
 };
@@ -143,6 +183,32 @@ export class MongoNotificationRepository
       const { deletedCount } = await this.collection.deleteMany({ group });
       if (deletedCount > 0) await this.revisions.bump([group]);
       return deletedCount;
+    });
+  }
+
+  async find(group: string, id: string): Promise<Notification | undefined> {
+    const _id = objectIdOf(id);
+    if (_id === undefined) return undefined;
+    const document = await this.run(() => this.collection.findOne({ _id, group }));
+    return document === null ? undefined : notificationMapper.toEntity(document);
+  }
+
+  /** Sets it only where none is (one update), so the first acknowledgement stays whoever writes second. */
+  async acknowledge(
+    group: string,
+    id: string,
+    acknowledgement: Acknowledgement,
+  ): Promise<Notification | undefined> {
+    const _id = objectIdOf(id);
+    if (_id === undefined) return undefined;
+    return this.run(async () => {
+      const { modifiedCount } = await this.collection.updateOne(
+        { _id, group, acknowledged: { $exists: false } },
+        { $set: { acknowledged: acknowledgementDocument(acknowledgement) } },
+      );
+      if (modifiedCount > 0) await this.revisions.bump([group]);
+      const document = await this.collection.findOne({ _id, group });
+      return document === null ? undefined : notificationMapper.toEntity(document);
     });
   }
 

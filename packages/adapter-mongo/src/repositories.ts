@@ -8,6 +8,7 @@ import { MongoActionHistoryRepository } from './action-history.repository.js';
 import { MongoDeviceRepository } from './device.repository.js';
 import { MongoEngineStateRepository } from './engine-state.repository.js';
 import { MongoFirmwareRepository } from './firmware.repository.js';
+import { MongoStageRepository } from './stage.repository.js';
 import { MongoGroupRepository } from './group.repository.js';
 import { MongoHistoryChartRepository } from './history-chart.repository.js';
 import { MongoNotificationRepository } from './notification.repository.js';
@@ -35,5 +36,6 @@ export const mongoRepositoryClasses: RepositoryClasses<[MongoDatabase]> = {
   serverSecrets: MongoServerSecretRepository,
   alertOutbox: MongoAlertOutboxRepository,
   firmware: MongoFirmwareRepository,
+  stages: MongoStageRepository,
   changeFeed: MongoChangeFeed,
 };

@@ -1,11 +1,15 @@
 import { inject, injectable } from 'inversify';
 import {
+  type Acknowledgement,
+  actorFromText,
+  actorText,
   type ImportedNotification,
   type NewNotification,
   type Notification,
   notificationCopy,
   type NotificationRepository,
   readIgnoreState,
+  readSeverity,
   type StoredIgnoreState,
 } from '@hortus/core';
 import { newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
@@ -19,10 +23,16 @@ interface NotificationRow {
   ignore: string;
   topic: string | null;
   value: number | null;
+  severity: string | null;
+  ack_at: number | null;
+  ack_by: string | null;
 }
 
 const notificationMapper = {
-  toRow(notification: NewNotification, ignore: StoredIgnoreState = 'false'): NotificationRow {
+  toRow(
+    notification: NewNotification & { readonly acknowledged?: Acknowledgement },
+    ignore: StoredIgnoreState = 'false',
+  ): NotificationRow {
     return {
       id: newId(),
       grp: notification.group,
@@ -31,6 +41,9 @@ const notificationMapper = {
       ignore,
       topic: notification.topic ?? null,
       value: notification.value ?? null,
+      severity: notification.severity ?? null,
+      ack_at: notification.acknowledged?.at.getTime() ?? null,
+      ack_by: notification.acknowledged === undefined ? null : actorText(notification.acknowledged.by),
     };
   },
   toEntity(row: NotificationRow): Notification {
@@ -42,11 +55,22 @@ const notificationMapper = {
       ignore: readIgnoreState(row.ignore),
       ...(row.topic === null ? {} : { topic: row.topic }),
       ...(row.value === null ? {} : { value: Number(row.value) }),
+      ...acknowledgedOf(row),
     };
   },
 };
 
-const columns = 'id, grp, time, message, ignore, topic, value';
+function acknowledgedOf(row: NotificationRow): Pick<Notification, 'severity' | 'acknowledged'> {
+  const severity = readSeverity(row.severity);
+  const by = actorFromText(row.ack_by);
+  return {
+    ...(severity === undefined ? {} : { severity }),
+    ...(row.ack_at === null || by === undefined ? {} : { acknowledged: { at: new Date(row.ack_at), by } }),
+  };
+}
+
+const columns = 'id, grp, time, message, ignore, topic, value, severity, ack_at, ack_by';
+const values = '@id, @grp, @time, @message, @ignore, @topic, @value, @severity, @ack_at, @ack_by';
 
 @injectable()
 export class SqliteNotificationRepository extends SqliteRepository implements NotificationRepository {
@@ -66,11 +90,7 @@ export class SqliteNotificationRepository extends SqliteRepository implements No
     const row = notificationMapper.toRow(notification);
     this.run(() =>
       this.connection.write(() => {
-        this.connection
-          .prepare(
-            `INSERT INTO notifications (${columns}) VALUES (@id, @grp, @time, @message, @ignore, @topic, @value)`,
-          )
-          .run(row);
+        this.connection.prepare(`INSERT INTO notifications (${columns}) VALUES (${values})`).run(row);
         this.revisions.bump([row.grp]);
       }),
     );
@@ -85,9 +105,7 @@ export class SqliteNotificationRepository extends SqliteRepository implements No
         const exists = this.connection.prepare(
           'SELECT 1 FROM notifications WHERE grp = ? AND time = ? AND message = ?',
         );
-        const insert = this.connection.prepare(
-          `INSERT INTO notifications (${columns}) VALUES (@id, @grp, @time, @message, @ignore, @topic, @value)`,
-        );
+        const insert = this.connection.prepare(`INSERT INTO notifications (${columns}) VALUES (${values})`);
         let added = 0;
         for (const notification of notifications) {
           const row = notificationMapper.toRow(notification, notification.ignore);
@@ -134,6 +152,38 @@ export class SqliteNotificationRepository extends SqliteRepository implements No
         return removed;
       }),
     );
+  }
+
+  async find(group: string, id: string): Promise<Notification | undefined> {
+    const row = this.run(
+      () =>
+        this.connection
+          .prepare(`SELECT ${columns} FROM notifications WHERE grp = ? AND id = ?`)
+          .get(group, id) as NotificationRow | undefined,
+    );
+    return row === undefined ? undefined : notificationMapper.toEntity(row);
+  }
+
+  /** One transaction: the first acknowledgement stays, and the revision moves only when one is written. */
+  async acknowledge(
+    group: string,
+    id: string,
+    acknowledgement: Acknowledgement,
+  ): Promise<Notification | undefined> {
+    const row = this.run(() =>
+      this.connection.write(() => {
+        const changed = this.connection
+          .prepare(
+            'UPDATE notifications SET ack_at = ?, ack_by = ? WHERE grp = ? AND id = ? AND ack_at IS NULL',
+          )
+          .run(acknowledgement.at.getTime(), actorText(acknowledgement.by), group, id).changes;
+        if (changed > 0) this.revisions.bump([group]);
+        return this.connection
+          .prepare(`SELECT ${columns} FROM notifications WHERE grp = ? AND id = ?`)
+          .get(group, id) as NotificationRow | undefined;
+      }),
+    );
+    return row === undefined ? undefined : notificationMapper.toEntity(row);
   }
 
   async countOpen(group: string): Promise<number> {

@@ -7,6 +7,7 @@ import { SqliteActionHistoryRepository } from './action-history.repository.js';
 import { SqliteDeviceRepository } from './device.repository.js';
 import { SqliteEngineStateRepository } from './engine-state.repository.js';
 import { SqliteFirmwareRepository } from './firmware.repository.js';
+import { SqliteStageRepository } from './stage.repository.js';
 import { SqliteGroupRepository } from './group.repository.js';
 import { SqliteHistoryChartRepository } from './history-chart.repository.js';
 import { SqliteNotificationRepository } from './notification.repository.js';
@@ -35,5 +36,6 @@ export const sqliteRepositoryClasses: RepositoryClasses<[SqliteConnection]> = {
   serverSecrets: SqliteServerSecretRepository,
   alertOutbox: SqliteAlertOutboxRepository,
   firmware: SqliteFirmwareRepository,
+  stages: SqliteStageRepository,
   changeFeed: SqliteChangeFeed,
 };

@@ -344,6 +344,31 @@ export const migrations: readonly {
   {
     version: 16,
     sql: `
+      -- Each group's recipe (JSON, as assigned) and stage; version arbitrates engines moving it on.
+      CREATE TABLE group_stages (
+        grp TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        recipe TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        applied INTEGER NOT NULL,
+        applied_at INTEGER
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 17,
+    sql: `
+      -- An alert's severity (warning, critical; NULL: none given), and who acknowledged it when (ack_by:
+      -- the actor as JSON), so that critical alerts are sent again until someone answers them.
+      ALTER TABLE notifications ADD COLUMN severity TEXT;
+      ALTER TABLE notifications ADD COLUMN ack_at INTEGER;
+      ALTER TABLE notifications ADD COLUMN ack_by TEXT;
+    `,
+  },
+  {
+    version: 18,
+    sql: `
       -- JSON of an action's lockouts (conditions that keep the engine from switching it on); NULL: none.
       ALTER TABLE actions ADD COLUMN lockouts TEXT;
     `,

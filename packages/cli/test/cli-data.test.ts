@@ -35,8 +35,33 @@ describe(`hortus CLI: notifications, deletion and readings (in-process, ${testSt
     it('when listed, then the open notifications of the group show newest first', async () => {
       const { stdout } = await hortus(container, ['notifications', 'list', '-g', 'gh-1']);
       const lines = stdout.trimEnd().split('\n');
-      expect(lines[0]).to.match(/^TIME +MESSAGE +TOPIC +VALUE$/);
+      expect(lines[0]).to.match(/^TIME +ID +SEVERITY +MESSAGE +TOPIC +VALUE +ACKNOWLEDGED$/);
       expect(lines.slice(1).map((line) => line.split(' ')[0])).to.deep.equal([...times].reverse());
+    });
+
+    it('when one is acknowledged, then the list says by whom (this OS user) and it stays open; an unknown id exits 3', async () => {
+      const [first] = JSON.parse(
+        (await hortus(container, ['notifications', 'list', '-g', 'gh-1', '--json'])).stdout,
+      ) as {
+        _id?: string;
+        id: string;
+      }[];
+      const acked = await hortus(container, [
+        'notifications',
+        'ack',
+        first?.id ?? '',
+        '-g',
+        'gh-1',
+        '--json',
+      ]);
+      expect(acked.code).to.equal(0);
+      const shown = JSON.parse(acked.stdout) as { acknowledged: { by: { kind: string; id?: string } } };
+      expect(shown.acknowledged.by.kind).to.equal('cli');
+
+      const { stdout } = await hortus(container, ['notifications', 'list', '-g', 'gh-1']);
+      expect(stdout.split('\n')[1]).to.match(/ cli\b.* at 20\d\d-/u);
+      expect(await openTimes('gh-1')).to.have.lengthOf(3);
+      expect((await hortus(container, ['notifications', 'ack', 'nope', '-g', 'gh-1'])).code).to.equal(3);
     });
 
     it('when one time is ignored, then only that one leaves the list; an unknown time exits 3', async () => {

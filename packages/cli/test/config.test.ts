@@ -78,6 +78,7 @@ describe('loadConfig', () => {
       maxChartsPerUser: 200,
       maxOpenNotificationsPerGroup: 1000,
       alertReopenMs: 900_000,
+      alertRepeatMs: 1_800_000,
     });
   });
 

@@ -94,7 +94,12 @@ export async function storeContainer(clock?: Clock): Promise<StoreContainer> {
   }
   const uri = process.env['MONGODB_URI']?.trim() ?? '';
   if (uri === '') throw new Error('HORTUS_TEST_STORE=mongodb needs MONGODB_URI');
-  const store = MongoStore.fromSettings({ uri, dbName: `hortus_cli_${randomBytes(6).toString('hex')}` });
+  const store = MongoStore.fromSettings({
+    uri,
+    dbName: `hortus_cli_${randomBytes(6).toString('hex')}`,
+    // Commands are tested here, not outages: FerretDB on a loaded machine can pass the 2 s production deadline.
+    operationTimeoutMS: 20_000,
+  });
   return started(containerOn(store.module(), clock), async () => {
     await store.db.dropDatabase();
     await store.close();

@@ -91,7 +91,7 @@ async function withRepositories<T>(
  * automation events, the engine's claim of a time slot, and a box waiting to be registered.
  */
 async function fillQueues(env: Record<string, string>): Promise<void> {
-  await withRepositories(env, async ({ alertOutbox, automationLog, devices, engineState }) => {
+  await withRepositories(env, async ({ alertOutbox, automationLog, devices, engineState, stages }) => {
     const at = new Date('2026-05-01T06:00:00Z');
     const [sent] = await alertOutbox.enqueue(
       ['too warm', 'too dry'].map((text) => ({
@@ -119,16 +119,25 @@ async function fillQueues(env: Record<string, string>): Promise<void> {
     const slot = engineStateKey('slot', 'demo', 'pump_1', at.toISOString());
     await engineState.compareAndSet(slot, 0, { fired: false }, at);
     await engineState.compareAndSet(slot, 1, { fired: true }, at);
+    const recipe = {
+      name: 'lettuce',
+      stages: [{ name: 'seedling', days: 11, vpd: { max: 1.5 }, rules: [] }],
+    };
+    await stages.compareAndSet(
+      { group: 'demo', recipe, stage: 'seedling', startedAt: at, applied: true, appliedAt: at },
+      0,
+    );
   });
 }
 
 /** The queues as each store lists them, for comparing a copy with its source. */
 async function queues(env: Record<string, string>): Promise<Record<string, unknown[]>> {
-  return withRepositories(env, async ({ alertOutbox, automationLog, devices, engineState }) => ({
+  return withRepositories(env, async ({ alertOutbox, automationLog, devices, engineState, stages }) => ({
     outbox: await alertOutbox.listCopies(undefined, 100),
     automationLog: await automationLog.listCopies(undefined, 100),
     pending: await devices.listPending(),
     engineState: await engineState.list(),
+    stages: await stages.list(),
   }));
 }
 
@@ -182,6 +191,7 @@ const expectedCounts = {
   serverSecrets: [1, 1],
   // The slot claimed in fillQueues: on the target, the slot does not fire again.
   engineState: [1, 1],
+  stages: [1, 1],
   automationLog: [3, 3],
   readings: [2016, 2016],
 };

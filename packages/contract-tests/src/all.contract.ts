@@ -15,6 +15,7 @@ import { readingAggregateContract } from './reading-aggregate.contract.js';
 import { readingRepositoryContract } from './reading.contract.js';
 import { revisionContract } from './revision.contract.js';
 import { serverSecretRepositoryContract } from './server-secret.contract.js';
+import { stageRepositoryContract } from './stage.contract.js';
 import { storeCopyContract } from './store-copy.contract.js';
 import { storeCopyQueuesContract } from './store-copy-queues.contract.js';
 import { type StoreFactory } from './store.js';
@@ -40,6 +41,7 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   serverSecretRepositoryContract(name, createStore);
   alertOutboxRepositoryContract(name, createStore);
   firmwareRepositoryContract(name, createStore);
+  stageRepositoryContract(name, createStore);
   storeCopyContract(name, createStore);
   storeCopyQueuesContract(name, createStore);
 }

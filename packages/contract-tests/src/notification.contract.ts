@@ -235,6 +235,95 @@ export function notificationRepositoryContract(
       });
     });
 
+    describe('severity and acknowledge', () => {
+      const acknowledgement = {
+        at: at(7 * MINUTE),
+        by: { kind: 'user' as const, id: 'u-1', name: 'grower@example.org' },
+      };
+
+      it('when a notification is created with a severity, then it is kept and listed; without one, none is read', async () => {
+        await repository().create({ ...notification(0, 'plain') });
+        await repository().create({ ...notification(MINUTE, 'loud'), severity: 'critical' });
+
+        const [loud, plain] = await repository().listOpen(GROUP);
+
+        expect(loud).to.include({ message: 'loud', severity: 'critical' });
+        expect(plain).to.not.have.property('severity');
+        expect(plain).to.not.have.property('acknowledged');
+      });
+
+      it('when a notification is acknowledged, then who and when are kept, it stays open, and find reads it', async () => {
+        const created = await repository().create({ ...notification(0), severity: 'warning' });
+
+        const acknowledged = await repository().acknowledge(GROUP, created.id, acknowledgement);
+
+        expect(acknowledged).to.not.equal(undefined);
+        expectPlainEntity(acknowledged as Notification);
+        expect(acknowledged?.acknowledged?.at.getTime()).to.equal(at(7 * MINUTE).getTime());
+        expect(acknowledged?.acknowledged?.by).to.deep.equal(acknowledgement.by);
+        const [listed] = await repository().listOpen(GROUP);
+        expect(listed?.acknowledged?.by).to.deep.equal(acknowledgement.by);
+        expect(listed).to.include({ ignore: 'false', severity: 'warning' });
+        const found = await repository().find(GROUP, created.id);
+        expect(found?.acknowledged?.at).to.be.an.instanceOf(Date);
+      });
+
+      it('when a notification is acknowledged twice, then the first acknowledgement stays', async () => {
+        const created = await repository().create(notification(0));
+        await repository().acknowledge(GROUP, created.id, acknowledgement);
+
+        const again = await repository().acknowledge(GROUP, created.id, {
+          at: at(9 * MINUTE),
+          by: { kind: 'cli', id: 'root' },
+        });
+
+        expect(again?.acknowledged?.by).to.deep.equal(acknowledgement.by);
+        expect(again?.acknowledged?.at.getTime()).to.equal(at(7 * MINUTE).getTime());
+      });
+
+      it('when the id is unknown, malformed or of another group, then acknowledge and find answer undefined and change nothing', async () => {
+        const created = await repository().create(notification(0));
+        const before = await repository().revision(GROUP);
+
+        expect(await repository().acknowledge('greenhouse-b', created.id, acknowledgement)).to.equal(
+          undefined,
+        );
+        expect(await repository().acknowledge(GROUP, 'not-an-id', acknowledgement)).to.equal(undefined);
+        expect(await repository().acknowledge(GROUP, '0123456789abcdef01234567', acknowledgement)).to.equal(
+          undefined,
+        );
+        expect(await repository().find('greenhouse-b', created.id)).to.equal(undefined);
+        expect(await repository().find(GROUP, 'not-an-id')).to.equal(undefined);
+        expect((await repository().find(GROUP, created.id))?.acknowledged).to.equal(undefined);
+        expect(await repository().revision(GROUP)).to.equal(before);
+      });
+
+      it('when a notification is acknowledged, then the revision changes; acknowledged again, it stays', async () => {
+        const created = await repository().create(notification(0));
+        const before = await repository().revision(GROUP);
+
+        await repository().acknowledge(GROUP, created.id, acknowledgement);
+        const after = await repository().revision(GROUP);
+        await repository().acknowledge(GROUP, created.id, acknowledgement);
+
+        expect(after).to.not.equal(before);
+        expect(await repository().revision(GROUP)).to.equal(after);
+      });
+
+      it('when notifications are copied, then their severity and acknowledgement go with them', async () => {
+        const created = await repository().create({ ...notification(0), severity: 'critical' });
+        await repository().acknowledge(GROUP, created.id, acknowledgement);
+
+        const [copy] = await repository().listCopies(GROUP);
+        await repository().deleteByGroup(GROUP);
+        await repository().addMissing(copy === undefined ? [] : [copy]);
+
+        const [restored] = await repository().listOpen(GROUP);
+        expect(restored).to.include({ severity: 'critical' });
+        expect(restored?.acknowledged?.by).to.deep.equal(acknowledgement.by);
+      });
+    });
+
     describe('revision', () => {
       it('when a notification is created, imported, ignored or the group cleared, then the revision changes each time and other groups keep theirs', async () => {
         const other = await repository().revision('greenhouse-b');

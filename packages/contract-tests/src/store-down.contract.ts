@@ -48,6 +48,9 @@ const callsByPort: { readonly [K in keyof Repositories]: Readonly<Record<string,
     listOpen: (r) => r.notifications.listOpen(GROUP),
     create: (r) =>
       r.notifications.create({ group: GROUP, message: 'too warm', time: at(0), topic: TOPIC, value: 31 }),
+    find: (r) => r.notifications.find(GROUP, '0123456789abcdef01234567'),
+    acknowledge: (r) =>
+      r.notifications.acknowledge(GROUP, '0123456789abcdef01234567', { at: at(0), by: { kind: 'cli' } }),
   },
   historyCharts: {
     findByUser: (r) => r.historyCharts.findByUser(USER_ID),
@@ -93,6 +96,21 @@ const callsByPort: { readonly [K in keyof Repositories]: Readonly<Record<string,
   firmware: {
     list: (r) => r.firmware.list(),
     read: (r) => r.firmware.read('0'.repeat(64)),
+  },
+  stages: {
+    get: (r) => r.stages.get(GROUP),
+    list: (r) => r.stages.list(),
+    compareAndSet: (r) =>
+      r.stages.compareAndSet(
+        {
+          group: GROUP,
+          recipe: { name: 'r', stages: [{ name: 's', rules: [] }] },
+          stage: 's',
+          startedAt: at(0),
+          applied: false,
+        },
+        0,
+      ),
   },
   changeFeed: {
     changesSince: (r) => r.changeFeed.changesSince(undefined),

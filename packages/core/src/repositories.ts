@@ -22,6 +22,7 @@ import {
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from './notifications/notification.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from './readings/reading.port.js';
 import { CHANGE_FEED, type ChangeFeed } from './revisions/change-feed.port.js';
+import { STAGE_REPOSITORY, type StageRepository } from './stages/stage.port.js';
 import { USER_REPOSITORY, type UserRepository } from './users/user.port.js';
 
 /** Every repository port of one store: what each adapter provides and each contract suite draws from. */
@@ -40,6 +41,8 @@ export interface Repositories {
   readonly serverSecrets: ServerSecretRepository;
   readonly alertOutbox: AlertOutboxRepository;
   readonly firmware: FirmwareRepository;
+  /** Each group's recipe and stage. */
+  readonly stages: StageRepository;
   /** Which groups changed since a cursor, read from the revision counters of the four repositories above. */
   readonly changeFeed: ChangeFeed;
 }
@@ -60,6 +63,7 @@ export const repositoryTokens = {
   serverSecrets: SERVER_SECRET_REPOSITORY,
   alertOutbox: ALERT_OUTBOX_REPOSITORY,
   firmware: FIRMWARE_REPOSITORY,
+  stages: STAGE_REPOSITORY,
   changeFeed: CHANGE_FEED,
 } as const satisfies { readonly [K in keyof Repositories]: symbol };
 

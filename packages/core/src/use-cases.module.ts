@@ -21,10 +21,17 @@ import { CreateAction } from './actions/create-action.js';
 import { DeleteAction } from './actions/delete-action.js';
 import { ConfigureGroupNotify } from './alerts/configure-group-notify.js';
 import { SetTopicAlert } from './alerts/set-topic-alert.js';
+import { AdvanceStages } from './stages/advance-stages.js';
+import { AssignStage } from './stages/assign-stage.js';
+import { ClearStage } from './stages/clear-stage.js';
+import { GetStage } from './stages/get-stage.js';
+import { StartStage } from './stages/start-stage.js';
 import { SetBoxAlert } from './alerts/set-box-alert.js';
 import { SetActionLimit } from './actions/set-action-limit.js';
 import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
 import { QueueAlertMessages } from './alerts/queue-alert-messages.js';
+import { AcknowledgeNotification } from './notifications/acknowledge-notification.js';
+import { NameActor } from './shared/name-actor.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
 import { AutomationEngine } from './automations/automation-engine.js';
 import {
@@ -165,6 +172,8 @@ export const useCases = [
   CreateNotification,
   IgnoreNotifications,
   ListOpenNotifications,
+  AcknowledgeNotification,
+  NameActor,
   GetLatestReading,
   GetLatestReadingsOfGroup,
   GetTodayHourlyReadings,
@@ -195,6 +204,11 @@ export const useCases = [
   DeliverAlertMessages,
   ConfigureGroupNotify,
   SetTopicAlert,
+  StartStage,
+  AssignStage,
+  GetStage,
+  ClearStage,
+  AdvanceStages,
   SetBoxAlert,
   SetActionLimit,
   AutomationEngine,

@@ -17,6 +17,7 @@ import {
   CreateGroup,
   DEVICE_REPOSITORY,
   ENGINE_STATE_REPOSITORY,
+  STAGE_REPOSITORY,
   GROUP_REPOSITORY,
   type GroupRepository,
   HISTORY_CHART_REPOSITORY,
@@ -93,6 +94,7 @@ function server(
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
       bind(ACTION_HISTORY_REPOSITORY).toConstantValue(store.actionHistory);
+      bind(STAGE_REPOSITORY).toConstantValue(store.stages);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
       bind(CHANGE_FEED).toConstantValue(options.feed ?? store.changeFeed);
       bind(SCHEDULER).toConstantValue(byHand);

@@ -19,6 +19,7 @@ import {
   DeleteAction,
   DEVICE_REPOSITORY,
   ENGINE_STATE_REPOSITORY,
+  STAGE_REPOSITORY,
   EvaluateAlerts,
   GetGroup,
   GROUP_REPOSITORY,
@@ -84,6 +85,7 @@ export function instance(
       bind(ENGINE_STATE_REPOSITORY).toConstantValue(store.engineState);
       bind(AUTOMATION_LOG_REPOSITORY).toConstantValue(store.automationLog);
       bind(ACTION_HISTORY_REPOSITORY).toConstantValue(store.actionHistory);
+      bind(STAGE_REPOSITORY).toConstantValue(store.stages);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
       bind(CHANGE_FEED).toConstantValue(store.changeFeed);
       bind(SCHEDULER).toConstantValue(scheduler);

@@ -1,4 +1,5 @@
 import { type DocBlock } from './doc-blocks.js';
+import { repositoryRoot } from './doc-session.js';
 
 /**
  * What the docs test needs to know beyond the docs themselves: per file, how its server starts; per block,
@@ -57,6 +58,10 @@ export const filePlans: Readonly<Record<string, FilePlan>> = {
       'hortus group create greenhouse-1 && for a in pump_1 heater_1 ventilator_1; do hortus action create $a --group greenhouse-1; done',
   },
   'docs/cli.md': { env: { PASSWORD: 'a-password-of-some-length' } },
+  // The example recipes, where the doc's commands name them.
+  'docs/recipes.md': {
+    setup: `hortus group create greenhouse-1 && hortus action create fan --group greenhouse-1 && mkdir -p docs && cp -r '${repositoryRoot}docs/recipes' docs/`,
+  },
   'docs/performance.md': { serverArgs: ['--demo'] },
   // The simulated box sends its readings over HTTPS, to the port onboarding names.
   'docs/boxes.md': { httpsPort: true, serverEnv: { TLS: 'self-signed' } },
@@ -150,6 +155,8 @@ const plans: readonly BlockPlan[] = [
   },
   // Nothing was notified at those times here: the exit 3 the doc names.
   { file: 'docs/cli.md', first: 'hortus notifications list', exit: { 1: 3 } },
+  // No alert was raised here: the id of the doc is unknown, the exit 3 of a missing notification.
+  { file: 'docs/alerts.md', first: 'hortus notifications list --group gh', exit: { 1: 3 } },
   {
     file: 'docs/cli.md',
     first: 'hortus readings import readings.csv',

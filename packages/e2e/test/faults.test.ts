@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_OPERATION_TIMEOUT_MS } from '@hortus/adapter-mongo';
 import { ferretDbBinary, freePort, killProcess, startFerretDb } from '@hortus/test-support';
 import { type Context } from 'mocha';
 import { eventually, expect, FakeCodeHost, startTestServer, type TestServer, testStore } from './harness.js';
@@ -63,6 +64,8 @@ describe('Faults: the database goes away mid-run and comes back', function () {
       STORE: 'mongodb',
       MONGODB_URI: `mongodb://127.0.0.1:${port}/`,
       MONGODB_DB: 'faults',
+      // The production deadline: these tests time the outage answers (the test servers' default waits longer).
+      MONGODB_TIMEOUT_MS: String(DEFAULT_OPERATION_TIMEOUT_MS),
     });
   });
 
@@ -203,6 +206,8 @@ describe('Faults: the database freezes (SIGSTOP) under load', function () {
       STORE: 'mongodb',
       MONGODB_URI: `mongodb://127.0.0.1:${port}/`,
       MONGODB_DB: 'freeze',
+      // The production deadline: these tests time the outage answers (the test servers' default waits longer).
+      MONGODB_TIMEOUT_MS: String(DEFAULT_OPERATION_TIMEOUT_MS),
     });
   });
 

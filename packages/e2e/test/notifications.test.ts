@@ -42,6 +42,43 @@ describe('HTTP /api/notification', () => {
     });
   });
 
+  describe('POST /notifications/:id/ack', () => {
+    it('when a notification is acknowledged, then the answer and the list carry who and when, and it stays listed', async () => {
+      const group = await seeded();
+      const [newest] = (
+        await api.get(`/api/notification/latestdata/notifications?groupId=${group}`)
+      ).json() as Notification[];
+
+      const reply = await api.call(
+        'POST',
+        `/api/notification/notifications/${newest?._id ?? ''}/ack?groupId=${group}`,
+      );
+
+      expect(reply.status).to.equal(200);
+      const acknowledged = reply.json() as Notification & {
+        acknowledged: { at: string; by: { kind: string } };
+      };
+      expect(acknowledged).to.include({ _id: newest?._id, message: 'third', ignore: 'false' });
+      expect(acknowledged.acknowledged.at).to.match(/^\d{4}-\d\d-\d\dT/u);
+      const listed = (
+        await api.get(`/api/notification/latestdata/notifications?groupId=${group}`)
+      ).json() as (Notification & { acknowledged?: unknown })[];
+      expect(listed.map((n) => n.message)).to.deep.equal(['third', 'second', 'first']);
+      expect(listed[0]?.acknowledged).to.deep.equal(acknowledged.acknowledged);
+      expect(listed[1]).to.not.have.property('acknowledged');
+    });
+
+    it('when the id is unknown or of another group, then 404 {message}', async () => {
+      const group = await seeded();
+      const reply = await api.call(
+        'POST',
+        `/api/notification/notifications/0123456789abcdef01234567/ack?groupId=${group}`,
+      );
+      expect(reply.status).to.equal(404);
+      expect(reply.json()).to.deep.equal({ message: 'Notification not found' });
+    });
+  });
+
   describe('POST /notifications/ignore', () => {
     it('when times are given, then every match is ignored and the answer is 200 with an empty body', async () => {
       const group = await seeded();

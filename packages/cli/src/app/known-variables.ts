@@ -8,6 +8,7 @@ import { type Env } from '@hortus/core';
 export const knownVariables: readonly string[] = [
   'ALERT_DELIVERY_MS',
   'ALERT_REOPEN_MS',
+  'ALERT_REPEAT_MS',
   'ALLOWED_HOSTS',
   'ANSWER_WAIT_MS',
   'APP_URL',

@@ -1,14 +1,30 @@
-import { IgnoreNotifications, ListOpenNotifications, MAX_IGNORE_TIMES } from '@hortus/core';
+import {
+  AcknowledgeNotification,
+  IgnoreNotifications,
+  ListOpenNotifications,
+  MAX_IGNORE_TIMES,
+  type Notification,
+} from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
-import { say, table } from '../output.js';
-import { groupOption, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
+import { fields, say, table } from '../output.js';
+import { consoleActor, groupOption, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
+
+/** Who acknowledged, as people read it: the e-mail or OS user when known, else the kind and id. */
+function acknowledgedText(notification: Notification): string {
+  const ack = notification.acknowledged;
+  if (ack === undefined) return '-';
+  const who = ack.by.name ?? (ack.by.id === undefined ? ack.by.kind : `${ack.by.kind} ${ack.by.id}`);
+  return `${who} at ${ack.at.toISOString()}`;
+}
 
 export function registerNotificationCommands(program: Command, io: RunIo): void {
   const store = storeFor(io);
   const notifications = withExamples(
-    program.command('notifications').description('list open notifications and ignore them'),
+    program
+      .command('notifications')
+      .description('list open notifications, acknowledge them ("seen, on it") and ignore them'),
     'hortus notifications list --group greenhouse-1',
   );
   withExamples(
@@ -21,13 +37,44 @@ export function registerNotificationCommands(program: Command, io: RunIo): void 
         outputFor(io, command).result(open, (all) =>
           listOrNote(all, say`No open notifications in group ${options.group}.`, (rows) =>
             table(
-              ['TIME', 'MESSAGE', 'TOPIC', 'VALUE'],
-              rows.map((n) => [n.time, n.message, n.topic, n.value]),
+              ['TIME', 'ID', 'SEVERITY', 'MESSAGE', 'TOPIC', 'VALUE', 'ACKNOWLEDGED'],
+              rows.map((n) => [
+                n.time,
+                n.id,
+                n.severity ?? '-',
+                n.message,
+                n.topic,
+                n.value,
+                acknowledgedText(n),
+              ]),
             ),
           ),
         );
       }),
     'hortus notifications list --group greenhouse-1',
+  );
+  withExamples(
+    notifications
+      .command('ack')
+      .description(
+        'acknowledge a notification: records who (this OS user) and when; a critical alert is no longer sent again',
+      )
+      .argument('<id>', 'the notification id, as `notifications list` shows it')
+      .addOption(groupOption())
+      .action(async (id: string, options: { group: string }, command: Command) => {
+        const acknowledged = await store(command, (useCase) =>
+          useCase(AcknowledgeNotification).execute({ group: options.group, id, actor: consoleActor() }),
+        );
+        outputFor(io, command).result(acknowledged, (n) =>
+          fields([
+            ['Notification', n.id],
+            ['Message', n.message],
+            ['Severity', n.severity ?? '-'],
+            ['Acknowledged', acknowledgedText(n)],
+          ]),
+        );
+      }),
+    'hortus notifications ack 6650a1b2c3d4e5f6a7b8c9d0 --group greenhouse-1',
   );
   withExamples(
     notifications

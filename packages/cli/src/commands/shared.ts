@@ -1,5 +1,14 @@
 import { readFile } from 'node:fs/promises';
-import { CreateGroup, GetGroup, InvalidInputError, NotFoundError, sensorTopics } from '@hortus/core';
+import { userInfo } from 'node:os';
+import {
+  type Actor,
+  cliActor,
+  CreateGroup,
+  GetGroup,
+  InvalidInputError,
+  NotFoundError,
+  sensorTopics,
+} from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
@@ -118,3 +127,15 @@ export function durationOption(option: string): (text: string) => number | 'off'
 }
 
 export const parseDelay = durationOption('--delay');
+
+/**
+ * Who runs this command, for the records that name their actor (the audit trail, acknowledgements): the
+ * console, with the OS user when the system can say (a container without a passwd entry cannot: then $USER).
+ */
+export function consoleActor(): Actor {
+  try {
+    return cliActor(userInfo().username);
+  } catch {
+    return cliActor(process.env['USER'] ?? process.env['USERNAME']);
+  }
+}

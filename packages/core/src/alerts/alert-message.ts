@@ -71,6 +71,8 @@ export type NewOutboxMessage = Pick<
 export interface AlertChange {
   readonly notification: Notification;
   readonly event: Exclude<AlertEvent, 'switched'>;
+  /** A critical alert sent again, not yet acknowledged: how many times so far (1 for the first reminder). */
+  readonly repeat?: number;
 }
 
 /** The client writes `emailNotification` as a boolean, or as text from a form. */

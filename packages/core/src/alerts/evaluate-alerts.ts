@@ -10,7 +10,7 @@ import {
 import { type WakeUps } from '../automations/wake-ups.js';
 import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
-import { type Notification } from '../notifications/notification.js';
+import { type Notification, type Severity } from '../notifications/notification.js';
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
 import { type Reading } from '../readings/reading.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
@@ -31,6 +31,14 @@ export function durationWords(ms: number): string {
 }
 
 type AlertKind = 'low' | 'high' | 'no-data';
+
+/** What an alert's notification says, and how loud it is. */
+interface AlertText {
+  readonly message: string;
+  readonly topic?: string;
+  readonly value?: number;
+  readonly severity: Severity;
+}
 
 /** An alert change that was due but not written: the group holds the most open notifications allowed. */
 export interface WithheldAlert {
@@ -91,9 +99,15 @@ export class EvaluateAlerts {
     await this.checkSilence(group, latest, now, outcome, wake);
     const ranges = watchedRanges(group.settings);
     for (const reading of latest) {
-      const noDataMs = ranges.get(reading.topic)?.range.noDataMs;
-      if (noDataMs !== undefined) await this.checkSilentTopic(group, reading, noDataMs, now, outcome, wake);
-      if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) continue;
+      const watched = ranges.get(reading.topic)?.range;
+      if (watched?.noDataMs !== undefined)
+        await this.checkSilentTopic(group, reading, watched.noDataMs, watched.severity, now, outcome, wake);
+      if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) {
+        // Not judged, but a critical alert it left open is still sent again until someone answers it.
+        if (watched?.severity === 'critical')
+          await this.repeatStale(group.name, reading.topic, now, outcome, wake);
+        continue;
+      }
       await this.checkRange(group, ranges, reading, now, outcome, wake);
     }
     return outcome;
@@ -104,6 +118,7 @@ export class EvaluateAlerts {
     group: Group,
     reading: Reading,
     noDataMs: number,
+    severity: Severity | undefined,
     now: Date,
     outcome: GroupAlerts,
     wake: WakeUps | undefined,
@@ -117,6 +132,7 @@ export class EvaluateAlerts {
         : `Data from ${reading.topic} in group ${group.name} is arriving again: ${reading.value}`,
       topic: reading.topic,
       value: reading.value,
+      severity: severity ?? 'warning',
     });
   }
 
@@ -135,7 +151,8 @@ export class EvaluateAlerts {
     const alerts = readBoxAlerts(group.settings);
     if (alerts.size === 0) return;
     for (const box of await this.devices.listByGroup(group.name)) {
-      const noDataMs = (alerts.get(box.deviceId) ?? alerts.get(EVERY_BOX))?.noDataMs;
+      const alert = alerts.get(box.deviceId) ?? alerts.get(EVERY_BOX);
+      const noDataMs = alert?.noDataMs;
       const seenAt = box.lastSeenAt?.getTime();
       if (noDataMs === undefined || seenAt === undefined) continue;
       const silent = now.getTime() > seenAt + noDataMs;
@@ -154,6 +171,7 @@ export class EvaluateAlerts {
           message: silent
             ? `No data from box ${box.deviceId} in group ${group.name} for ${durationWords(noDataMs)} (last seen ${lastSeen})`
             : `Box ${box.deviceId} in group ${group.name} is reporting again`,
+          severity: alert?.severity ?? 'warning',
         },
       );
     }
@@ -192,7 +210,7 @@ export class EvaluateAlerts {
         now,
         outcome,
         wake,
-        { message, topic: reading.topic, value: reading.value },
+        { message, topic: reading.topic, value: reading.value, severity: range.severity ?? 'warning' },
         range.delayMs ?? 0,
       );
     }
@@ -215,6 +233,7 @@ export class EvaluateAlerts {
       message: silent
         ? `No data received from group ${group.name} for ${minutes} minutes${await this.silentBoxes(group, now)}`
         : `Data from group ${group.name} is arriving again`,
+      severity: 'warning',
     });
   }
 
@@ -247,12 +266,16 @@ export class EvaluateAlerts {
     now: Date,
     outcome: GroupAlerts,
     wake: WakeUps | undefined,
-    notification: { message: string; topic?: string; value?: number },
+    notification: AlertText,
     delayMs = 0,
   ): Promise<void> {
     const alertKey = key(group, topic, kind);
     const stored = await this.state.get(alertKey);
     const isOpen = stored?.value['open'] === true;
+    if (isOpen && !close) {
+      if (stored !== undefined) await this.repeatIfDue(group, alertKey, kind, stored, now, outcome, wake);
+      return;
+    }
     if (!isOpen && !(await this.delayed(alertKey, stored, open, delayMs, now, wake))) return;
     if (open === isOpen || (!open && !close)) return;
     const openedAt = stored?.value['openedAt'];
@@ -270,9 +293,75 @@ export class EvaluateAlerts {
       : { open, ...(openedAt === undefined ? {} : { openedAt }) };
     if (!(await this.state.compareAndSet(alertKey, stored?.version ?? 0, value, now))) return;
     const created = await this.notifications.create({ group, time: now, ...notification });
+    if (open) {
+      // What a reminder needs: which notification to look at (acknowledged? ignored?) and how loud it is.
+      await this.state.compareAndSet(
+        alertKey,
+        (stored?.version ?? 0) + 1,
+        { ...value, notificationId: created.id, severity: notification.severity, sentAt: now.getTime() },
+        now,
+      );
+      if (notification.severity === 'critical' && this.limits.alertRepeatMs > 0)
+        wake?.at(now.getTime() + this.limits.alertRepeatMs);
+    }
     outcome.raised.push(created);
     const event = !open ? 'resolved' : kind === 'no-data' ? 'no-data' : 'opened';
     outcome.changes.push({ notification: created, event });
+  }
+
+  /**
+   * A critical alert still open is sent again every ALERT_REPEAT_MS until its notification is acknowledged
+   * or ignored (or the alert ends). The compare-and-set on its state claims each reminder, so several
+   * engines on one store send it once. Escalation and quiet hours (docs/alerts.md) would read the same
+   * state: `repeats` (how many reminders went) and `sentAt`.
+   */
+  private async repeatIfDue(
+    group: string,
+    alertKey: string,
+    kind: AlertKind,
+    stored: EngineState,
+    now: Date,
+    outcome: GroupAlerts,
+    wake: WakeUps | undefined,
+  ): Promise<void> {
+    const { notificationId, severity, sentAt, openedAt, repeats } = stored.value;
+    const repeatMs = this.limits.alertRepeatMs;
+    if (severity !== 'critical' || typeof notificationId !== 'string' || repeatMs <= 0) return;
+    const last =
+      typeof sentAt === 'number' ? sentAt : typeof openedAt === 'number' ? openedAt : now.getTime();
+    if (now.getTime() < last + repeatMs) {
+      wake?.at(last + repeatMs);
+      return;
+    }
+    const notification = await this.notifications.find(group, notificationId);
+    // Answered (acknowledged, or ignored in the original client) or gone: no more reminders.
+    if (
+      notification === undefined ||
+      notification.ignore !== 'false' ||
+      notification.acknowledged !== undefined
+    )
+      return;
+    const count = (typeof repeats === 'number' ? repeats : 0) + 1;
+    const next = { ...stored.value, sentAt: now.getTime(), repeats: count };
+    if (!(await this.state.compareAndSet(alertKey, stored.version, next, now))) return;
+    wake?.at(now.getTime() + repeatMs);
+    outcome.changes.push({ notification, event: kind === 'no-data' ? 'no-data' : 'opened', repeat: count });
+  }
+
+  /** The reminders of a topic's range alerts while its readings are too old to be judged. */
+  private async repeatStale(
+    group: string,
+    topic: string,
+    now: Date,
+    outcome: GroupAlerts,
+    wake: WakeUps | undefined,
+  ): Promise<void> {
+    for (const kind of ['low', 'high'] as const) {
+      const alertKey = key(group, topic, kind);
+      const stored = await this.state.get(alertKey);
+      if (stored?.value['open'] === true)
+        await this.repeatIfDue(group, alertKey, kind, stored, now, outcome, wake);
+    }
   }
 
   /**

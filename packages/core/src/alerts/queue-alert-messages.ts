@@ -34,12 +34,17 @@ export class QueueAlertMessages {
     ];
     if (channels.length === 0) return [];
     const items = [
-      ...changes.map(({ notification, event }) => ({
+      ...changes.map(({ notification, event, repeat }) => ({
         event,
         time: notification.time,
-        message: notification.message,
+        message:
+          repeat === undefined
+            ? notification.message
+            : `Reminder ${repeat}, not acknowledged: ${notification.message}`,
         extra: {
           notificationId: notification.id,
+          ...(notification.severity === undefined ? {} : { severity: notification.severity }),
+          ...(repeat === undefined ? {} : { repeat }),
           ...(notification.topic === undefined ? {} : { topic: notification.topic }),
           ...(notification.value === undefined ? {} : { value: notification.value }),
         },

@@ -3,6 +3,7 @@ import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port
 import { deviceNamed } from '../devices/find-device.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { requireSettings } from '../groups/group.js';
+import { requireSeverity } from '../notifications/notification.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 import { requireNoDataMs } from './set-topic-alert.js';
@@ -14,6 +15,8 @@ export interface BoxAlertChange {
   readonly deviceId: unknown;
   /** Milliseconds; `null` or `remove` drops the box's deadline. */
   readonly noDataMs?: unknown;
+  /** `warning` or `critical`; left out keeps the box's, `null` drops it (a warning). */
+  readonly severity?: unknown;
   readonly remove?: boolean;
 }
 
@@ -49,12 +52,18 @@ export class SetBoxAlert {
     if (remove) {
       if (!alerts.delete(deviceId)) return { group: group.name, deviceId };
     } else {
-      const noDataMs = requireNoDataMs(change.noDataMs);
+      // Only the severity given: the box keeps its deadline.
+      const current = alerts.get(deviceId)?.noDataMs;
+      const noDataMs =
+        change.noDataMs === undefined && current !== undefined ? current : requireNoDataMs(change.noDataMs);
       if (deviceId !== EVERY_BOX && device?.group !== group.name)
         throw new NotFoundError('device', `No device ${given} in group ${group.name}`);
       if (!alerts.has(deviceId) && alerts.size >= MAX_TOPIC_RANGES)
         throw InvalidInputError.forField('device', `a group holds at most ${MAX_TOPIC_RANGES} box alerts`);
-      alerts.set(deviceId, { noDataMs });
+      const kept = change.severity === undefined ? alerts.get(deviceId)?.severity : undefined;
+      const severity =
+        change.severity === undefined || change.severity === null ? kept : requireSeverity(change.severity);
+      alerts.set(deviceId, { noDataMs, ...(severity === undefined ? {} : { severity }) });
     }
     const updated = await this.groups.replaceSettings(
       group.name,

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { requireSettings } from '../groups/group.js';
+import { requireSeverity } from '../notifications/notification.js';
 import { requireTopic } from '../readings/reading.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { requireInteger, requireNumber, requireText } from '../shared/validation.js';
@@ -23,6 +24,8 @@ export interface TopicAlertChange {
   readonly hysteresis?: unknown;
   readonly delayMs?: unknown;
   readonly noDataMs?: unknown;
+  /** `warning` or `critical`; `null` drops it (a warning). */
+  readonly severity?: unknown;
   /** Drops the topic's range altogether. */
   readonly remove?: boolean;
 }
@@ -75,6 +78,7 @@ export class SetTopicAlert {
           requireInteger(value, 'delay', 0, MAX_ALERT_DELAY_MS),
         ),
         ...field(current, 'noDataMs', change.noDataMs, requireNoDataMs),
+        ...field(current, 'severity', change.severity, (value) => requireSeverity(value)),
       };
       if (range.min === undefined && range.max === undefined && range.noDataMs === undefined)
         throw InvalidInputError.forField('min', 'max or no-data is required');

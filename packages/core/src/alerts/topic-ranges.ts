@@ -1,5 +1,6 @@
 import { groupSettingKeys } from '../groups/group-setting-keys.js';
 import { readNumberSetting, readSetting, withSetting } from '../groups/group-settings.js';
+import { readSeverity, type Severity } from '../notifications/notification.js';
 import { sensorTopics } from '../readings/reading.js';
 import { isPlainObject } from '../shared/validation.js';
 
@@ -28,6 +29,8 @@ export interface TopicRange {
   readonly delayMs?: number;
   /** A topic that has reported and then sent nothing for this long raises a "no data" alert. */
   readonly noDataMs?: number;
+  /** How loud its alerts are; absent: `warning`. */
+  readonly severity?: Severity;
 }
 
 const finite = (value: unknown): number | undefined =>
@@ -48,6 +51,7 @@ export function readTopicRanges(settings: unknown): Map<string, TopicRange> {
     const hysteresis = finite(entry['hysteresis']);
     const delayMs = finite(entry['delayMs']);
     const noDataMs = noDataDeadline(entry['noDataMs']);
+    const severity = readSeverity(entry['severity']);
     if (min === undefined && max === undefined && noDataMs === undefined) continue;
     ranges.set(topic, {
       ...(min === undefined ? {} : { min }),
@@ -55,6 +59,7 @@ export function readTopicRanges(settings: unknown): Map<string, TopicRange> {
       ...(hysteresis === undefined || hysteresis < 0 ? {} : { hysteresis }),
       ...(delayMs === undefined || delayMs <= 0 ? {} : { delayMs: Math.min(delayMs, MAX_ALERT_DELAY_MS) }),
       ...(noDataMs === undefined ? {} : { noDataMs }),
+      ...(severity === undefined ? {} : { severity }),
     });
   }
   return ranges;
@@ -76,6 +81,8 @@ export const EVERY_BOX = '*';
 
 export interface BoxAlert {
   readonly noDataMs: number;
+  /** How loud its alert is; absent: `warning`. */
+  readonly severity?: Severity;
 }
 
 /** The boxes' deadlines the settings hold; what is not one is skipped, as for the ranges. */
@@ -84,8 +91,11 @@ export function readBoxAlerts(settings: unknown): Map<string, BoxAlert> {
   const alerts = new Map<string, BoxAlert>();
   if (!isPlainObject(raw)) return alerts;
   for (const [deviceId, entry] of Object.entries(raw)) {
-    const noDataMs = isPlainObject(entry) ? noDataDeadline(entry['noDataMs']) : undefined;
-    if (noDataMs !== undefined && alerts.size < MAX_TOPIC_RANGES) alerts.set(deviceId, { noDataMs });
+    if (!isPlainObject(entry)) continue;
+    const noDataMs = noDataDeadline(entry['noDataMs']);
+    const severity = readSeverity(entry['severity']);
+    if (noDataMs !== undefined && alerts.size < MAX_TOPIC_RANGES)
+      alerts.set(deviceId, { noDataMs, ...(severity === undefined ? {} : { severity }) });
   }
   return alerts;
 }
@@ -128,7 +138,7 @@ export interface WatchedRange {
 
 /**
  * Every topic the group's alerts watch, with its range: the original's keys for their topics, and each
- * topic's own range, which wins over them for its topic.
+ * topic's own range, which wins over them for its topic (its bounds do, when it has any).
  */
 export function watchedRanges(settings: unknown): Map<string, WatchedRange> {
   const watched = new Map<string, WatchedRange>();
@@ -143,7 +153,15 @@ export function watchedRanges(settings: unknown): Map<string, WatchedRange> {
         source: original.source,
       });
   }
-  for (const [topic, range] of readTopicRanges(settings))
-    watched.set(topic, { label: topic, range, source: ALERT_RANGES_KEY });
+  for (const [topic, range] of readTopicRanges(settings)) {
+    // A range of its own with no bounds (a no-data deadline, or bounds a stage moved to tempMin/tempMax)
+    // keeps the original's bounds for its topic rather than dropping them.
+    const original = watched.get(topic);
+    const merged =
+      original !== undefined && range.min === undefined && range.max === undefined
+        ? { ...original.range, ...range }
+        : range;
+    watched.set(topic, { label: topic, range: merged, source: ALERT_RANGES_KEY });
+  }
   return watched;
 }

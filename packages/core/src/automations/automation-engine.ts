@@ -13,6 +13,8 @@ import { DueSchedule } from './due-schedule.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
 import { type BlockedSwitch } from './lockouts.js';
+import { AdvanceStages } from '../stages/advance-stages.js';
+import { type StageStarted } from '../stages/start-stage.js';
 import { RunAutomations } from './run-automations.js';
 import { SCHEDULER, type ScheduledTask, type Scheduler } from './scheduler.port.js';
 import { WakeUps } from './wake-ups.js';
@@ -38,7 +40,12 @@ export interface TickResult {
   readonly inSafeMode: number;
   /** Switches `on` a lockout kept the engine from making, each reported once per reason (see Lockouts). */
   readonly blocked: readonly BlockedSwitch[];
+  /** Groups moved to their next recipe stage by date (checked about once a minute). */
+  readonly stagesStarted: readonly StageStarted[];
 }
+
+/** How often the engine looks for recipe stages whose length is over: stages last days, not seconds. */
+export const STAGE_CHECK_MS = 60_000;
 
 /**
  * Drives the derived series (DeriveMetrics), the rules and the alerts on the scheduler, and forgets old
@@ -55,6 +62,7 @@ export interface TickResult {
 @injectable()
 export class AutomationEngine {
   private lastPurge = 0;
+  private lastStageCheck = Number.NEGATIVE_INFINITY;
   private cursor: string | undefined;
   private lastFullPassAt = Number.NEGATIVE_INFINITY;
   private readonly schedule = new DueSchedule();
@@ -72,6 +80,7 @@ export class AutomationEngine {
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
     @inject(CHANGE_FEED) @optional() private readonly feed: ChangeFeed | undefined,
     @inject(DeriveMetrics) @optional() private readonly metrics: DeriveMetrics | undefined,
+    @inject(AdvanceStages) @optional() private readonly stages: AdvanceStages | undefined,
   ) {}
 
   /**
@@ -99,6 +108,8 @@ export class AutomationEngine {
     const queued: OutboxMessage[] = [];
     const blocked: BlockedSwitch[] = [];
     const startedAt = this.clock.now();
+    // Before the groups are read, so a stage's new ranges and thresholds count in this very tick.
+    const stagesStarted = await this.advanceStages(startedAt);
     const groups = await this.groupsToEvaluate(startedAt.getTime());
     const missedSince = groups.length === 0 ? startedAt : await this.lastRun();
     const wakeUps = new Map<string, WakeUps>();
@@ -150,7 +161,19 @@ export class AutomationEngine {
     }
     const evaluated = groups.map((group) => group.name);
     const inSafeMode = this.automations.safeModeCount();
-    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode, blocked };
+    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode, stagesStarted, blocked };
+  }
+
+  /** A store error here is the next check's to retry; it must not stop the rules and alerts. */
+  private async advanceStages(now: Date): Promise<StageStarted[]> {
+    if (this.stages === undefined || now.getTime() - this.lastStageCheck < STAGE_CHECK_MS) return [];
+    this.lastStageCheck = now.getTime();
+    try {
+      return await this.stages.execute(now);
+    } catch {
+      this.lastStageCheck = Number.NEGATIVE_INFINITY;
+      return [];
+    }
   }
 
   /**

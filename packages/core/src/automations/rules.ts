@@ -1,5 +1,6 @@
 import { type Frequency, type SensorAutomation, type TimeAutomation } from '../actions/action.js';
 import { sensorTopics } from '../readings/reading.js';
+import { derivedTopics } from '../readings/topics.js';
 import { fromLocal, toLocal } from '../shared/time-zone.js';
 
 const weekdayNames = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
@@ -93,6 +94,12 @@ const sensorAliases: Readonly<Record<string, string>> = {
   pressure: 'esp/air/pressure',
   co2: 'esp/air/co2',
   water: 'esp/ground/water',
+  // The series Hortus derives from the readings (docs/metrics.md).
+  vpd: derivedTopics.vpd,
+  dew_point: derivedTopics.dewPoint,
+  dewpoint: derivedTopics.dewPoint,
+  ppfd: derivedTopics.ppfd,
+  dli: derivedTopics.dli,
 };
 
 /** The reading topic a sensor rule watches: a known sensor name, or a topic written out in full. */

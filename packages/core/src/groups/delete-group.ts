@@ -1,4 +1,5 @@
-import { inject, injectable } from 'inversify';
+import { inject, injectable, optional } from 'inversify';
+import { STAGE_REPOSITORY, type StageRepository } from '../stages/stage.port.js';
 import {
   ACTION_HISTORY_REPOSITORY,
   type ActionHistoryRepository,
@@ -58,6 +59,7 @@ export class DeleteGroup {
     @inject(ACCESS_KEY_REPOSITORY) private readonly accessKeys: AccessKeyRepository,
     @inject(ALERT_OUTBOX_REPOSITORY) private readonly outbox: AlertOutboxRepository,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(STAGE_REPOSITORY) @optional() private readonly stages?: StageRepository,
   ) {}
 
   async execute(input: { group: unknown; confirm?: boolean }): Promise<DeletedGroup> {
@@ -94,6 +96,7 @@ export class DeleteGroup {
     const notifications = await this.notifications.deleteByGroup(group);
     const automationEvents = await this.automationLog.deleteByGroup(group);
     await this.actionHistory.deleteByGroup(group);
+    await this.stages?.delete(group);
     // Its webhooks (and their secrets) go too: a new group of that name must not feed them.
     await this.outbox.forgetGroup(group, 'cancelled: the group was deleted');
     const removedRecord = await this.groups.delete(group);

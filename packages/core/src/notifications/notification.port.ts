@@ -1,4 +1,9 @@
-import { type ImportedNotification, type NewNotification, type Notification } from './notification.js';
+import {
+  type Acknowledgement,
+  type ImportedNotification,
+  type NewNotification,
+  type Notification,
+} from './notification.js';
 
 export interface NotificationRepository {
   /** Stores a new notification with ignore `false`. */
@@ -17,6 +22,13 @@ export interface NotificationRepository {
   listOpen(group: string): Promise<Notification[]>;
   /** Sets ignore `true` on every notification of the group whose time is one of `times`; answers how many matched. */
   ignoreAt(group: string, times: readonly Date[]): Promise<number>;
+  /** The notification of the group with this id, ignored or not; undefined when none (or not an id). */
+  find(group: string, id: string): Promise<Notification | undefined>;
+  /**
+   * Records the acknowledgement on the notification of the group with this id, unless it has one already
+   * (the first stays); answers the notification as stored then, or undefined when there is none.
+   */
+  acknowledge(group: string, id: string, acknowledgement: Acknowledgement): Promise<Notification | undefined>;
   /** How many notifications of the group have ignore `false`. */
   countOpen(group: string): Promise<number>;
   /** Removes every notification of the group, ignored ones too; answers how many. */

@@ -1,6 +1,22 @@
+import { type Actor } from '../shared/actor.js';
+import { InvalidInputError } from '../shared/errors.js';
+
 export const ignoreStates = ['false', 'true'] as const;
 /** Kept as text: deployed clients compare against the strings `false` and `true`. */
 export type IgnoreState = (typeof ignoreStates)[number];
+
+/**
+ * How loud an alert is: a `critical` one is sent again every ALERT_REPEAT_MS until someone acknowledges it
+ * or it clears. A notification without one (the original's, or one a client stored) reads as a warning.
+ */
+export const severities = ['warning', 'critical'] as const;
+export type Severity = (typeof severities)[number];
+
+/** Someone said "seen, on it": who and when. Kept on the notification, which stays listed until ignored. */
+export interface Acknowledgement {
+  readonly at: Date;
+  readonly by: Actor;
+}
 
 export interface Notification {
   readonly id: string;
@@ -10,9 +26,24 @@ export interface Notification {
   readonly ignore: IgnoreState;
   readonly topic?: string;
   readonly value?: number;
+  /** Absent on notifications that are no alert of the engine (and on the original's). */
+  readonly severity?: Severity;
+  readonly acknowledged?: Acknowledgement;
 }
 
-export type NewNotification = Omit<Notification, 'id' | 'ignore'>;
+export type NewNotification = Omit<Notification, 'id' | 'ignore' | 'acknowledged'>;
+
+/** A stored severity read back; anything else is none. */
+export function readSeverity(stored: unknown): Severity | undefined {
+  return (severities as readonly unknown[]).includes(stored) ? (stored as Severity) : undefined;
+}
+
+/** A severity as given (CLI flag, settings); undefined keeps the default. */
+export function requireSeverity(value: unknown, field = 'severity'): Severity {
+  if (!(severities as readonly unknown[]).includes(value))
+    throw InvalidInputError.forField(field, `must be one of ${severities.join(', ')}`);
+  return value as Severity;
+}
 
 /**
  * The original's hourly check stored its own records with ignore `active` or `passive`; its list route
@@ -44,6 +75,8 @@ export function notificationCopy(
     ignore,
     ...(notification.topic === undefined ? {} : { topic: notification.topic }),
     ...(notification.value === undefined ? {} : { value: notification.value }),
+    ...(notification.severity === undefined ? {} : { severity: notification.severity }),
+    ...(notification.acknowledged === undefined ? {} : { acknowledged: notification.acknowledged }),
   };
 }
 

@@ -34,6 +34,8 @@ export interface CoreLimits {
   readonly maxOpenNotificationsPerGroup: number;
   /** An alert of one kind on one topic opens at most once in this interval, so a flapping value cannot flood. */
   readonly alertReopenMs: number;
+  /** A critical alert not yet acknowledged is sent again this often through its channels; 0: never. */
+  readonly alertRepeatMs: number;
 }
 
 export const CORE_LIMITS = Symbol.for('hortus.CoreLimits');
@@ -45,6 +47,7 @@ export const defaultCoreLimits: CoreLimits = {
   maxChartsPerUser: MAX_CHARTS_PER_USER,
   maxOpenNotificationsPerGroup: 1000,
   alertReopenMs: 15 * 60_000,
+  alertRepeatMs: 30 * 60_000,
 };
 
 /** The variable that sets each limit, with its default and bounds. */
@@ -55,6 +58,7 @@ export const coreLimitVariables = {
   MAX_CHARTS_PER_USER: { limit: 'maxChartsPerUser', min: 1, max: 10_000 },
   MAX_OPEN_NOTIFICATIONS_PER_GROUP: { limit: 'maxOpenNotificationsPerGroup', min: 1, max: 1_000_000 },
   ALERT_REOPEN_MS: { limit: 'alertReopenMs', min: 0, max: 7 * 86_400_000 },
+  ALERT_REPEAT_MS: { limit: 'alertRepeatMs', min: 0, max: 7 * 86_400_000 },
 } as const satisfies Record<string, { limit: keyof CoreLimits; min: number; max: number }>;
 type CoreLimitVariable = keyof typeof coreLimitVariables;
 

@@ -1,5 +1,6 @@
 import { type Repositories } from '../repositories.js';
 import { type ReadingCursor } from '../readings/reading.port.js';
+import { type NewStageAssignment } from '../stages/stage.port.js';
 import { ConflictError, InvalidInputError, type ResourceName } from '../shared/errors.js';
 import {
   alertSettings,
@@ -21,6 +22,7 @@ export const copiedResources = [
   'pendingBoxes',
   'actions',
   'actionHistory',
+  'stages',
   'alertSettings',
   'outbox',
   'notifications',
@@ -45,6 +47,7 @@ export const copiedRepositories = [
   'devices',
   'actions',
   'actionHistory',
+  'stages',
   'alertOutbox',
   'notifications',
   'historyCharts',
@@ -261,6 +264,15 @@ export class CopyStore {
           }
         }
         return true;
+      case 'stages':
+        // Written over the target's own assignment of the group, if any; one it holds already is kept.
+        return step(await source.stages.list(), async (assignment) => {
+          const current = await target.stages.get(assignment.group);
+          const { group, recipe, stage, startedAt, applied, appliedAt } = assignment;
+          const copied = { group, recipe, stage, startedAt, applied, ...(appliedAt ? { appliedAt } : {}) };
+          if (current !== undefined && sameAssignment(current, copied)) return false;
+          return target.stages.compareAndSet(copied, current?.version ?? 0);
+        });
       case 'engineState':
         return step(await source.engineState.list(), async ({ key, state }) => {
           await target.engineState.restore(key, state);
@@ -368,6 +380,8 @@ export class CopyStore {
         return (await stores.serverSecrets.list()).length;
       case 'engineState':
         return (await stores.engineState.list()).length;
+      case 'stages':
+        return (await stores.stages.list()).length;
       case 'notifications': {
         let count = 0;
         for (const group of await groupNames(stores)) {
@@ -430,4 +444,10 @@ export class CopyStore {
       if (!sourceGroups.has(group)) refuse('reading', `readings of the group ${group}`);
     }
   }
+}
+
+function sameAssignment(a: NewStageAssignment, b: NewStageAssignment): boolean {
+  const text = (x: NewStageAssignment): string =>
+    JSON.stringify([x.group, x.recipe, x.stage, x.startedAt, x.applied, x.appliedAt ?? null]);
+  return text(a) === text(b);
 }

@@ -1,5 +1,6 @@
+import { actorOf } from '@hortus/core';
 import { revisionTag } from './conditional.js';
-import { groupIdQuery, ignoreBody } from './schemas.js';
+import { groupIdQuery, ignoreBody, object } from './schemas.js';
 import { emptyReply, json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
 
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
@@ -59,6 +60,37 @@ export const notificationRoutes: RouterSpec = {
         });
         return emptyReply();
       },
+    },
+    {
+      method: 'post',
+      path: '/notifications/:id/ack',
+      access: 'group',
+      writes: true,
+      summary: 'Acknowledge a notification of a group: "seen, on it"',
+      description:
+        'Records who acknowledged it and when (`acknowledged: {at, by}` in the lists); it stays listed until ' +
+        'ignored. A critical alert is no longer sent again once acknowledged. Acknowledging again keeps the first.',
+      query: groupIdQuery,
+      params: object({ id: { type: 'string', description: 'The notification `_id`' } }, ['id']),
+      responses: {
+        200: {
+          description: 'The notification, acknowledged',
+          schema: { $ref: '#/components/schemas/Notification' },
+        },
+        400: { description: '`{message}` naming the invalid parameter' },
+        404: { description: "`{message: 'Notification not found'}`" },
+        500: failed,
+      },
+      handle: async ({ query, params, caller }, { acknowledgeNotification }) =>
+        json(
+          withUnderscoreId(
+            await acknowledgeNotification.execute({
+              group: query['groupId'],
+              id: params['id'],
+              actor: actorOf(caller),
+            }),
+          ),
+        ),
     },
     {
       method: 'get',

@@ -412,6 +412,26 @@ export const entitySchemas: Record<string, JsonSchema> = {
       ignore: { type: 'string', enum: ['false', 'true'] },
       topic: { type: 'string' },
       value: { type: 'number' },
+      severity: {
+        type: 'string',
+        enum: ['warning', 'critical'],
+        description:
+          "An alert's: a critical one is sent again until acknowledged; absent on other notifications",
+      },
+      acknowledged: object(
+        {
+          at: date,
+          by: object(
+            {
+              kind: { type: 'string', description: 'user, key, cli, ...' },
+              id: { type: 'string', description: 'The user id, key id, or OS user of the console' },
+              name: { type: 'string', description: "The user's e-mail at that time, when known" },
+            },
+            ['kind'],
+          ),
+        },
+        ['at', 'by'],
+      ),
     },
     ['_id', 'group', 'time', 'message', 'ignore'],
   ),

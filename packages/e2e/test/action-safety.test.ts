@@ -95,15 +95,35 @@ describe('HTTP /api/actions: safety (safe mode, minimum on-time and off-time)', 
     await api.call('POST', '/api/actions/update', {
       json: { group, object: 'heater_1', automations: thermostat },
     });
+    const fan = (value: string) => api.get(`/api/actions/?group=${group}&object=ventilator_1&value=${value}`);
+    const blockedLines = () =>
+      api.logger.lines.filter(
+        (line) => line.event === 'automation blocked by lockout' && line['group'] === group,
+      );
+    // The fan runs: the cold reading's rule is blocked, and that is logged once, however many ticks pass.
+    expect((await fan('on')).json(), "a person's switch answers as before").to.deep.equal({
+      message: 'Actions success',
+    });
     await api.call('POST', '/api/data/readings', {
       json: [{ group, topic: 'esp/air/temperature', value: 15, time: api.clock.now().toISOString() }],
     });
-    await eventually(async () => expect(await valueOf(group, 'heater_1')).to.equal('on'));
-
-    const switched = await api.get(`/api/actions/?group=${group}&object=ventilator_1&value=on`);
-    expect(switched.json(), "a person's switch answers as before").to.deep.equal({
-      message: 'Actions success',
+    await eventually(async () => expect(blockedLines()).to.have.lengthOf(1));
+    expect(blockedLines()[0]).to.deep.include({
+      object: 'heater_1',
+      value: 'on',
+      by: 'temperature less than 18 -> on',
+      lockout: 'ventilator_1 is on',
     });
+    api.clock.advance(1_000);
+    await api.call('POST', '/api/data/readings', {
+      json: [{ group, topic: 'esp/air/temperature', value: 14, time: api.clock.now().toISOString() }],
+    });
+    await fan('off');
+    // The crossing was kept: the heater goes on once the fan is off.
+    await eventually(async () => expect(await valueOf(group, 'heater_1')).to.equal('on'));
+    expect(blockedLines()).to.have.lengthOf(1);
+
+    await fan('on');
     await eventually(async () => expect(await valueOf(group, 'heater_1')).to.equal('off'));
     const listed = await api.get(`/api/actions/lockouts?group=${group}`);
     expect(listed.status).to.equal(200);
@@ -126,14 +146,18 @@ describe('HTTP /api/actions: safety (safe mode, minimum on-time and off-time)', 
         },
       ],
     });
-    const log = (await api.get(`/api/actions/automation_log?group=${group}`)).json() as {
-      message: { trigger: string; value: string; rule: string }[];
-    };
-    expect(log.message[0]).to.deep.include({
-      trigger: 'lockout',
-      value: 'off',
-      rule: 'lockout: ventilator_1 is on -> off',
+    // The event is recorded right after the switch: waited for, not read at once.
+    await eventually(async () => {
+      const log = (await api.get(`/api/actions/automation_log?group=${group}`)).json() as {
+        message: { trigger: string; value: string; rule: string }[];
+      };
+      expect(log.message[0]).to.deep.include({
+        trigger: 'lockout',
+        value: 'off',
+        rule: 'lockout: ventilator_1 is on -> off',
+      });
     });
+
     const state = (await api.get(`/api/actions/current_state?group=${group}`)).json() as {
       message: Record<string, unknown>[];
     };
@@ -150,7 +174,7 @@ describe('HTTP /api/actions: safety (safe mode, minimum on-time and off-time)', 
 
     // The fan off again: the heater's rule applies again (after its switch interval), and it is still cold.
     api.clock.advance(61_000);
-    await api.get(`/api/actions/?group=${group}&object=ventilator_1&value=off`);
+    await fan('off');
     await eventually(async () => expect(await valueOf(group, 'heater_1')).to.equal('on'));
   });
 

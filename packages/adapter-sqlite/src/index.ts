@@ -19,5 +19,5 @@ export { DATA_VERSION_TRUSTED_MS } from './revision-cache.js';
 export * from './change-feed.js';
 export * from './file-modes.js';
 export { type ServeNote, switchToIncrementalVacuum } from './vacuum.js';
-export { fileStamp, type RestoreReport, restoreSqliteFile } from './restore.js';
+export { fileStamp, RESTORE_CANCEL_REASON, type RestoreReport, restoreSqliteFile } from './restore.js';
 export * from './upgrade-backup.js';

@@ -16,6 +16,30 @@ export interface RestoreReport {
   readonly kept?: string;
   readonly schemaVersion: number;
   readonly integrity: 'ok';
+  /** Alert messages the copy still had to send, cancelled (see cancelPendingMessages). */
+  readonly cancelledMessages: number;
+}
+
+/** The schema version that made the alert outbox. */
+const OUTBOX_VERSION = 6;
+export const RESTORE_CANCEL_REASON = 'cancelled by hortus restore: queued before the backup was made';
+
+/**
+ * A copy's pending alert messages were queued before the backup: the server that ran on after it sent
+ * them (or gave them up) already, or they speak of a state that is long past. Sent again after a restore,
+ * the grower would get yesterday's alerts twice. They are cancelled (kept, with the reason, secrets blanked
+ * as any cancelled message's), and the engine's first tick raises what is still true now.
+ */
+function cancelPendingMessages(db: Database.Database, version: number): number {
+  if (version < OUTBOX_VERSION) return 0;
+  return db
+    .prepare(
+      `UPDATE outbox SET status = 'cancelled', last_error = ?,
+         channel = CASE WHEN json_extract(channel, '$.type') = 'webhook'
+           THEN json_set(channel, '$.secret', '') ELSE channel END
+       WHERE status = 'pending'`,
+    )
+    .run(RESTORE_CANCEL_REASON).changes;
 }
 
 /** A file name part from a time that sorts and is valid everywhere: 2026-11-26T05-30-00-123Z. */
@@ -27,7 +51,7 @@ export function fileStamp(at: Date): string {
  * Checks a copy (a file `hortus backup` made) and reads its schema version: a sound SQLite file of
  * Hortus's schema, no newer than this code. Throws InvalidInputError naming the problem.
  */
-function checkCopy(path: string, shown: string): number {
+function checkCopy(path: string, shown: string): { version: number; cancelledMessages: number } {
   let db: Database.Database;
   try {
     db = new Database(path);
@@ -63,7 +87,7 @@ function checkCopy(path: string, shown: string): number {
     // New epochs, as `hortus backup` gives its copy: an entity tag a client got before never matches the
     // restored data, even when the same copy is restored twice.
     db.exec('UPDATE revisions SET epoch = lower(hex(randomblob(6)))');
-    return version;
+    return { version, cancelledMessages: cancelPendingMessages(db, version) };
   } finally {
     db.close();
   }
@@ -133,7 +157,7 @@ export function restoreSqliteFile(file: string, from: string, now: Date = new Da
     // goes in place.
     copyFileSync(source, staged);
     chmodSync(staged, DATA_FILE_MODE);
-    const schemaVersion = checkCopy(staged, from);
+    const { version: schemaVersion, cancelledMessages } = checkCopy(staged, from);
     if (existsSync(target)) {
       takeAlone(target);
       kept = `${target}.before-restore-${stamp}`;
@@ -151,6 +175,7 @@ export function restoreSqliteFile(file: string, from: string, now: Date = new Da
       ...(kept === undefined ? {} : { kept }),
       schemaVersion,
       integrity: 'ok',
+      cancelledMessages,
     };
   } finally {
     rmSync(staged, { force: true });

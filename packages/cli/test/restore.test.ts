@@ -161,6 +161,51 @@ describe('hortus restore <file>', function () {
     expect(await groupsIn(dataDir)).to.deep.equal(['kept']);
   });
 
+  it('when the copy still had alert messages to send, then they are cancelled with the reason, secrets blanked, and counted', async () => {
+    const dataDir = scratchDataDir();
+    const env = { HORTUS_DATA_DIR: dataDir };
+    const copy = join(scratchDataDir(), 'copy.db');
+    mkdirSync(join(copy, '..'), { recursive: true });
+    expect((await hortus(undefined, ['group', 'create', 'gh'], { env })).code).to.equal(0);
+    expect((await hortus(undefined, ['backup', copy], { env })).code).to.equal(0);
+    const raw = new Database(copy);
+    const insert = raw.prepare(
+      `INSERT INTO outbox (id, grp, event, channel, subject, text, payload, created_at, status, attempts, next_attempt_at)
+       VALUES (?, 'gh', 'opened', ?, 's', 't', '{}', 0, ?, 0, 0)`,
+    );
+    insert.run(
+      'm1',
+      JSON.stringify({ type: 'webhook', url: 'https://hooks.example/x', secret: 'whsec_abc' }),
+      'pending',
+    );
+    insert.run('m2', JSON.stringify({ type: 'email', to: 'ana@example.org' }), 'delivered');
+    raw.close();
+
+    const restored = await hortus(undefined, ['restore', copy, '--json'], { env });
+
+    expect(restored.code, restored.stderr).to.equal(exitCodes.ok);
+    expect(JSON.parse(restored.stdout)).to.include({ cancelledMessages: 1 });
+    const db = new Database(join(dataDir, 'hortus.db'), { readonly: true });
+    try {
+      const rows = db
+        .prepare('SELECT id, status, last_error AS error, channel FROM outbox ORDER BY id')
+        .all() as {
+        id: string;
+        status: string;
+        error: string | null;
+        channel: string;
+      }[];
+      expect(rows.map(({ id, status }) => [id, status])).to.deep.equal([
+        ['m1', 'cancelled'],
+        ['m2', 'delivered'],
+      ]);
+      expect(rows[0]?.error).to.contain('hortus restore');
+      expect(JSON.parse(rows[0]?.channel ?? '{}')).to.include({ secret: '' });
+    } finally {
+      db.close();
+    }
+  });
+
   it('when the store is not SQLite, then it exits 2 and names the tool to use', async () => {
     const { code, stderr } = await hortus(undefined, ['restore', 'x.db'], { env: { STORE: 'memory' } });
     expect(code).to.equal(exitCodes.usage);

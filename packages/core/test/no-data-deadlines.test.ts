@@ -55,6 +55,24 @@ describe('no-data deadlines per topic and per box', () => {
     expect(back.queued.map((message) => message.event)).to.deep.equal(['resolved']);
   });
 
+  it('when a reading is first looked at once it is older than its no-data delay, then it raises only "no data", never a range alert', async () => {
+    const store = sharedStore();
+    const clock = new FakeClock(new Date('2026-06-10T12:00:00Z'));
+    const server = instance(store, clock);
+    await greenhouse(server, [], email);
+    await server.setTopicAlert.execute({ group: 'gh', topic: HUMIDITY, max: 85, noDataMs: 3 * 60_000 });
+    await server.record.execute([{ group: 'gh', topic: HUMIDITY, value: 91 }]);
+
+    // The engine was away (a restore, a restart): the first tick comes 3.5 minutes after the reading.
+    clock.set('2026-06-10T12:03:30Z');
+    const tick = await server.engine.tick();
+
+    expect(tick.alerts.map((n) => n.message)).to.deep.equal([
+      'No data from esp/air/humidity in group gh for 3 minutes (last 91 at 2026-06-10T12:00:00.000Z)',
+    ]);
+    expect(tick.queued.map((message) => message.event)).to.deep.equal(['no-data']);
+  });
+
   it('when a topic has only a deadline, then it is kept beside the ranges, and its bounds are left alone', async () => {
     const store = sharedStore();
     const server = instance(store, new FakeClock(new Date('2026-06-10T12:00:00Z')));

@@ -84,13 +84,14 @@ export function registerRestoreCommand(program: Command, io: RunIo): void {
         const report = restoreSqliteFile(settings.file, file);
         new Output(io.stdout, command.optsWithGlobals<{ json?: boolean }>().json === true).result(
           report,
-          ({ from, file: dataFile, kept, schemaVersion }) =>
+          ({ from, file: dataFile, kept, schemaVersion, cancelledMessages }) =>
             fields([
               ['Restored', from],
               ['Into', dataFile],
               ['Old file kept as', kept ?? '(there was none)'],
               ['Schema version', schemaVersion],
               ['Integrity', 'ok'],
+              ['Alert messages cancelled', `${cancelledMessages} (queued before the backup)`],
             ]),
         );
       }),

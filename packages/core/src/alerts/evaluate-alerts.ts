@@ -102,7 +102,13 @@ export class EvaluateAlerts {
       const watched = ranges.get(reading.topic)?.range;
       if (watched?.noDataMs !== undefined)
         await this.checkSilentTopic(group, reading, watched.noDataMs, watched.severity, now, outcome, wake);
-      if (now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) {
+      // A reading older than its topic's no-data delay is stale: it says "no data", never "out of range"
+      // (a first tick after a restart or a restore would otherwise raise both for one old reading).
+      const staleAfterMs = Math.min(
+        this.settings.maxReadingAgeMs,
+        watched?.noDataMs ?? Number.POSITIVE_INFINITY,
+      );
+      if (now.getTime() - reading.time.getTime() > staleAfterMs) {
         // Not judged, but a critical alert it left open is still sent again until someone answers it.
         if (watched?.severity === 'critical')
           await this.repeatStale(group.name, reading.topic, now, outcome, wake);

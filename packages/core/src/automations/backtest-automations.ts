@@ -16,9 +16,7 @@ import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
 import { requireDate, requireText } from '../shared/validation.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import { simulatedSwitch, type SimulatedSwitch } from './preview-automations.js';
-import { inputTopics } from './safe-mode.js';
-import { lockoutTopics } from '../actions/action-lockouts.js';
-import { SimulatedEngine } from './simulated-engine.js';
+import { SimulatedEngine, simulationTopics } from './simulated-engine.js';
 
 export const MAX_BACKTEST_DAYS = 31;
 /** Readings from this long before `from` are replayed first: the rules and safe mode start warm. */
@@ -75,10 +73,7 @@ export class BacktestAutomations {
     const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
     const actions = await this.valuesAt(await this.actions.listByGroup(group.name), from);
     const engine = new SimulatedEngine({ group, actions, at: from }, this.coreSettings, this.settings);
-    // The lockouts' inputs too: without their readings a lockout would block throughout (unknown).
-    const topics = [
-      ...new Set(actions.flatMap((action) => [...inputTopics(action), ...lockoutTopics(action)])),
-    ];
+    const topics = [...new Set(actions.flatMap(simulationTopics))];
     const range = { group: group.name, topics, from: new Date(from - WARM_UP_MS), to: new Date(to) };
     const scan = this.readings.scanInTimeOrder(range, SCAN_PAGE)[Symbol.asyncIterator]();
     let page: readonly Reading[] = [];

@@ -17,7 +17,7 @@ interface ActionRow {
   object: string;
   value: string;
   automations: string;
-  /** JSON of the lockouts; NULL when the action has none (schema version 18). */
+  /** JSON of the lockouts; NULL when the action has none (schema version 19). */
   lockouts: string | null;
 }
 

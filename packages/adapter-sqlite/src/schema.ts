@@ -369,6 +369,13 @@ export const migrations: readonly {
   {
     version: 18,
     sql: `
+      -- What a user may do: viewer, operator or admin. NULL (every account before) is an operator.
+      ALTER TABLE users ADD COLUMN role TEXT;
+    `,
+  },
+  {
+    version: 19,
+    sql: `
       -- JSON of an action's lockouts (conditions that keep the engine from switching it on); NULL: none.
       ALTER TABLE actions ADD COLUMN lockouts TEXT;
     `,

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrations, SCHEMA_VERSION } from '@hortus/adapter-sqlite';
@@ -167,6 +167,22 @@ describe('hortus config check', () => {
       ),
     );
     expect(text.stdout).to.match(/store\.migration 1:\s+applied \d{4}-/u);
+  });
+
+  it('when BACKUP_DIR is set, then it shows the newest backup there and its age, or none yet', async () => {
+    const dir = scratchDataDir();
+    const env = { HORTUS_DATA_DIR: scratchDataDir(), BACKUP_DIR: dir };
+    const none = await hortus(undefined, ['config', 'check'], { env });
+    expect(none.stdout).to.match(/backups\.newest:\s+none yet/u);
+    mkdirSync(dir, { recursive: true });
+    const made = new Date(Date.now() - 3 * 3_600_000 - 5 * 60_000);
+    writeFileSync(join(dir, `hortus-${made.toISOString().replace(/:/gu, '-').replace('.', '-')}.db`), '');
+
+    const text = await hortus(undefined, ['config', 'check'], { env });
+    const json = await hortus(undefined, ['--json', 'config', 'check'], { env });
+
+    expect(text.stdout).to.match(/backups\.newest:\s+\S+hortus-\S+\.db \(3 h 5 min old\)/u);
+    expect(JSON.parse(json.stdout).backups.ageSeconds).to.be.within(3 * 3600 + 299, 3 * 3600 + 330);
   });
 
   it('when the configuration is invalid, then it exits 2 naming the problem', async () => {

@@ -63,6 +63,16 @@ describe('hortus group alert: a range for any topic', () => {
     expect(listed.stdout).to.match(/^esp\/air\/temperature +15 +30 +default +none +- +tempMin\/tempMax$/mu);
   });
 
+  it('when a range is set on a derived series, then it is kept like any topic (issue 35)', async () => {
+    const set = await hortus(container, [
+      ...['group', 'alert', 'gh', 'esp/derived/vpd'],
+      ...['--min', '0.8', '--max', '1.2', '--delay', '10m'],
+    ]);
+    expect(set.code, set.stderr).to.equal(0);
+    const listed = await hortus(container, ['group', 'alert', 'gh', 'esp/derived/vpd']);
+    expect(listed.stdout).to.match(/^esp\/derived\/vpd +0\.8 +1\.2 +default +10m +- +(warning +)?alertRanges$/mu);
+  });
+
   it('when one option is changed or turned off, then the others stay; --remove drops the range alone', async () => {
     await hortus(container, ['group', 'alert', 'gh', 'co2', '--max', '1500', '--delay', '90s']);
     const changed = await hortus(container, [

@@ -45,6 +45,7 @@ import {
   writingHeadMiddleware,
 } from './edge/security.js';
 import { clientMiddleware, type ClientSettings } from './edge/client.js';
+import { consoleMiddleware, type ConsoleSettings } from './edge/console.js';
 
 export const apiRouters: readonly RouterSpec[] = [
   dataRoutes,
@@ -86,6 +87,8 @@ export interface AppOptions {
   readonly clientFaults?: ClientFaultLog;
   /** A web client's build served under `/` (CLIENT_DIR); absent: `/` is the liveness text. */
   readonly client?: ClientSettings;
+  /** The console's build, served under /console/; absent: no console. */
+  readonly console?: ConsoleSettings;
   /** Whether polls are answered by the poll lane (lane/poll-lane.ts) in front of Koa; on unless false. */
   readonly pollLane?: boolean;
   /** Whether the box endpoint is answered by the box lane (lane/box-lane.ts) in front of Koa; as pollLane. */
@@ -217,8 +220,14 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   app.use(errorMiddleware(options.logger, options.bodyLimitBytes, clientFaults, options.metrics));
   app.use(queryBoundMiddleware);
   // The client's files need no key: the page logs in, then its API requests carry the session cookie.
-  if (options.client !== undefined) app.use(clientMiddleware(options.client));
   const { access } = options;
+  // Before the client's: its history fallback would answer /console/ with the client's page.
+  if (options.console !== undefined) {
+    app.use(
+      consoleMiddleware(options.console, async () => (access === undefined ? false : access.required())),
+    );
+  }
+  if (options.client !== undefined) app.use(clientMiddleware(options.client));
   if (access !== undefined) app.use(access.middleware(policies, options.corsOrigins));
   app.use(
     operationsMiddleware({

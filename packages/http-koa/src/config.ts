@@ -8,6 +8,7 @@ import {
   MAX_CODE_HOST_TIMEOUT_MS,
 } from '@hortus/core';
 import { checkClientDir, clientCsp, type ClientSettings } from './edge/client.js';
+import { type ConsoleSettings } from './edge/console.js';
 
 /** auto: access keys are required once the store holds one; on: always required; off: never. */
 export const authModes = ['auto', 'on', 'off'] as const;
@@ -74,6 +75,8 @@ export interface HttpSettings {
   readonly boxPublicHost?: string;
   /** CLIENT_DIR (or `serve --client`): a web client's single-page build served under `/`, and its CSP. */
   readonly client?: ClientSettings;
+  /** The console's build, served under /console/; the composition root finds it (packages/console). */
+  readonly console?: ConsoleSettings;
 }
 
 export const httpDefaults = {

@@ -31,3 +31,4 @@ export * from './edge/rate-limit.js';
 export * from './edge/connections.js';
 export * from './https.js';
 export * from './edge/client.js';
+export * from './edge/console.js';

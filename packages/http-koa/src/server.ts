@@ -65,6 +65,7 @@ export class HttpServer {
       logRequests: settings.logRequests,
       boxes: this.boxes,
       ...(settings.client === undefined ? {} : { client: settings.client }),
+      ...(settings.console === undefined ? {} : { console: settings.console }),
     });
     this.handle = app.handle;
     if (sharedRateLimit?.health !== undefined) {

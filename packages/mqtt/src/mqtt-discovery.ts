@@ -22,15 +22,22 @@ export const AVAILABLE = 'online';
 export const NOT_AVAILABLE = 'offline';
 
 interface SensorKind {
-  readonly deviceClass: string;
+  /** Absent where Home Assistant has none that fits: better none than a wrong one. */
+  readonly deviceClass?: string;
   readonly unit: string;
 }
 
 /**
  * The sensors Hortus boxes have (SPEC's sensorTopics), recognised by a word of the topic so that
- * `esp/air/temperature` and a box's `esp/box-1/temperature` both get the unit and the device class.
+ * `esp/air/temperature` and a box's `esp/box-1/temperature` both get the unit and the device class; first
+ * the series Hortus derives (docs/metrics.md), by their exact topic. Home Assistant has no device class for
+ * VPD (its `pressure` is the air's), PPFD or DLI.
  */
 const sensorKinds: readonly (readonly [RegExp, SensorKind])[] = [
+  [/^esp\/derived\/vpd$/u, { unit: 'kPa' }],
+  [/^esp\/derived\/dew_point$/u, { deviceClass: 'temperature', unit: '°C' }],
+  [/^esp\/derived\/ppfd$/u, { unit: 'µmol/m²/s' }],
+  [/^esp\/derived\/dli$/u, { unit: 'mol/m²/d' }],
   [/temperature/iu, { deviceClass: 'temperature', unit: '°C' }],
   [/humidity/iu, { deviceClass: 'humidity', unit: '%' }],
   [/\b(light|lux)\b/iu, { deviceClass: 'illuminance', unit: 'lx' }],
@@ -109,7 +116,11 @@ export function sensorConfig(names: DiscoveryNames, group: string, topic: string
     state_topic: sensorStateTopic(names, group, topic),
     ...(kind === undefined
       ? {}
-      : { device_class: kind.deviceClass, unit_of_measurement: kind.unit, state_class: 'measurement' }),
+      : {
+          ...(kind.deviceClass === undefined ? {} : { device_class: kind.deviceClass }),
+          unit_of_measurement: kind.unit,
+          state_class: 'measurement',
+        }),
     ...availability(names),
     device: deviceOf(names, group),
   };

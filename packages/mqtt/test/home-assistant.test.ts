@@ -11,6 +11,8 @@ import {
   DeleteReadings,
   GetAction,
   ListActionHistory,
+  READING_REPOSITORY,
+  type ReadingRepository,
   RecordReadings,
 } from '@hortus/core';
 import { type MqttConfig, mqttConfigFromEnv, mqttModule, sensorConfig, switchConfig } from '@hortus/mqtt';
@@ -166,6 +168,51 @@ brokerSuite(
       );
       expect(JSON.parse(sensorConfig(names, 'greenhouse', 'esp/co2').payload)).to.deep.equal(
         first['sensor:esp/co2'],
+      );
+    });
+
+    it('when the engine has derived VPD, dew point, PPFD and DLI, then they are published like readings: VPD, PPFD and DLI with a unit and no device class, dew point as a temperature', async () => {
+      const at = new Date();
+      // As DeriveMetrics stores them: ingest refuses these topics from any client.
+      await h.container.get<ReadingRepository>(READING_REPOSITORY).add(
+        [
+          ['esp/derived/vpd', 1.05],
+          ['esp/derived/dew_point', 12.3],
+          ['esp/derived/ppfd', 410],
+          ['esp/derived/dli', 8.4],
+        ].map(([topic, value]) => ({
+          group: 'greenhouse',
+          topic: String(topic),
+          value: Number(value),
+          time: at,
+        })),
+      );
+      await h.bridge.start();
+
+      const found = await eventually(async () => {
+        const all = await configs();
+        expect(all).to.include.keys('sensor:esp/derived/vpd', 'sensor:esp/derived/dli');
+        return all;
+      });
+      const kinds = Object.fromEntries(
+        ['vpd', 'dew_point', 'ppfd', 'dli'].map((name) => {
+          const config = found[`sensor:esp/derived/${name}`] ?? {};
+          return [name, [config['device_class'], config['unit_of_measurement'], config['state_class']]];
+        }),
+      );
+      expect(kinds).to.deep.equal({
+        vpd: [undefined, 'kPa', 'measurement'],
+        dew_point: ['temperature', '°C', 'measurement'],
+        ppfd: [undefined, 'µmol/m²/s', 'measurement'],
+        dli: [undefined, 'mol/m²/d', 'measurement'],
+      });
+      await eventually(async () =>
+        expect(await retained(`${prefix}/hortus/greenhouse/readings/esp/derived/+`)).to.deep.equal({
+          [`${prefix}/hortus/greenhouse/readings/esp/derived/vpd`]: '1.05',
+          [`${prefix}/hortus/greenhouse/readings/esp/derived/dew_point`]: '12.3',
+          [`${prefix}/hortus/greenhouse/readings/esp/derived/ppfd`]: '410',
+          [`${prefix}/hortus/greenhouse/readings/esp/derived/dli`]: '8.4',
+        }),
       );
     });
 

@@ -24,7 +24,9 @@ import {
 } from '@hortus/core';
 import { HttpServer, HttpsListener } from '@hortus/http-koa';
 import { MqttBridge } from '@hortus/mqtt';
+import { existsSync } from 'node:fs';
 import { type Server } from 'node:http';
+import { join } from 'node:path';
 import { type Server as SecureServer } from 'node:https';
 import { type AddressInfo } from 'node:net';
 import { type Container } from 'inversify';
@@ -127,6 +129,7 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
     const access = accessState(config.auth, keysInUse);
     logger.info('listening', {
       url,
+      ...(config.console === undefined ? {} : { console: `${url}/console/` }),
       ...(secure === undefined ? {} : { httpsUrl: secure.url }),
       addresses,
       accessControl: access.on ? 'on' : 'off',
@@ -135,6 +138,12 @@ export async function startServer(config: AppConfig, options: StartOptions = {})
       automations: config.automations,
       mqtt: config.mqtt === undefined ? 'off' : redactUrl(config.mqtt.url),
     });
+    if (config.console !== undefined && !existsSync(join(config.console.dir, 'index.html'))) {
+      logger.warn('console not built', {
+        dir: config.console.dir,
+        message: 'run pnpm install or pnpm build',
+      });
+    }
     if (!access.on && !isLoopback(config.host)) {
       logger.warn('open to the network without access control', {
         host: config.host,

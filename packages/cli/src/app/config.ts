@@ -34,6 +34,8 @@ import {
   type WebhookSettings,
   webhookSettingsFromEnv,
 } from '@hortus/mail';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { type BackupSettings, backupSettingsFromEnv } from './backups.js';
 import { type MqttConfig, mqttConfigFromEnv, mqttConfigProblems } from '@hortus/mqtt/settings';
 
@@ -190,6 +192,18 @@ function readDataConfig(env: Env, problems: string[]): DataConfig | undefined {
 }
 
 /**
+ * The console's build (packages/console/dist) where the package is installed beside the CLI; undefined
+ * when it is not (a CLI installed alone), and then /console/ is not answered.
+ */
+export function consoleBuildDir(): string | undefined {
+  try {
+    return join(dirname(createRequire(import.meta.url).resolve('@hortus/console/package.json')), 'dist');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Reads the whole configuration from environment variables (what `serve` and `config check` need): each
  * package parses its own part, and every bad value of every part is reported at once in one ConfigError.
  */
@@ -208,8 +222,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (problems.length > 0 || http === undefined || data === undefined) {
     throw new ConfigError(problems);
   }
+  const consoleDir = consoleBuildDir();
   return {
     ...http,
+    ...(consoleDir === undefined ? {} : { console: { dir: consoleDir } }),
     // Only a public address the operator gave: the default APP_URL (localhost) must not widen ALLOWED_HOSTS.
     allowedHosts:
       (env['APP_URL'] ?? '').trim() === ''

@@ -1,0 +1,140 @@
+import { useState } from 'preact/hooks';
+import { acknowledge, alertsOf, get, groupIdQuery, type Notification, optionalGet, q } from '../api.js';
+import { mayOperate, type Session } from '../session.js';
+import { Status, topicLabel, useLoad, when } from '../util.js';
+
+function AcknowledgeButton(props: { alert: Notification; onDone: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string | undefined>(undefined);
+  return (
+    <>
+      <button
+        type="button"
+        disabled={busy}
+        onClick={() => {
+          setBusy(true);
+          acknowledge(props.alert).then(
+            () => {
+              setBusy(false);
+              props.onDone();
+            },
+            (error: unknown) => {
+              setBusy(false);
+              setProblem(error instanceof Error ? error.message : String(error));
+            },
+          );
+        }}
+      >
+        Acknowledge
+      </button>
+      {problem !== undefined && (
+        <span role="alert" class="error">
+          {problem}
+        </span>
+      )}
+    </>
+  );
+}
+
+/** Alerts as a list; open ones get an Acknowledge button for those who may. */
+export function AlertList(props: {
+  alerts: readonly Notification[];
+  session: Session;
+  onChanged: () => void;
+}) {
+  if (props.alerts.length === 0) return <p>No open alerts.</p>;
+  return (
+    <ul class="alerts">
+      {props.alerts.map((alert) => {
+        const open =
+          alert.ignore !== 'true' && alert.acknowledgedAt === undefined && alert.state !== 'closed';
+        return (
+          <li key={alert._id} class={open ? 'bad' : ''}>
+            <span class="when">{when(alert.time)}</span>{' '}
+            {alert.severity === undefined ? '' : `[${alert.severity}] `}
+            {alert.message}
+            {alert.acknowledgedAt !== undefined && (
+              <span class="muted">
+                {' '}
+                acknowledged by {alert.acknowledgedBy ?? 'someone'} at {when(alert.acknowledgedAt)}
+              </span>
+            )}{' '}
+            {open && mayOperate(props.session) && (
+              <AcknowledgeButton alert={alert} onDone={props.onChanged} />
+            )}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+interface AlarmList {
+  readonly open?: Notification[];
+  readonly acknowledged?: Notification[];
+  readonly closed?: Notification[];
+}
+
+type Settings = readonly Record<string, unknown>[];
+
+async function loadAlerts(group: string) {
+  // The alarms' own list (open, acknowledged, closed) when the server has it; else the open notifications.
+  const all = await optionalGet<AlarmList>(`/api/notification/alarms?${groupIdQuery(group)}`);
+  const open = all?.open ?? (await alertsOf(group));
+  const settings = await get<Settings>(`/api/group/settings?${q({ groupId: group })}`).catch(
+    () => [] as Settings,
+  );
+  return { open, acknowledged: all?.acknowledged, closed: all?.closed, settings };
+}
+
+export function AlertsPage(props: { session: Session; group: string }) {
+  const loaded = useLoad(() => loadAlerts(props.group), [props.group], 15_000);
+  return (
+    <>
+      <h1>Alerts of {props.group}</h1>
+      <Status loaded={loaded}>
+        {(data) => (
+          <>
+            <h2>Open</h2>
+            <AlertList alerts={data.open} session={props.session} onChanged={loaded.reload} />
+            {data.acknowledged !== undefined && (
+              <>
+                <h2>Acknowledged</h2>
+                <AlertList alerts={data.acknowledged} session={props.session} onChanged={loaded.reload} />
+              </>
+            )}
+            {data.closed !== undefined && (
+              <>
+                <h2>Closed</h2>
+                <AlertList alerts={data.closed} session={props.session} onChanged={loaded.reload} />
+              </>
+            )}
+            <h2>Ranges and no-data settings</h2>
+            {data.settings.length === 0 ? (
+              <p>No ranges set (hortus group set-settings).</p>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Setting</th>
+                    <th scope="col">Value</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.settings.flatMap((entry) =>
+                    Object.entries(entry).map(([name, value]) => (
+                      <tr key={name}>
+                        <th scope="row">{topicLabel(name)}</th>
+                        <td>{typeof value === 'object' ? JSON.stringify(value) : String(value)}</td>
+                      </tr>
+                    )),
+                  )}
+                </tbody>
+              </table>
+            )}
+          </>
+        )}
+      </Status>
+    </>
+  );
+}

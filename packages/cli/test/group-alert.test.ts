@@ -70,7 +70,9 @@ describe('hortus group alert: a range for any topic', () => {
     ]);
     expect(set.code, set.stderr).to.equal(0);
     const listed = await hortus(container, ['group', 'alert', 'gh', 'esp/derived/vpd']);
-    expect(listed.stdout).to.match(/^esp\/derived\/vpd +0\.8 +1\.2 +default +10m +- +(warning +)?alertRanges$/mu);
+    expect(listed.stdout).to.match(
+      /^esp\/derived\/vpd +0\.8 +1\.2 +default +10m +- +(warning +)?alertRanges$/mu,
+    );
   });
 
   it('when one option is changed or turned off, then the others stay; --remove drops the range alone', async () => {

@@ -13,6 +13,8 @@ import {
   type UserRecord,
   type UserCopy,
   type UserRepository,
+  type UserRole,
+  storedUserRole,
 } from '@hortus/core';
 import { newId } from './ids.js';
 
@@ -22,6 +24,8 @@ interface StoredUser {
   readonly lastName: string;
   email: string;
   readonly group: string;
+  /** Absent: the default role (an operator). */
+  role?: UserRole;
   passwordHash?: string;
   sessionVersion: number;
   reset?: { readonly tokenDigest: string; readonly expiresAt: Date };
@@ -36,6 +40,7 @@ function toUser(stored: StoredUser): User {
     lastName: stored.lastName,
     email: stored.email,
     group: stored.group,
+    role: storedUserRole(stored.role),
   };
 }
 
@@ -109,6 +114,7 @@ export class InMemoryUserRepository implements UserRepository {
       lastName: user.lastName,
       email: user.email,
       group: user.group,
+      ...(user.role === undefined ? {} : { role: user.role }),
       sessionVersion: 0,
       ...(passwordHash === undefined ? {} : { passwordHash }),
       ...(provenance === undefined
@@ -165,6 +171,7 @@ export class InMemoryUserRepository implements UserRepository {
       lastName: user.lastName,
       email: user.email,
       group: user.group,
+      role: user.role,
       sessionVersion: user.sessionVersion,
       ...(user.passwordHash === undefined ? {} : { passwordHash: user.passwordHash }),
       ...(user.reset === undefined
@@ -234,6 +241,13 @@ export class InMemoryUserRepository implements UserRepository {
     if (this.usedInvitations.has(id)) return false;
     this.usedInvitations.set(id, expiresAt.getTime());
     return true;
+  }
+
+  async setRole(id: string, role: UserRole): Promise<User | undefined> {
+    const stored = this.byId.get(id);
+    if (stored === undefined) return undefined;
+    stored.role = role;
+    return toUser(stored);
   }
 
   async delete(id: string): Promise<boolean> {

@@ -13,6 +13,8 @@ import {
   type UserRecord,
   type UserCopy,
   type UserRepository,
+  type UserRole,
+  storedUserRole,
 } from '@hortus/core';
 import {
   type CollectionSpec,
@@ -36,6 +38,8 @@ interface UserDocument {
   email: string;
   emailKey: string;
   group: string;
+  /** Absent (records of the original service, and older ones): an operator. */
+  role?: string;
   password?: string;
   sessionVersion?: number;
   resetToken?: { digest: string; expiresAt: Date };
@@ -74,7 +78,7 @@ export const userCollection: CollectionSpec = {
 };
 
 /** Never fetch more than the public fields (FerretDB v1 has no projection on findAndModify). */
-const publicFields = { firstName: 1, lastName: 1, email: 1, group: 1 } as const;
+const publicFields = { firstName: 1, lastName: 1, email: 1, group: 1, role: 1 } as const;
 const credentialFields = { password: 1, sessionVersion: 1, resetToken: 1 } as const;
 
 const userMapper = {
@@ -86,6 +90,7 @@ const userMapper = {
       email: user.email,
       emailKey: emailKey(user.email),
       group: user.group,
+      ...(user.role === undefined ? {} : { role: user.role }),
       sessionVersion: 0,
       ...(passwordHash === undefined ? {} : { password: passwordHash }),
       ...(provenance === undefined ? {} : { createdAt: provenance.createdAt, origin: provenance.origin }),
@@ -110,6 +115,7 @@ const userMapper = {
       lastName: String(document.lastName ?? ''),
       email: String(document.email ?? ''),
       group: String(document.group ?? ''),
+      role: storedUserRole(document.role),
     };
   },
   toCredentials(document: Partial<UserDocument>): UserCredentials {
@@ -214,6 +220,7 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
       email: user.email,
       emailKey: emailKey(user.email),
       group: user.group,
+      role: user.role,
       sessionVersion: user.sessionVersion,
       ...(user.passwordHash === undefined ? {} : { password: user.passwordHash }),
       ...(user.reset === undefined
@@ -310,6 +317,15 @@ export class MongoUserRepository extends MongoRepository<UserDocument> implement
         throw error;
       }
     });
+  }
+
+  async setRole(id: string, role: UserRole): Promise<User | undefined> {
+    const _id = toObjectId(id);
+    if (_id === undefined) return undefined;
+    const document = await this.run(() =>
+      this.collection.findOneAndUpdate({ _id }, { $set: { role } }, { returnDocument: 'after' }),
+    );
+    return document === null ? undefined : userMapper.toEntity(document);
   }
 
   async delete(id: string): Promise<boolean> {

@@ -97,6 +97,7 @@ describe(serverSuite('Mongo store on a server'), () => {
         },
       ],
       ['automationevents', { group_id: { key: { group: 1, _id: -1 }, unique: false } }],
+      ['groupstages', { group_version_unique: { key: { group: 1, version: -1 }, unique: true } }],
       [
         'accesskeys',
         {

@@ -366,6 +366,13 @@ export const migrations: readonly {
       ALTER TABLE notifications ADD COLUMN ack_by TEXT;
     `,
   },
+  {
+    version: 18,
+    sql: `
+      -- What a user may do: viewer, operator or admin. NULL (every account before) is an operator.
+      ALTER TABLE users ADD COLUMN role TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

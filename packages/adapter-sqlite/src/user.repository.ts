@@ -13,6 +13,8 @@ import {
   type UserRecord,
   type UserCopy,
   type UserRepository,
+  type UserRole,
+  storedUserRole,
 } from '@hortus/core';
 import { newId, SQLITE_CONNECTION, type SqliteConnection, SqliteRepository } from './support.js';
 
@@ -22,6 +24,8 @@ interface UserRow {
   last_name: string;
   email: string;
   grp: string;
+  /** NULL: the default role, an operator (schema version 18). */
+  role: string | null;
 }
 
 /** The credential columns (schema version 3); they are read only by findCredentials. */
@@ -40,6 +44,7 @@ const userMapper = {
       last_name: user.lastName,
       email: user.email,
       grp: user.group,
+      role: user.role ?? null,
     };
   },
   toEntity(row: UserRow): User {
@@ -49,6 +54,7 @@ const userMapper = {
       lastName: row.last_name,
       email: row.email,
       group: row.grp,
+      role: storedUserRole(row.role),
     };
   },
   toCredentials(row: CredentialRow): UserCredentials {
@@ -63,7 +69,7 @@ const userMapper = {
 };
 
 // Public columns only: a hash never leaves through the methods that answer a User.
-const columns = 'id, first_name, last_name, email, grp';
+const columns = 'id, first_name, last_name, email, grp, role';
 /** The form of the ids this store issues (see newId): an imported id of that form is kept. */
 const idPattern = /^[0-9a-f]{24}$/u;
 
@@ -109,7 +115,7 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
     this.connection
       .prepare(
         `INSERT INTO users (${columns}, email_key, password_hash, created_at, origin)
-         VALUES (@id, @first_name, @last_name, @email, @grp, @email_key, @password_hash, @created_at, @origin)`,
+         VALUES (@id, @first_name, @last_name, @email, @grp, @role, @email_key, @password_hash, @created_at, @origin)`,
       )
       .run({
         ...row,
@@ -181,10 +187,10 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
         .prepare(
           `INSERT INTO users (${columns}, email_key, password_hash, session_version, reset_digest,
              reset_expires_at, created_at, origin)
-           VALUES (@id, @first_name, @last_name, @email, @grp, @email_key, @password_hash, @session_version,
+           VALUES (@id, @first_name, @last_name, @email, @grp, @role, @email_key, @password_hash, @session_version,
              @reset_digest, @reset_expires_at, @created_at, @origin)
            ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
-             email = excluded.email, grp = excluded.grp, email_key = excluded.email_key,
+             email = excluded.email, grp = excluded.grp, role = excluded.role, email_key = excluded.email_key,
              password_hash = excluded.password_hash, session_version = excluded.session_version,
              reset_digest = excluded.reset_digest, reset_expires_at = excluded.reset_expires_at,
              created_at = excluded.created_at, origin = excluded.origin`,
@@ -195,6 +201,7 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
           last_name: user.lastName,
           email: user.email,
           grp: user.group,
+          role: user.role,
           email_key: emailKey(user.email),
           password_hash: user.passwordHash ?? null,
           session_version: user.sessionVersion,
@@ -276,6 +283,17 @@ export class SqliteUserRepository extends SqliteRepository implements UserReposi
       }),
     );
     return result.changes === 1;
+  }
+
+  async setRole(id: string, role: UserRole): Promise<User | undefined> {
+    if (typeof id !== 'string') return undefined;
+    const row = this.run(
+      () =>
+        this.connection
+          .prepare(`UPDATE users SET role = ? WHERE id = ? RETURNING ${columns}`)
+          .get(role, id) as UserRow | undefined,
+    );
+    return row === undefined ? undefined : userMapper.toEntity(row);
   }
 
   async delete(id: string): Promise<boolean> {

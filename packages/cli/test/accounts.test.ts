@@ -253,8 +253,10 @@ describe('hortus user: passwords, reset links, sessions and invitations', () => 
     for (const user of users) expect(Number.isNaN(Date.parse(user.createdAt)), user.email).to.equal(false);
     expect(listed.stdout).to.not.match(/\$2[aby]\$|password/u);
     expect(text.code, text.stderr).to.equal(0);
-    expect(text.stdout).to.match(/^ID +EMAIL +GROUP +CREATED +HOW/mu);
-    expect(text.stdout).to.match(/open@example\.org +greenhouse-1 +\d{4}-\d\d-\d\dT[\d:.]+Z +sign-up$/mu);
+    expect(text.stdout).to.match(/^ID +EMAIL +GROUP +ROLE +CREATED +HOW/mu);
+    expect(text.stdout).to.match(
+      /open@example\.org +greenhouse-1 +operator +\d{4}-\d\d-\d\dT[\d:.]+Z +sign-up$/mu,
+    );
     expect(text.stdout).to.match(/admin@example\.org .* sign-up with an admin key$/mu);
   });
 

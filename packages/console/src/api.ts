@@ -138,9 +138,8 @@ export interface Notification {
   readonly topic?: string;
   readonly value?: number;
   readonly severity?: string;
-  readonly acknowledgedBy?: string;
-  readonly acknowledgedAt?: string;
-  readonly state?: string;
+  /** Who acknowledged it and when (the alarms' acknowledgement); it stays listed until ignored. */
+  readonly acknowledged?: { at: string; by: { kind: string; id?: string; name?: string } };
 }
 
 export interface HistoryEntry {
@@ -186,17 +185,13 @@ export const switchAction = (group: string, object: string, value: 'on' | 'off')
 export const historyOf = async (group: string, object: string, limit = 200): Promise<HistoryEntry[]> =>
   (await get<Wrapped<HistoryEntry[]>>(`/api/actions/history?${q({ group, object, limit })}`)).message;
 
-/** The acknowledgement route of alarms when the server has it, else the original's ignore. */
+/** "Seen, on it": recorded with who and when; a critical alert is no longer sent again. */
 export async function acknowledge(alert: Notification): Promise<void> {
-  try {
-    await post(`/api/notification/${encodeURIComponent(alert._id)}/acknowledge`, {});
-    return;
-  } catch (error) {
-    if (!(error instanceof ApiError) || (error.status !== 404 && error.status !== 405)) throw error;
-  }
-  await post(`/api/notification/notifications/ignore?${groupIdQuery(alert.group)}`, { time: alert.time });
+  await post(
+    `/api/notification/notifications/${encodeURIComponent(alert._id)}/ack?${groupIdQuery(alert.group)}`,
+    {},
+  );
 }
-
 export const seriesPath = (topic: string): string =>
   `/api/data/series/${topic
     .split('/')

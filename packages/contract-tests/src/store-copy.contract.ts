@@ -25,6 +25,7 @@ const user: UserCopy = {
   lastName: 'Gardener',
   email: 'Ana@Example.com',
   group: 'greenhouse-a',
+  role: 'viewer',
   createdAt: at(0),
   origin: 'signup',
   passwordHash: '$2b$12$abcdefghijklmnopqrstuu1234567890123456789012345678901',

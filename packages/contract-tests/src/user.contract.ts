@@ -29,9 +29,74 @@ export function userRepositoryContract(name: string, createStore: StoreFactory<'
       const created = await repository().create(user('ana@example.com'));
 
       expectPlainEntity(created);
-      expect(Object.keys(created).sort()).to.deep.equal(['email', 'firstName', 'group', 'id', 'lastName']);
+      expect(Object.keys(created).sort()).to.deep.equal([
+        'email',
+        'firstName',
+        'group',
+        'id',
+        'lastName',
+        'role',
+      ]);
       expect(created).to.include(user('ana@example.com'));
       expect(await repository().findById(created.id)).to.deep.equal(created);
+    });
+
+    describe('roles', () => {
+      it('when a user is created without a role, then it is an operator wherever it is read', async () => {
+        const created = await repository().create(user('ana@example.com'));
+
+        expect(created.role).to.equal('operator');
+        expect((await repository().findById(created.id))?.role).to.equal('operator');
+        expect((await repository().findByEmail('ana@example.com'))?.role).to.equal('operator');
+        expect((await repository().list()).map((listed) => listed.role)).to.deep.equal(['operator']);
+      });
+
+      it('when a user is created as an admin, then it is read back as an admin', async () => {
+        const created = await repository().create({ ...user('ana@example.com'), role: 'admin' });
+
+        expect(created.role).to.equal('admin');
+        expect((await repository().findById(created.id))?.role).to.equal('admin');
+      });
+
+      it('when a role is set, then it answers the user with it and every read shows it, other users unchanged', async () => {
+        const ana = await repository().create(user('ana@example.com'));
+        const ben = await repository().create(user('ben@example.com'));
+
+        const changed = await repository().setRole(ana.id, 'viewer');
+
+        expect(changed).to.deep.equal({ ...ana, role: 'viewer' });
+        expect((await repository().findByEmail('ana@example.com'))?.role).to.equal('viewer');
+        expect((await repository().findById(ben.id))?.role).to.equal('operator');
+        expect(await repository().setRole(ana.id, 'admin')).to.deep.include({ role: 'admin' });
+        expect((await repository().list()).map((listed) => listed.role)).to.deep.equal(['admin', 'operator']);
+      });
+
+      it('when the role of an unknown id is set, then nothing is found and nothing changes', async () => {
+        const ana = await repository().create(user('ana@example.com'));
+
+        for (const id of unknownIds) expect(await repository().setRole(id, 'admin'), id).to.equal(undefined);
+        expect((await repository().findById(ana.id))?.role).to.equal('operator');
+      });
+
+      it('when a user is imported from the original service, then it is an operator', async () => {
+        const imported = await repository().createImported({
+          ...user('ana@example.com'),
+          passwordHash: HASH_A,
+        });
+
+        expect(imported.role).to.equal('operator');
+        expect((await repository().findById(imported.id))?.role).to.equal('operator');
+      });
+
+      it('when a role is set, then the password, sessions and e-mail are kept', async () => {
+        const ana = await repository().create(user('ana@example.com'), { passwordHash: HASH_A });
+        const before = await repository().findCredentials(ana.id);
+
+        await repository().setRole(ana.id, 'viewer');
+
+        expect(await repository().findCredentials(ana.id)).to.deep.equal(before);
+        expect((await repository().findById(ana.id))?.email).to.equal('ana@example.com');
+      });
     });
 
     it('when another user has the e-mail, then creating is a conflict', async () => {
@@ -350,7 +415,7 @@ export function userRepositoryContract(name: string, createStore: StoreFactory<'
         });
 
         expectPlainEntity(imported);
-        expect(imported).to.deep.equal({ id: keptId, ...user('ana@example.com') });
+        expect(imported).to.deep.equal({ id: keptId, ...user('ana@example.com'), role: 'operator' });
         expect(await repository().findById(keptId)).to.deep.equal(imported);
         expect(await repository().findByEmail('ANA@example.com')).to.deep.equal(imported);
         expect(await repository().findCredentials(keptId)).to.deep.equal({
@@ -396,7 +461,7 @@ export function userRepositoryContract(name: string, createStore: StoreFactory<'
           caseSensitiveEmail: true,
         });
 
-        expect(second).to.deep.equal({ id: keptId, ...user('Anna.Schmidt@Example.com') });
+        expect(second).to.deep.equal({ id: keptId, ...user('Anna.Schmidt@Example.com'), role: 'operator' });
         expect((await repository().findByEmail('Anna.Schmidt@Example.com'))?.id).to.equal(keptId);
         expect((await repository().findByEmail('anna.schmidt@example.com'))?.id).to.equal(first.id);
         // Any other spelling finds the account that holds the e-mail ignoring case.

@@ -188,7 +188,11 @@ class CarelessUserRepository implements UserRepository {
 
   async create(user: NewUser): Promise<User> {
     if ([...this.byId.values()].some((u) => u.email === user.email)) throw new Error('duplicate key');
-    const created = { ...user, id: (this.byId.size + 1).toString(16).padStart(24, '0') };
+    const created = {
+      ...user,
+      role: user.role ?? 'operator',
+      id: (this.byId.size + 1).toString(16).padStart(24, '0'),
+    };
     this.byId.set(created.id, created);
     return created;
   }
@@ -243,6 +247,13 @@ class CarelessUserRepository implements UserRepository {
 
   async resetPassword(): Promise<number | undefined> {
     return undefined;
+  }
+
+  async setRole(id: string, role: User['role']): Promise<User | undefined> {
+    const user = await this.findById(id);
+    if (user === undefined) return undefined;
+    (user as { role: string }).role = role;
+    return user;
   }
 
   async delete(id: string): Promise<boolean> {

@@ -107,6 +107,8 @@ export * from './users/user.port.js';
 export * from './users/list-users.js';
 export * from './users/create-user.js';
 export * from './users/change-user-email.js';
+export * from './users/set-user-role.js';
+export * from './accounts/describe-caller.js';
 
 export * from './commits/commit-feed.port.js';
 export * from './commits/get-recent-commits.js';
@@ -161,6 +163,7 @@ export * from './access-keys/create-access-key.js';
 export * from './access-keys/revoke-access-key.js';
 export * from './access-keys/list-access-keys.js';
 export * from './access-keys/authenticate.js';
+export * from './access-keys/authorize-credential.js';
 
 export * from './accounts/account.js';
 export * from './accounts/accounts.port.js';

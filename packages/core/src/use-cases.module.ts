@@ -121,6 +121,9 @@ import { assertTimeZone } from './shared/time-zone.js';
 import { ChangeUserEmail } from './users/change-user-email.js';
 import { CreateUser } from './users/create-user.js';
 import { ListUsers } from './users/list-users.js';
+import { SetUserRole } from './users/set-user-role.js';
+import { AuthorizeCredential } from './access-keys/authorize-credential.js';
+import { DescribeCaller } from './accounts/describe-caller.js';
 
 export const useCases = [
   CreateAction,
@@ -185,6 +188,9 @@ export const useCases = [
   ChangeUserEmail,
   CreateUser,
   ListUsers,
+  SetUserRole,
+  DescribeCaller,
+  AuthorizeCredential,
   SeedDemo,
   ActionChanges,
   RunAutomations,

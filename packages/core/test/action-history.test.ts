@@ -28,7 +28,7 @@ describe('action history use cases (docs/api.md, Action history)', () => {
     app.get(SetActionValue).execute({ group: GROUP, object, value, actor: actorOf(actor) });
 
   it('when actions are switched by a user, a key and the console, then the history names each actor, newest first, at the clock time', async () => {
-    await set('pump_1', 'on', { kind: 'user', userId: 'u-1', group: GROUP });
+    await set('pump_1', 'on', { kind: 'user', userId: 'u-1', group: GROUP, role: 'operator' });
     app.clock.advance(60_000);
     await set('led_1', 'on', {
       kind: 'key',

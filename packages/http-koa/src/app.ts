@@ -17,7 +17,7 @@ import { PolicyTable } from './routes/policy.js';
 import { buildOpenApiDocument, renderDocsPage } from './openapi/openapi.js';
 import { type BodyParsers, buildRoutes } from './koa/router.js';
 import { declaredRoutes } from './routes/declared.js';
-import { type HttpUseCases, type RouteSpec, type RouterSpec } from './routes/routing.js';
+import { type ErrorStyle, type HttpUseCases, type RouteSpec, type RouterSpec } from './routes/routing.js';
 import { accountRouters } from './routes/accounts.js';
 import { actionRoutes } from './routes/actions.js';
 import { dataRoutes } from './routes/data.js';
@@ -238,7 +238,8 @@ export function createApp(useCases: HttpUseCases, options: AppOptions): HttpApp 
   const guard =
     access === undefined
       ? undefined
-      : (route: RouteSpec, fullPath: string) => access.guard(accessRuleOf(route, fullPath));
+      : (route: RouteSpec, fullPath: string, style: ErrorStyle) =>
+          access.guard(accessRuleOf(route, fullPath), style);
   const answering = newAnswering(options.answerBuilds);
   app.use(buildRoutes(routers, useCases, bodyParsers, answering, guard));
   app.use(unmatched);

@@ -2,6 +2,7 @@ import { inject, injectable } from 'inversify';
 import { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import {
   type Action,
+  AuthorizeCredential,
   GetLatestReadingsOfGroup,
   GetRevision,
   InstallationValues,
@@ -10,7 +11,7 @@ import {
   type Logger,
   SetActionValue,
 } from '@hortus/core';
-import { type MqttCommandCounts, MqttCommands } from './mqtt-commands.js';
+import { COMMAND_CREDENTIAL_PROPERTY, type MqttCommandCounts, MqttCommands } from './mqtt-commands.js';
 import { homeAssistantSwitches, MQTT_CONFIG, type MqttConfig, mqttDefaults } from './mqtt-config.js';
 import {
   AVAILABLE,
@@ -45,6 +46,7 @@ export class HomeAssistantLink {
     @inject(GetRevision) private readonly getRevision: GetRevision,
     @inject(GetLatestReadingsOfGroup) private readonly latestReadings: GetLatestReadingsOfGroup,
     @inject(InstallationValues) private readonly installation: InstallationValues,
+    @inject(AuthorizeCredential) authorize: AuthorizeCredential,
   ) {
     const on = homeAssistantSwitches(config);
     this.discoveryOn = on.discovery;
@@ -53,7 +55,10 @@ export class HomeAssistantLink {
     this.status = statusTopic({ publishPrefix: this.publishPrefix });
     const warnings = new WarningGate(log, config.warnIntervalMs ?? mqttDefaults.warnIntervalMs);
     this.commands = on.commands
-      ? new MqttCommands(this.publishPrefix, setActionValue, warnings, log)
+      ? new MqttCommands(this.publishPrefix, setActionValue, warnings, log, {
+          authorize,
+          required: config.commandCredentials === 'required',
+        })
       : undefined;
   }
 
@@ -128,7 +133,7 @@ export class HomeAssistantLink {
     const target = this.commands?.target(topic);
     if (target !== undefined) {
       // While stopping (no client) a command is still applied: the broker has handed it over.
-      void this.commands?.handle(target, payload, packet.retain);
+      void this.commands?.handle(target, payload, packet.retain, credentialOf(packet));
       return true;
     }
     if (this.discoveryOn && topic === this.status) {
@@ -211,4 +216,11 @@ export class HomeAssistantLink {
 
 function randomId(): string {
   return globalThis.crypto.randomUUID().replace(/-/gu, '').slice(0, 8);
+}
+
+/** The credential an MQTT 5 command carries in its user properties (the first, when repeated). */
+function credentialOf(packet: IPublishPacket): string | undefined {
+  const value = packet.properties?.userProperties?.[COMMAND_CREDENTIAL_PROPERTY];
+  const first = Array.isArray(value) ? value[0] : value;
+  return typeof first === 'string' && first !== '' ? first : undefined;
 }

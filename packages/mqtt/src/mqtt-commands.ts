@@ -1,4 +1,5 @@
 import {
+  type AuthorizeCredential,
   InvalidInputError,
   MQTT_ACTOR,
   type Logger,
@@ -19,6 +20,17 @@ export interface MqttCommandCounts {
   readonly retained: number;
   /** The store failed. */
   readonly failed: number;
+  /** Its credential may not switch the group (a viewer's, another group's), or none was sent where one is required. */
+  readonly refused: number;
+}
+
+/** The MQTT 5 user property a command's credential travels in: `Bearer <access key or log-in token>`. */
+export const COMMAND_CREDENTIAL_PROPERTY = 'authorization';
+
+/** How commands are checked: core's decision for the credential they carry, and whether one is required. */
+export interface CommandAccess {
+  readonly authorize: AuthorizeCredential;
+  readonly required: boolean;
 }
 
 const EXCERPT_CHARS = 64;
@@ -26,10 +38,12 @@ const EXCERPT_CHARS = 64;
 /**
  * `<publishPrefix>/<group>/actions/<object>/set` with `on` or `off` switches the action through SetActionValue,
  * the use case behind the HTTP route, so the revision, the retained state topic and the engine see it as
- * any other switch. Who may publish there is the broker's ACL (docs/security.md).
+ * any other switch. Who may publish there is the broker's ACL (docs/security.md); a command that carries a
+ * credential (COMMAND_CREDENTIAL_PROPERTY) is also decided by core's permission model, as an HTTP switch is,
+ * and with MQTT_COMMAND_CREDENTIALS=required every command must carry one.
  */
 export class MqttCommands {
-  private counts = { applied: 0, unknownAction: 0, badValue: 0, retained: 0, failed: 0 };
+  private counts = { applied: 0, unknownAction: 0, badValue: 0, retained: 0, failed: 0, refused: 0 };
   /** Commands run one after another: `on` then `off` must end `off`. */
   private running: Promise<void> = Promise.resolve();
 
@@ -38,6 +52,7 @@ export class MqttCommands {
     private readonly setActionValue: SetActionValue,
     private readonly warnings: WarningGate,
     private readonly log: Logger,
+    private readonly access?: CommandAccess,
   ) {}
 
   /** The topic filter to subscribe to (wrapped in `$share/...` by the caller when servers share one). */
@@ -60,8 +75,13 @@ export class MqttCommands {
   }
 
   /** Queues the command; the promise settles when it has been applied or ignored (never rejects). */
-  handle(target: { group: string; object: string }, payload: Buffer, retained: boolean): Promise<void> {
-    this.running = this.running.then(() => this.apply(target, payload, retained));
+  handle(
+    target: { group: string; object: string },
+    payload: Buffer,
+    retained: boolean,
+    credential?: string,
+  ): Promise<void> {
+    this.running = this.running.then(() => this.apply(target, payload, retained, credential));
     return this.running;
   }
 
@@ -74,6 +94,7 @@ export class MqttCommands {
     { group, object }: { group: string; object: string },
     payload: Buffer,
     retained: boolean,
+    credential: string | undefined,
   ): Promise<void> {
     if (retained) {
       this.counts.retained += 1;
@@ -92,6 +113,12 @@ export class MqttCommands {
       return;
     }
     try {
+      const refusal = await this.refusal(group, credential);
+      if (refusal !== undefined) {
+        this.counts.refused += 1;
+        this.warnings.warn('mqtt.command_ignored', { group, object, reason: refusal });
+        return;
+      }
       await this.setActionValue.execute({ group, object, value, actor: MQTT_ACTOR });
       this.counts.applied += 1;
       this.log.info('mqtt.command_applied', { group, object, value });
@@ -108,5 +135,17 @@ export class MqttCommands {
         error: error instanceof Error ? error.message : String(error),
       });
     }
+  }
+
+  /** Why the command's credential may not switch the group, or undefined when it may (or none is needed). */
+  private async refusal(group: string, credential: string | undefined): Promise<string | undefined> {
+    if (this.access === undefined) return undefined;
+    if (credential === undefined) {
+      return this.access.required
+        ? `a credential is required (user property ${COMMAND_CREDENTIAL_PROPERTY})`
+        : undefined;
+    }
+    const decision = await this.access.authorize.execute(credential, 'write', { groups: [group] });
+    return decision.allowed ? undefined : decision.reason;
   }
 }

@@ -47,6 +47,13 @@ export interface MqttConfig {
    * discovery is on, so a broker without access rules does not start taking commands on an upgrade.
    */
   readonly commands?: boolean | string;
+  /**
+   * Whether a command must carry a credential (MQTT_COMMAND_CREDENTIALS): `optional` (the default: a command
+   * without one is left to the broker's access list, one with an MQTT 5 `authorization` user property is
+   * decided like an HTTP switch, so a viewer's is refused) or `required` (every command needs one that may
+   * switch its group). Another text is kept for mqttConfigProblems.
+   */
+  readonly commandCredentials?: string;
 }
 
 export const MQTT_CONFIG = Symbol.for('hortus.MqttConfig');
@@ -76,7 +83,7 @@ type Env = Readonly<Record<string, string | undefined>>;
  * MQTT_MAX_PAYLOAD_BYTES (default 262144, likewise) and
  * MQTT_SHARED_GROUP (default: the installation's random name; `off` subscribes without a shared subscription),
  * MQTT_DISCOVERY (on/off, default off), MQTT_DISCOVERY_PREFIX (default `homeassistant`) and MQTT_COMMANDS
- * (on/off, default: as MQTT_DISCOVERY).
+ * (on/off, default: as MQTT_DISCOVERY), MQTT_COMMAND_CREDENTIALS (optional/required, default optional).
  */
 export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefined {
   const read = (name: string): string | undefined => {
@@ -99,7 +106,9 @@ export function mqttConfigFromEnv(env: Env = process.env): MqttConfig | undefine
   const discovery = read('MQTT_DISCOVERY');
   const commands = read('MQTT_COMMANDS');
   const discoveryPrefix = read('MQTT_DISCOVERY_PREFIX');
+  const commandCredentials = read('MQTT_COMMAND_CREDENTIALS')?.toLowerCase();
   return {
+    ...(commandCredentials === undefined ? {} : { commandCredentials }),
     url,
     ...(discovery === undefined ? {} : { discovery: onOff(discovery) }),
     ...(commands === undefined ? {} : { commands: onOff(commands) }),
@@ -151,6 +160,10 @@ export function mqttConfigProblems(config: MqttConfig): string[] {
     ['MQTT_COMMANDS', config.commands],
   ] as const) {
     if (value !== undefined && typeof value !== 'boolean') problems.push(`${name} must be on or off`);
+  }
+  const credentials = config.commandCredentials;
+  if (credentials !== undefined && !['optional', 'required'].includes(credentials)) {
+    problems.push('MQTT_COMMAND_CREDENTIALS must be optional or required');
   }
   const discoveryPrefix = config.discoveryPrefix ?? mqttDefaults.discoveryPrefix;
   if (!isPlainTopic(discoveryPrefix)) {

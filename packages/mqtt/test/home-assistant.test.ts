@@ -4,6 +4,7 @@ import net from 'node:net';
 import { expect } from 'chai';
 import { connectAsync, type MqttClient } from 'mqtt';
 import {
+  CreateAccessKey,
   CreateAction,
   CreateGroup,
   DeleteAction,
@@ -277,6 +278,34 @@ brokerSuite(
       expect(warnings).to.have.length(1);
       expect(h.bridge.stats().received, 'commands are not readings').to.equal(0);
       expect(await h.container.get(ListActionHistory).execute({ group: 'greenhouse' })).to.deep.equal([]);
+    });
+
+    it('when commands must carry a credential, then one without, or with a viewer key, is refused and counted; a client key of the group switches', async () => {
+      // A server of its own: the one made for every test takes commands without credentials.
+      h = server(prefix, { commandCredentials: 'required' });
+      await h.container.get(CreateGroup).execute({ name: 'greenhouse' });
+      await h.container.get(CreateAction).execute({ group: 'greenhouse', object: 'pump_1' });
+      const keyOf = async (kind: 'viewer' | 'client'): Promise<string> =>
+        `Bearer ${(await h.container.get(CreateAccessKey).execute({ name: kind, kind, groups: ['greenhouse'] })).secret}`;
+      const viewer = await keyOf('viewer');
+      const operator = await keyOf('client');
+      await h.bridge.start();
+      const ha = await connectAsync(BROKER_URL, { protocolVersion: 5 });
+      clients.push(ha);
+      const set = (authorization?: string): Promise<unknown> =>
+        ha.publishAsync(`${prefix}/hortus/greenhouse/actions/pump_1/set`, 'on', {
+          qos: 1,
+          ...(authorization === undefined ? {} : { properties: { userProperties: { authorization } } }),
+        });
+
+      await set();
+      await set(viewer);
+      await eventually(() => expect(h.bridge.stats().commands).to.include({ refused: 2, applied: 0 }));
+      expect(await actionValue()).to.equal('off');
+
+      await set(operator);
+      await eventually(() => expect(h.bridge.stats().commands).to.include({ refused: 2, applied: 1 }));
+      expect(await actionValue()).to.equal('on');
     });
 
     it("when an action is deleted, then its switch config is cleared and the group's other configs stay", async () => {

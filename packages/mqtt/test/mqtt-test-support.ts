@@ -5,6 +5,7 @@ import chaiAsPromised from 'chai-as-promised';
 import { Container, ContainerModule } from 'inversify';
 import { memoryStoreModule } from '@hortus/adapter-memory';
 import { createCoreModule, defaultCoreSettings, LOGGER, type Logger } from '@hortus/core';
+import { identityModule, identitySettingsFromEnv, nodeCryptoModule } from '@hortus/identity';
 import { MqttBridge, type MqttConfig, mqttModule } from '@hortus/mqtt';
 import { isListening, TcpRelay } from '@hortus/test-support';
 
@@ -62,6 +63,9 @@ export function harness(
   container.load(
     createCoreModule(defaultCoreSettings),
     memoryStoreModule(),
+    // Commands that carry a credential are decided by core, which checks keys and log-in tokens.
+    nodeCryptoModule(),
+    identityModule(identitySettingsFromEnv({})),
     mqttModule({
       url: BROKER_URL,
       topicFilter: `${prefix}/esp/#`,

@@ -63,6 +63,7 @@ export const knownVariables: readonly string[] = [
   'MONGODB_WRITE_CONCERN',
   'MQTT_CLIENT_ID',
   'MQTT_COMMANDS',
+  'MQTT_COMMAND_CREDENTIALS',
   'MQTT_DISCOVERY',
   'MQTT_DISCOVERY_PREFIX',
   'MQTT_MAX_PAYLOAD_BYTES',

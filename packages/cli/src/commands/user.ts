@@ -7,11 +7,13 @@ import {
   RequestPasswordReset,
   RevokeSessions,
   SetPassword,
+  SetUserRole,
   OPERATOR,
+  userRoles,
   type User,
   type UserRecord,
 } from '@hortus/core';
-import { type Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
 import {
@@ -31,6 +33,7 @@ function showUser(user: User): string {
     ['Name', `${user.firstName} ${user.lastName}`], // cell() escapes the joined name
     ['Email', user.email],
     ['Group', user.group],
+    ['Role', user.role],
   ]);
 }
 
@@ -46,11 +49,12 @@ const originLabels: Record<UserRecord['origin'], string> = {
 function showUsers(users: readonly UserRecord[]): string {
   return listOrNote(users, 'No users.', (rows) =>
     table(
-      ['ID', 'EMAIL', 'GROUP', 'CREATED', 'HOW'],
+      ['ID', 'EMAIL', 'GROUP', 'ROLE', 'CREATED', 'HOW'],
       rows.map((user) => [
         user.id,
         user.email,
         user.group,
+        user.role,
         user.createdAt?.toISOString() ?? 'unknown',
         originLabels[user.origin],
       ]),
@@ -75,6 +79,11 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .requiredOption('--email <address>', 'e-mail address, unique among users (ignoring case)')
       .addOption(groupOption())
       .option('--password-stdin', 'read the password from stdin (never give it as an argument)')
+      .addOption(
+        new Option('--role <role>', 'what the user may do (an admin reaches every group)')
+          .choices(userRoles)
+          .default('operator'),
+      )
       .addOption(createGroupOption())
       .action(
         async (
@@ -85,6 +94,7 @@ export function registerUserCommands(program: Command, io: RunIo): void {
             group: string;
             passwordStdin?: boolean;
             createGroup?: boolean;
+            role: string;
           },
           command: Command,
         ) => {
@@ -102,6 +112,23 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       ),
     'hortus user create --first-name Ada --last-name Grower --email ada@example.org --group greenhouse-1',
     'printf \'%s\' "$PASSWORD" | hortus user create --first-name Ada --last-name Grower --email ada@example.org --group greenhouse-1 --password-stdin',
+    'printf \'%s\' "$PASSWORD" | hortus user create --first-name Root --last-name Admin --email admin@example.org --group greenhouse-1 --role admin --password-stdin',
+  );
+  withExamples(
+    user
+      .command('role')
+      .description(
+        'set what a user may do: viewer (reads its group), operator (also switches and edits its group), ' +
+          'admin (also boxes, users and keys, every group); running servers apply it within AUTH_CACHE_MS',
+      )
+      .argument('<email>', "the user's e-mail")
+      .argument('<role>', userRoles.join(' | '))
+      .action(async (email: string, role: string, _options: object, command: Command) => {
+        const updated = await store(command, (useCase) => useCase(SetUserRole).byEmail({ email, role }));
+        outputFor(io, command).result(updated, showUser);
+      }),
+    'hortus user role ada@example.org viewer',
+    'hortus user role admin@example.org admin',
   );
   withExamples(
     user

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { acknowledge, alertsOf, get, groupIdQuery, type Notification, optionalGet, q } from '../api.js';
+import { acknowledge, alertsOf, get, type Notification, q } from '../api.js';
 import { mayOperate, type Session } from '../session.js';
 import { Status, topicLabel, useLoad, when } from '../util.js';
 
@@ -46,17 +46,18 @@ export function AlertList(props: {
   return (
     <ul class="alerts">
       {props.alerts.map((alert) => {
-        const open =
-          alert.ignore !== 'true' && alert.acknowledgedAt === undefined && alert.state !== 'closed';
+        const open = alert.ignore !== 'true' && alert.acknowledged === undefined;
         return (
           <li key={alert._id} class={open ? 'bad' : ''}>
             <span class="when">{when(alert.time)}</span>{' '}
             {alert.severity === undefined ? '' : `[${alert.severity}] `}
             {alert.message}
-            {alert.acknowledgedAt !== undefined && (
+            {alert.acknowledged !== undefined && (
               <span class="muted">
                 {' '}
-                acknowledged by {alert.acknowledgedBy ?? 'someone'} at {when(alert.acknowledgedAt)}
+                acknowledged by{' '}
+                {alert.acknowledged.by.name ?? alert.acknowledged.by.id ?? alert.acknowledged.by.kind} at{' '}
+                {when(alert.acknowledged.at)}
               </span>
             )}{' '}
             {open && mayOperate(props.session) && (
@@ -69,22 +70,18 @@ export function AlertList(props: {
   );
 }
 
-interface AlarmList {
-  readonly open?: Notification[];
-  readonly acknowledged?: Notification[];
-  readonly closed?: Notification[];
-}
-
 type Settings = readonly Record<string, unknown>[];
 
 async function loadAlerts(group: string) {
-  // The alarms' own list (open, acknowledged, closed) when the server has it; else the open notifications.
-  const all = await optionalGet<AlarmList>(`/api/notification/alarms?${groupIdQuery(group)}`);
-  const open = all?.open ?? (await alertsOf(group));
+  const listed = await alertsOf(group);
   const settings = await get<Settings>(`/api/group/settings?${q({ groupId: group })}`).catch(
     () => [] as Settings,
   );
-  return { open, acknowledged: all?.acknowledged, closed: all?.closed, settings };
+  return {
+    open: listed.filter((alert) => alert.acknowledged === undefined),
+    acknowledged: listed.filter((alert) => alert.acknowledged !== undefined),
+    settings,
+  };
 }
 
 export function AlertsPage(props: { session: Session; group: string }) {
@@ -97,17 +94,11 @@ export function AlertsPage(props: { session: Session; group: string }) {
           <>
             <h2>Open</h2>
             <AlertList alerts={data.open} session={props.session} onChanged={loaded.reload} />
-            {data.acknowledged !== undefined && (
-              <>
-                <h2>Acknowledged</h2>
-                <AlertList alerts={data.acknowledged} session={props.session} onChanged={loaded.reload} />
-              </>
-            )}
-            {data.closed !== undefined && (
-              <>
-                <h2>Closed</h2>
-                <AlertList alerts={data.closed} session={props.session} onChanged={loaded.reload} />
-              </>
+            <h2>Acknowledged</h2>
+            {data.acknowledged.length === 0 ? (
+              <p>None.</p>
+            ) : (
+              <AlertList alerts={data.acknowledged} session={props.session} onChanged={loaded.reload} />
             )}
             <h2>Ranges and no-data settings</h2>
             {data.settings.length === 0 ? (

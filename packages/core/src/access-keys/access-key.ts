@@ -2,10 +2,12 @@ import { InvalidInputError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 
 /**
- * admin: every route and group, and the operator routes (metrics). client: the API, limited to its groups
- * when it names any. device: only sends readings, for its one group.
+ * Each kind is a role of the one permission model (access-policy.ts): admin: every route and group, the
+ * administration routes and metrics (the admin role). client: the API as an operator, limited to its
+ * groups when it names any. viewer: reads only, likewise limited. device: only sends readings, for its one
+ * group. metrics: only reads /metrics (Prometheus), nothing else.
  */
-export const accessKeyKinds = ['admin', 'client', 'device'] as const;
+export const accessKeyKinds = ['admin', 'client', 'viewer', 'device', 'metrics'] as const;
 export type AccessKeyKind = (typeof accessKeyKinds)[number];
 
 /** An access key as every caller sees it: the secret is shown once at creation, and only its hash is kept. */
@@ -13,7 +15,7 @@ export interface AccessKey {
   readonly id: string;
   readonly name: string;
   readonly kind: AccessKeyKind;
-  /** Groups the key may reach; empty means every group (admin and client keys only). */
+  /** Groups the key may reach; empty means every group (admin, client and viewer keys; none for metrics). */
   readonly groups: readonly string[];
   readonly createdAt: Date;
   readonly revokedAt?: Date;
@@ -59,6 +61,9 @@ export function requireKeyGroups(kind: AccessKeyKind, value: unknown): string[] 
       'groups',
       'must be empty for an admin key, which reaches every group; limit a client key instead',
     );
+  }
+  if (kind === 'metrics' && groups.length > 0) {
+    throw InvalidInputError.forField('groups', 'must be empty for a metrics key, which reads no group');
   }
   if (kind === 'device' && groups.length !== 1) {
     throw InvalidInputError.forField('groups', 'must name exactly one group for a device key');

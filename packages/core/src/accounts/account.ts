@@ -1,5 +1,6 @@
 import { type AccessKey } from '../access-keys/access-key.js';
 import { InvalidInputError } from '../shared/errors.js';
+import { type UserRole } from '../users/user.js';
 
 /**
  * NIST SP 800-63B: 8 to 128 characters, no composition rules (they push people to `Password1!`), and not
@@ -55,16 +56,21 @@ export type Caller =
   /** No credential, or (`rejectedCredential`) one that was refused. */
   | { readonly kind: 'anonymous'; readonly rejectedCredential?: boolean }
   | { readonly kind: 'key'; readonly key: AccessKey }
-  /** A log-in token: the user's own id and group. */
-  | { readonly kind: 'user'; readonly userId: string; readonly group: string }
+  /** A log-in token: the user's own id, home group and role. */
+  | { readonly kind: 'user'; readonly userId: string; readonly group: string; readonly role: UserRole }
   /** The administrator at the server's console (the CLI), who may do what an admin key may. */
   | { readonly kind: 'operator' };
 
 export const ANONYMOUS: Caller = Object.freeze({ kind: 'anonymous' });
 export const OPERATOR: Caller = Object.freeze({ kind: 'operator' });
 
+/** The console, an admin key, or an admin's log-in token. */
 export function isAdmin(caller: Caller): boolean {
-  return caller.kind === 'operator' || (caller.kind === 'key' && caller.key.kind === 'admin');
+  return (
+    caller.kind === 'operator' ||
+    (caller.kind === 'key' && caller.key.kind === 'admin') ||
+    (caller.kind === 'user' && caller.role === 'admin')
+  );
 }
 
 /** What a log-in token says, signed by the TokenService. */

@@ -1,4 +1,5 @@
 import { inject, injectable } from 'inversify';
+import { type UserRole } from '../users/user.js';
 import { USER_REPOSITORY, type UserRepository } from '../users/user.port.js';
 import { type SessionClaims } from './account.js';
 import { TOKEN_SERVICE, type TokenService } from './accounts.port.js';
@@ -15,9 +16,10 @@ export class VerifySession {
 
   /**
    * The session of a log-in token: signed here, unexpired, of a user who still exists, at the user's
-   * current session version. Its group is the user's stored group. Undefined for anything else.
+   * current session version. Its group and role are the user's stored ones (a change applies to tokens
+   * issued before it). Undefined for anything else.
    */
-  async execute(token: string): Promise<SessionClaims | undefined> {
+  async execute(token: string): Promise<(SessionClaims & { readonly role: UserRole }) | undefined> {
     if (token.length > TOKEN_MAX_LENGTH) return undefined;
     const claims = await this.tokens.verifySession(token);
     if (claims === undefined) return undefined;
@@ -26,6 +28,6 @@ export class VerifySession {
       this.users.findCredentials(claims.userId),
     ]);
     if (user === undefined || credentials?.sessionVersion !== claims.sessionVersion) return undefined;
-    return { ...claims, group: user.group };
+    return { ...claims, group: user.group, role: user.role };
   }
 }

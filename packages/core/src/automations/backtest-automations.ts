@@ -16,8 +16,7 @@ import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
 import { requireDate, requireText } from '../shared/validation.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import { simulatedSwitch, type SimulatedSwitch } from './preview-automations.js';
-import { inputTopics } from './safe-mode.js';
-import { SimulatedEngine } from './simulated-engine.js';
+import { SimulatedEngine, simulationTopics } from './simulated-engine.js';
 
 export const MAX_BACKTEST_DAYS = 31;
 /** Readings from this long before `from` are replayed first: the rules and safe mode start warm. */
@@ -74,7 +73,7 @@ export class BacktestAutomations {
     const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
     const actions = await this.valuesAt(await this.actions.listByGroup(group.name), from);
     const engine = new SimulatedEngine({ group, actions, at: from }, this.coreSettings, this.settings);
-    const topics = [...new Set(actions.flatMap(inputTopics))];
+    const topics = [...new Set(actions.flatMap(simulationTopics))];
     const range = { group: group.name, topics, from: new Date(from - WARM_UP_MS), to: new Date(to) };
     const scan = this.readings.scanInTimeOrder(range, SCAN_PAGE)[Symbol.asyncIterator]();
     let page: readonly Reading[] = [];

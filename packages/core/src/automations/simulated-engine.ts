@@ -11,7 +11,7 @@ import { safeModeStateKey } from '../actions/action-limits.js';
 import { type EngineStateRepository, type EngineValue, sensorRuleStateKey } from './engine-state.port.js';
 import { type RuleSide, ruleSide, sensorTopic } from './rules.js';
 import { RunAutomations } from './run-automations.js';
-import { SafeMode } from './safe-mode.js';
+import { inputTopics, SafeMode } from './safe-mode.js';
 import {
   overlayEngineState,
   overlayHistory,
@@ -23,6 +23,11 @@ import {
   simulatedNotifications,
 } from './simulation-stores.js';
 import { WakeUps } from './wake-ups.js';
+
+/** The topics a simulation of the action reads: its sensor rules'. */
+export function simulationTopics(action: Action): string[] {
+  return inputTopics(action);
+}
 
 /** Where a simulation starts: the group and its actions as they are, and what the engine remembers. */
 export interface SimulationStart {
@@ -52,6 +57,8 @@ export class SimulatedEngine {
   private readonly deadBand: number;
   private readonly watched: readonly { rule: SensorAutomation; topic: string; key: string }[];
   private readonly safeKeys: readonly string[];
+  /** Topics whose every reading is evaluated (inputs the look-ahead does not model). */
+  private readonly everyReadingMatters: readonly string[] = [];
 
   constructor(start: SimulationStart, coreSettings: CoreSettings, settings: AutomationSettings) {
     this.group = start.group;
@@ -111,6 +118,8 @@ export class SimulatedEngine {
    * deadlines are wake-ups either way.
    */
   readingsMatter(): boolean {
+    const arrived = this.readings.takeArrived();
+    for (const topic of this.everyReadingMatters) if (arrived.has(topic)) return true;
     for (const { rule, topic, key } of this.watched) {
       const reading = this.readings.newestOf(topic);
       if (reading === undefined) continue;

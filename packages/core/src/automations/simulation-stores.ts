@@ -161,6 +161,8 @@ const KEPT_PER_TOPIC = 16;
  */
 export class ReplayReadings {
   private readonly newest = new Map<string, Reading[]>();
+  /** The topics of the readings pushed since `takeArrived` was last called. */
+  private arrived = new Set<string>();
   readonly repository: ReadingRepository;
 
   constructor() {
@@ -174,6 +176,13 @@ export class ReplayReadings {
     });
   }
 
+  /** The topics that received readings since the last call. */
+  takeArrived(): ReadonlySet<string> {
+    const arrived = this.arrived;
+    this.arrived = new Set();
+    return arrived;
+  }
+
   /** The newest reading of the topic pushed so far. */
   newestOf(topic: string): Reading | undefined {
     const list = this.newest.get(topic);
@@ -182,6 +191,7 @@ export class ReplayReadings {
 
   /** A reading whose time has come (in time order). */
   push(reading: Reading): void {
+    this.arrived.add(reading.topic);
     let list = this.newest.get(reading.topic);
     if (list === undefined) this.newest.set(reading.topic, (list = []));
     list.push(reading);

@@ -3,10 +3,13 @@ import { COMMON_PASSWORDS, type CommonPasswords, requirePassword } from '../acco
 import { PASSWORD_HASHER, type PasswordHasher } from '../accounts/accounts.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { requireText } from '../shared/validation.js';
-import { requireEmail, type User, type UserProvenance } from './user.js';
+import { requireEmail, requireUserRole, type User, type UserProvenance } from './user.js';
 import { USER_REPOSITORY, type UserRepository } from './user.port.js';
 
-/** An administrator creates a user (`hortus user create`), with a password or without (set by a reset). */
+/**
+ * An administrator creates a user (`hortus user create`), with a password or without (set by a reset), and
+ * a role (an operator unless said).
+ */
 @injectable()
 export class CreateUser {
   constructor(
@@ -22,12 +25,15 @@ export class CreateUser {
     email: unknown;
     group: unknown;
     password?: unknown;
+    /** Without one, an operator (DEFAULT_USER_ROLE). */
+    role?: unknown;
   }): Promise<User> {
     const user = {
       firstName: requireText(input.firstName, 'firstName'),
       lastName: requireText(input.lastName, 'lastName'),
       email: requireEmail(input.email),
       group: requireText(input.group, 'group'),
+      ...(input.role === undefined ? {} : { role: requireUserRole(input.role) }),
     };
     if (input.password === undefined) return this.users.create(user, { provenance: this.provenance() });
     const passwordHash = await this.hasher.hash(

@@ -6,6 +6,7 @@ import {
   type UserCredentials,
   type UserProvenance,
   type UserRecord,
+  type UserRole,
 } from './user.js';
 
 /** A reset-token change that applies only while the stored token matches and has not expired. */
@@ -88,6 +89,8 @@ export interface UserRepository {
    * `now` may be removed.
    */
   useInvitation(id: string, expiresAt: Date, now: Date): Promise<boolean>;
+  /** Sets the user's role (its sessions keep going, with the new role); undefined when no such user. */
+  setRole(id: string, role: UserRole): Promise<User | undefined>;
   /** Removes the user and their credentials; false when no such user. */
   delete(id: string): Promise<boolean>;
 }

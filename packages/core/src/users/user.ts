@@ -1,15 +1,30 @@
 import { InvalidInputError } from '../shared/errors.js';
 
+/**
+ * What a user may do (access-policy.ts): a viewer reads its group (and keeps its own account: charts,
+ * e-mail, profile); an operator also switches, acknowledges and edits its group's rules, ranges and
+ * settings (what every account of the original service could); an admin also manages boxes, users and keys,
+ * and reaches every group.
+ */
+export const userRoles = ['viewer', 'operator', 'admin'] as const;
+export type UserRole = (typeof userRoles)[number];
+
+/** The role of an account stored without one: accounts of the original service, of sign-up, and older ones. */
+export const DEFAULT_USER_ROLE: UserRole = 'operator';
+
 /** A user as every route shows it: no password or hash is ever part of it. */
 export interface User {
   readonly id: string;
   readonly firstName: string;
   readonly lastName: string;
   readonly email: string;
+  /** The home group: the log-in answer names it, and a viewer or operator reaches only it. */
   readonly group: string;
+  readonly role: UserRole;
 }
 
-export type NewUser = Omit<User, 'id'>;
+/** A new user: without a role it is an operator (DEFAULT_USER_ROLE). */
+export type NewUser = Omit<User, 'id' | 'role'> & { readonly role?: UserRole };
 
 /**
  * How an account came to be, kept so an operator turning access control on can review the accounts
@@ -62,6 +77,22 @@ export interface ImportedUser extends NewUser {
    * case: this one is kept as its own account, found by its e-mail exactly as written.
    */
   readonly caseSensitiveEmail?: boolean;
+}
+
+export function requireUserRole(value: unknown, field = 'role'): UserRole {
+  if (typeof value === 'string' && (userRoles as readonly string[]).includes(value)) return value as UserRole;
+  throw InvalidInputError.forField(field, `must be one of ${userRoles.join(', ')}`);
+}
+
+/**
+ * The role a store read: absent is the default (operator); a value this version does not know (written by
+ * a newer one) is the least, viewer, so an unknown role never grants more than reading.
+ */
+export function storedUserRole(value: unknown): UserRole {
+  if (value === undefined || value === null) return DEFAULT_USER_ROLE;
+  return typeof value === 'string' && (userRoles as readonly string[]).includes(value)
+    ? (value as UserRole)
+    : 'viewer';
 }
 
 export const EMAIL_MAX_LENGTH = 254;

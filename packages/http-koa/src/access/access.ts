@@ -15,7 +15,8 @@ import { type Context, type Middleware } from 'koa';
 import { type AuthMode } from '../config.js';
 import { queryOf } from '../edge/query.js';
 import { type PolicyTable } from '../routes/policy.js';
-import { json } from '../routes/routing.js';
+import { type ErrorStyle, json } from '../routes/routing.js';
+import { errorBody } from '../exchange/errors.js';
 import { send } from '../koa/send.js';
 import { ExpiringValue } from './expiring-value.js';
 import {
@@ -36,6 +37,7 @@ export interface AccessSettings {
 
 export const ACCESS_SETTINGS = Symbol.for('hortus.http.AccessSettings');
 
+const MESSAGE_STYLE: ErrorStyle = { body: 'message', serverError: 'Internal Server Error' };
 const NOT_REQUIRED: RequestAccess = Object.freeze({ required: false });
 const OPEN_TO_ANYONE = Object.freeze({ access: NOT_REQUIRED, caller: ANONYMOUS });
 
@@ -78,7 +80,12 @@ function callerFor(credential: Credential | undefined): Caller {
     case 'key':
       return { kind: 'key', key: credential.key };
     case 'session':
-      return { kind: 'user', userId: credential.session.userId, group: credential.session.group };
+      return {
+        kind: 'user',
+        userId: credential.session.userId,
+        group: credential.session.group,
+        role: credential.session.role,
+      };
     case 'invalid':
       return { kind: 'anonymous', rejectedCredential: true };
   }
@@ -130,7 +137,9 @@ export class AccessControl {
   async sessionOf(token: string): Promise<SessionPrincipal | undefined> {
     return this.cached(this.sessions, token, async () => {
       const claims = await this.verifySession.execute(token);
-      return claims === undefined ? undefined : { userId: claims.userId, group: claims.group };
+      return claims === undefined
+        ? undefined
+        : { userId: claims.userId, group: claims.group, role: claims.role };
     });
   }
 
@@ -296,8 +305,11 @@ export class AccessControl {
     await next();
   }
 
-  /** The guard of one route, run after its body is parsed: 403 when the key may not do what it asks. */
-  guard(rule: AccessRule): Middleware {
+  /**
+   * The guard of one route, run after its body is parsed: 403 when the credential may not do what it asks,
+   * in the route's error shape (`{message}`, `{error}` or plain text, as its area answers errors).
+   */
+  guard(rule: AccessRule, style: ErrorStyle = MESSAGE_STYLE): Middleware {
     return async (ctx, next) => {
       const parts = {
         query: queryOf(ctx),
@@ -307,7 +319,7 @@ export class AccessControl {
       const decision = decideRoute(rule, accessOf(ctx), parts);
       if (decision.allowed) return next();
       if (decision.status === 401) unauthorized(ctx, decision.message, false);
-      else forbidden(ctx, decision.message);
+      else send(ctx, errorBody(style, 403, decision.message));
       return undefined;
     };
   }

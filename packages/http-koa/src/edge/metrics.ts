@@ -48,6 +48,8 @@ export interface MqttDrops {
     readonly badValue: number;
     readonly retained: number;
     readonly failed: number;
+    /** Refused by the permission model (its credential), or without the credential required. */
+    readonly refused?: number;
   };
 }
 
@@ -320,5 +322,6 @@ function mqttCommandLines(commands: MqttDrops['commands']): string[] {
     `hortus_mqtt_commands_total{result="bad_value"} ${commands.badValue}`,
     `hortus_mqtt_commands_total{result="retained"} ${commands.retained}`,
     `hortus_mqtt_commands_total{result="failed"} ${commands.failed}`,
+    `hortus_mqtt_commands_total{result="refused"} ${commands.refused ?? 0}`,
   ];
 }

@@ -1,5 +1,5 @@
 import { runtimeMetrics } from './runtime-metrics.js';
-import { decideAccess } from '@hortus/core';
+import { decideAccess, decideSessionAccess } from '@hortus/core';
 import { type Middleware } from 'koa';
 import { accessOf, forbidden } from '../access/access.js';
 import { type HttpMetrics } from './metrics.js';
@@ -17,7 +17,7 @@ export interface OperationsOptions {
 export const operationsRoutes: readonly DeclaredRoute[] = [
   { method: 'get', path: '/healthz', access: 'open', writes: false },
   { method: 'get', path: '/readyz', access: 'open', writes: false },
-  { method: 'get', path: '/metrics', access: 'admin', writes: false },
+  { method: 'get', path: '/metrics', access: 'metrics', writes: false },
 ];
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
@@ -31,7 +31,7 @@ function pathName(path: string): string {
 /**
  * The operator routes, for orchestrators and monitoring rather than clients: `/healthz` (the process
  * answers), `/readyz` (the store answers too) and `/metrics` (Prometheus). Health is always open; metrics
- * need an admin key once keys are in use (the access middleware has already checked the key itself).
+ * need an admin or metrics key (or an admin's log-in) once keys are in use (the access middleware has already checked the key itself).
  */
 export function operationsMiddleware(options: OperationsOptions): Middleware {
   return async (ctx, next) => {
@@ -58,14 +58,15 @@ export function operationsMiddleware(options: OperationsOptions): Middleware {
         if (options.metrics === undefined) return next();
         state.metricsRoute = path;
         const access = accessOf(ctx);
-        // While keys are required only an admin key reads metrics: a log-in token (header or cookie) is a
-        // user's, not the operator's.
+        // While keys are required only an admin (key or log-in) or a metrics key reads metrics.
         const decision =
           access?.key !== undefined
-            ? decideAccess(access.key, 'read', { scope: 'operator' })
-            : access?.required === true
-              ? ({ allowed: false, reason: 'Only an admin key may read this' } as const)
-              : undefined;
+            ? decideAccess(access.key, 'read', { scope: 'metrics' })
+            : access?.session !== undefined && access.required
+              ? decideSessionAccess(access.session, 'read', { scope: 'metrics' })
+              : access?.required === true
+                ? ({ allowed: false, reason: 'Only an admin or a metrics key may read this' } as const)
+                : undefined;
         if (decision !== undefined && !decision.allowed) {
           forbidden(ctx, decision.reason);
           return undefined;

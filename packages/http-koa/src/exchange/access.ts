@@ -82,8 +82,10 @@ export function accessRuleOf(route: RouteSpec, fullPath: string): AccessRule {
       return { operation: 'ingest', target: (request) => ({ groups: ingestGroups(request.body) }) };
     case 'service':
       return { operation, target: () => ({ scope: 'service' }) };
+    case 'metrics':
+      return { operation, target: () => ({ scope: 'metrics' }) };
     case 'admin':
-      return { operation, target: () => ({ scope: 'operator' }) };
+      return { operation, target: () => ({ scope: 'administration' }) };
     case 'all-groups':
       return { operation, target: () => ({ scope: 'all-groups' }) };
     case 'user': {

@@ -6,6 +6,7 @@ import { type Answering, answerOf, errorPolicyOfRoute, outgoingOfAnswer } from '
 import { encryptedSocket, plainHostOf, routeInputOf, validateParts } from '../exchange/input.js';
 import {
   type BodyKind,
+  type ErrorStyle,
   type HttpUseCases,
   type RouteErrorPolicy,
   type RouterSpec,
@@ -26,7 +27,8 @@ export interface BodyParser {
 export type BodyParsers = Readonly<Record<BodyKind, BodyParser>>;
 
 /** Middleware a route runs after its body is parsed and before it is validated (access checks). */
-export type RouteGuard = (route: RouteSpec, fullPath: string) => Middleware;
+/** `style`: the route's error shape, which its 403 takes (docs/api.md, error shapes). */
+export type RouteGuard = (route: RouteSpec, fullPath: string, style: ErrorStyle) => Middleware;
 
 /**
  * One router of the Koa chain, built from its spec: each route's body parser, access guard and a handler
@@ -77,7 +79,7 @@ export function buildRouter(
     const middleware = [
       declarePolicy,
       ...(parser === undefined ? [] : [parser.parse]),
-      ...(guard === undefined ? [] : [guard(route, `${spec.prefix}${route.path}`)]),
+      ...(guard === undefined ? [] : [guard(route, `${spec.prefix}${route.path}`, policy.style)]),
       handle,
     ];
     router.register(route.path, [route.method.toUpperCase()], middleware);

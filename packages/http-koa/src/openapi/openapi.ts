@@ -69,7 +69,11 @@ const sharedResponses: Document = {
     'Access keys are required and the request has none, or an unknown or revoked one',
     'An access key is required: send Authorization: Bearer hk_...',
   ),
-  Forbidden: errorBody('The key may not use this route or this group', 'This key may not access group demo'),
+  Forbidden: errorBody(
+    "The credential's role may not use this route or this group (a viewer writing, a key limited to " +
+      "other groups, a route for admins); in the error shape of the route's area",
+    'This key may not reach group "demo"',
+  ),
   TooManyRequests: {
     ...errorBody(
       'More than RATE_LIMIT_PER_MINUTE requests from this client address in a minute',

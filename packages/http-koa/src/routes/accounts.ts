@@ -122,8 +122,12 @@ export const profileRoutes: RouterSpec = {
         401: { description: '`{message}`: no valid log-in token' },
         403: { description: "`{message}`: another user's token" },
       },
-      handle: async ({ params, caller }, { getProfile }) =>
-        json(withUnderscoreId(await getProfile.execute({ id: params['id'] }, caller))),
+      handle: async ({ params, caller }, { getProfile }) => {
+        // The original's shape (COMPAT "Accounts"); the role is `GET /api/me`'s.
+        const user = await getProfile.execute({ id: params['id'] }, caller);
+        const { id, firstName, lastName, email, group } = user;
+        return json(withUnderscoreId({ id, firstName, lastName, email, group }));
+      },
     },
   ],
 };
@@ -170,9 +174,36 @@ export const passwordResetRoutes: RouterSpec = {
   ],
 };
 
+export const meRoutes: RouterSpec = {
+  prefix: '/api/me',
+  tag: 'Accounts',
+  style: message,
+  routes: [
+    {
+      method: 'get',
+      path: '/',
+      access: 'account',
+      writes: false,
+      summary: 'Who the credential belongs to, and what it may do',
+      description:
+        'For a log-in token (header or session cookie): `{kind: "user", userId, email, firstName, lastName, ' +
+        "group, role, groups}`: `group` is the home group (the log-in answer's), `role` is `viewer`, " +
+        '`operator` or `admin`, `groups` the groups it may see (its home group, or every group for an ' +
+        'admin, sorted). For an access key: `{kind: "key", keyId, name, keyKind, role, groups}`. A web page ' +
+        'asks it after log-in to show only what the user may do; the server still decides every request.',
+      responses: {
+        200: { description: '`{kind, ..., role, groups}` (see above)' },
+        401: { description: '`{message}`: no valid log-in token or key' },
+      },
+      handle: async ({ caller }, { describeCaller }) => json(await describeCaller.execute(caller)),
+    },
+  ],
+};
+
 export const accountRouters: readonly RouterSpec[] = [
   signUpRoutes,
   logInRoutes,
   profileRoutes,
   passwordResetRoutes,
+  meRoutes,
 ];

@@ -10,7 +10,11 @@
  * - `user`: one user's own data, named by the `userId` path parameter;
  * - `all-groups`: data outside any one group, for keys that reach every group;
  * - `service`: service information (the API description, the commit feed), for any key or log-in;
- * - `admin`: operator data, admin keys only.
+ * - `metrics`: monitoring (`/metrics`), for admins and metrics keys;
+ * - `admin`: running the installation (boxes, keys, users, alert settings), for admins (keys and users).
+ *
+ * What each role may do there is core's decision (access-policy.ts): a viewer only reads, an operator
+ * also writes in its group, an admin reaches every group and the `admin` routes.
  */
 export const routeAccessKinds = [
   'open',
@@ -20,6 +24,7 @@ export const routeAccessKinds = [
   'user',
   'all-groups',
   'service',
+  'metrics',
   'admin',
 ] as const;
 export type RouteAccess = (typeof routeAccessKinds)[number];

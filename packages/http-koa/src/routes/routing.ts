@@ -1,6 +1,7 @@
 import {
   type Caller,
   GetProfile,
+  DescribeCaller,
   LogIn,
   LogOut,
   RequestPasswordReset,
@@ -93,6 +94,7 @@ export const httpUseCaseClasses = {
   logIn: LogIn,
   logOut: LogOut,
   getProfile: GetProfile,
+  describeCaller: DescribeCaller,
   requestPasswordReset: RequestPasswordReset,
   resetPassword: ResetPassword,
   offerFirmware: OfferFirmware,

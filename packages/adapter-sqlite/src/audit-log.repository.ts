@@ -57,7 +57,7 @@ const auditMapper = {
 
 const columns = 'id, at, actor, action, target, grp, before, after';
 
-/** The `audit_log` table (migration 19); seq orders entries of one instant. */
+/** The `audit_log` table (migration 20); seq orders entries of one instant. */
 @injectable()
 export class SqliteAuditLog extends SqliteRepository implements AuditLog {
   constructor(@inject(SQLITE_CONNECTION) connection: SqliteConnection) {

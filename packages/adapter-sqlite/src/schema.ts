@@ -376,6 +376,13 @@ export const migrations: readonly {
   {
     version: 19,
     sql: `
+      -- JSON of an action's lockouts (conditions that keep the engine from switching it on); NULL: none.
+      ALTER TABLE actions ADD COLUMN lockouts TEXT;
+    `,
+  },
+  {
+    version: 20,
+    sql: `
       -- The audit trail: every change of configuration, who (the actor as JSON), what, before and after
       -- (JSON), when. Append-only; read newest first, of one group or of all.
       CREATE TABLE audit_log (

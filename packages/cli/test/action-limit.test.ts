@@ -208,8 +208,8 @@ describe(`the on-time limit and no-data deadlines, from the CLI to the engine ($
       { boxAlerts: { '*': { noDataMs: 1_800_000 } } },
     ]);
     const listed = await hortus(container, ['group', 'alert', 'gh']);
-    expect(listed.stdout).to.match(/^esp\/air\/humidity +- +- +default +none +15m +alertRanges$/mu);
-    expect(listed.stdout).to.match(/^\* +30m$/mu);
+    expect(listed.stdout).to.match(/^esp\/air\/humidity +- +- +default +none +15m +warning +alertRanges$/mu);
+    expect(listed.stdout).to.match(/^\* +30m +warning$/mu);
     const json = await hortus(container, ['--json', 'group', 'alert', 'gh']);
     expect(JSON.parse(json.stdout)).to.deep.include({ box: '*', noDataMs: 1_800_000, source: 'boxAlerts' });
     for (const argv of [

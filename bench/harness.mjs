@@ -214,6 +214,7 @@ export async function latency(url, path, { seconds, count }) {
   return {
     p50: percentile(samples, 50),
     p90: percentile(samples, 90),
+    p95: percentile(samples, 95),
     p99: percentile(samples, 99),
     n: samples.length,
     last,

@@ -11,6 +11,7 @@ import { backtestMarkdown, backtestPart, backtestTargets } from './backtest.mjs'
 import { boxesMarkdown, boxesPart, boxesTargets } from './boxes.mjs';
 import { capacityMarkdown, capacityPart, capacityTargets } from './capacity-part.mjs';
 import { cliMarkdown, cliStart, cliTargets } from './cli.mjs';
+import { consoleMarkdown, consolePart, consoleTargets } from './console.mjs';
 import { engineMarkdown, enginePart, engineTargets } from './engine.mjs';
 import { cleanUp, createBench, log, root, round } from './harness.mjs';
 import { loginsMarkdown, loginsPart, loginsTargets } from './logins.mjs';
@@ -26,7 +27,7 @@ const onlyArgument = process.argv.find((argument) => argument.startsWith('--only
 const chosen = new Set(
   (
     onlyArgument?.slice('--only='.length) ??
-    'polling,scale,memory,sqlite,mongo,logins,capacity,boxes,engine,backtest,cli'
+    'polling,scale,memory,sqlite,mongo,logins,capacity,boxes,engine,backtest,console,cli'
   ).split(','),
 );
 
@@ -68,6 +69,7 @@ const parts = [
     targets: backtestTargets,
     markdown: backtestMarkdown,
   },
+  { key: 'console', run: consolePart, targets: consoleTargets, markdown: consoleMarkdown },
   {
     key: 'cli',
     run: ({ smoke: tiny }) => cliStart({ rounds: tiny ? 1 : 5 }),

@@ -17,6 +17,8 @@ export * from './readings/topics.js';
 export * from './readings/derived-math.js';
 export * from './readings/metrics-settings.js';
 export * from './readings/derive-metrics.js';
+export * from './readings/set-group-metrics.js';
+export * from './readings/backfill-metrics.js';
 export * from './readings/reading.port.js';
 export * from './readings/merge-in-time-order.js';
 export * from './readings/record-readings.js';

@@ -108,6 +108,8 @@ import {
 import { QueryReadings } from './readings/query-readings.js';
 import { RecordReadings } from './readings/record-readings.js';
 import { DeriveMetrics } from './readings/derive-metrics.js';
+import { SetGroupMetrics } from './readings/set-group-metrics.js';
+import { BackfillMetrics } from './readings/backfill-metrics.js';
 import { GetRevision } from './revisions/get-revision.js';
 import { CLOCK, type Clock, SystemClock } from './shared/clock.port.js';
 import {
@@ -185,6 +187,8 @@ export const useCases = [
   GetRevision,
   RecordReadings,
   DeriveMetrics,
+  SetGroupMetrics,
+  BackfillMetrics,
   ChangeUserEmail,
   CreateUser,
   ListUsers,

@@ -114,6 +114,16 @@ brokerSuite(`Server with the MQTT bridge and the automation engine, against Mosq
     expect(payload).to.equal('on');
     expect(packet.retain).to.equal(true);
   });
+
+  it('when a box publishes a reading under esp/derived/, then the bridge refuses it and nothing is stored', async () => {
+    const forger = `${group}-forged`;
+    await api.seed.group(forger);
+    const before = api.container.get(MqttBridge).stats().rejected;
+    const box = await client();
+    await box.publishAsync('esp/derived/vpd', `0.9,${forger}`, { qos: 1 });
+    await eventually(() => expect(api.container.get(MqttBridge).stats().rejected).to.be.above(before));
+    expect((await api.get(`/api/data/latestdata/All?groupId=${forger}`)).json()).to.deep.equal([]);
+  });
 });
 
 describe('Server with MQTT_URL set while no broker can be reached', () => {

@@ -20,6 +20,7 @@ import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
 import { registerGroupAlertCommand } from './group-alert.js';
+import { registerGroupMetricsCommand } from './group-metrics.js';
 import { registerGroupStageCommand } from './group-stage.js';
 import { readSecret } from './secret-input.js';
 import { jsonArgument, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
@@ -180,8 +181,8 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
     `hortus group set-settings greenhouse-1 '[{"tempMin":15},{"tempMax":30}]'`,
     'hortus group set-settings greenhouse-1 @settings.json',
   );
-
   registerGroupAlertCommand(group, io);
+  registerGroupMetricsCommand(group, io);
   registerGroupStageCommand(group, io);
   withExamples(
     group

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { acknowledge, alertsOf, get, type Notification, q } from '../api.js';
+import { acknowledge, alertsOf, get, type Notification, optionalGet, q } from '../api.js';
 import { mayOperate, type Session } from '../session.js';
 import { Status, topicLabel, useLoad, when } from '../util.js';
 
@@ -72,11 +72,25 @@ export function AlertList(props: {
 
 type Settings = readonly Record<string, unknown>[];
 
+/** GET /api/alerts: ranges per topic and no-data deadlines per box, when the server has it. */
+interface AlertSettings {
+  readonly topics: readonly Record<string, unknown>[];
+  readonly boxes: readonly Record<string, unknown>[];
+}
+
 async function loadAlerts(group: string) {
   const listed = await alertsOf(group);
-  const settings = await get<Settings>(`/api/group/settings?${q({ groupId: group })}`).catch(
-    () => [] as Settings,
+  const alertSettings = await optionalGet<AlertSettings>(`/api/alerts?${q({ group })}`).catch(
+    () => undefined,
   );
+  // Without the alert settings' route: the group settings, where the ranges are kept.
+  const settings: Settings =
+    alertSettings !== undefined
+      ? [...alertSettings.topics, ...alertSettings.boxes].map((entry) => {
+          const { topic, deviceId, ...rest } = entry as { topic?: string; deviceId?: string };
+          return { [String(topic ?? `box ${String(deviceId)}`)]: rest };
+        })
+      : await get<Settings>(`/api/group/settings?${q({ groupId: group })}`).catch(() => [] as Settings);
   return {
     open: listed.filter((alert) => alert.acknowledged === undefined),
     acknowledged: listed.filter((alert) => alert.acknowledged !== undefined),

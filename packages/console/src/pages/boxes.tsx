@@ -3,21 +3,21 @@ import { type Device, devicesOf, optionalGet, post } from '../api.js';
 import { mayAdminister, type Session } from '../session.js';
 import { age, Status, useLoad } from '../util.js';
 
+/** GET /api/admin/boxes/pending (docs/api.md, Administration). */
 interface Pending {
-  readonly deviceId: string;
-  readonly macAddress?: string;
-  readonly firstSeen?: string;
-  readonly lastSeen?: string;
-  readonly tries?: number;
+  readonly boxId: string;
+  readonly mac?: string;
+  readonly label?: string;
+  readonly firstSeenAt?: string;
+  readonly lastSeenAt?: string;
+  readonly attempts?: number;
   readonly firmwareVersion?: string;
   readonly address?: string;
 }
 
 /** The administrators' list of boxes that asked to join (roles' admin routes), when the server has it. */
 async function pendingBoxes(): Promise<Pending[] | undefined> {
-  const answer = await optionalGet<{ message: Pending[] } | Pending[]>('/api/admin/boxes/pending');
-  if (answer === undefined) return undefined;
-  return Array.isArray(answer) ? answer : answer.message;
+  return optionalGet<Pending[]>('/api/admin/boxes/pending');
 }
 
 function AdminButton(props: { label: string; path: string; body: unknown; onDone: () => void }) {
@@ -103,7 +103,7 @@ export function BoxesPage(props: { session: Session; group: string | undefined }
                         />{' '}
                         <AdminButton
                           label={`Rotate key of ${device.deviceId}`}
-                          path={`/api/admin/boxes/${id(device)}/rotate`}
+                          path={`/api/admin/boxes/${id(device)}/rotate-key`}
                           body={{}}
                           onDone={loaded.reload}
                         />
@@ -130,19 +130,19 @@ export function BoxesPage(props: { session: Session; group: string | undefined }
                         <th scope="col">MAC</th>
                         <th scope="col">Last seen</th>
                         <th scope="col">Firmware</th>
-                        <th scope="col">Claim into</th>
+                        <th scope="col">Claim into {groups[0] ?? ''}</th>
                       </tr>
                     </thead>
                     <tbody>
                       {data.pending.map((box) => (
-                        <tr key={box.deviceId}>
-                          <th scope="row">{box.macAddress ?? box.deviceId}</th>
-                          <td>{age(box.lastSeen)}</td>
+                        <tr key={box.boxId}>
+                          <th scope="row">{box.label ?? box.mac ?? box.boxId}</th>
+                          <td>{age(box.lastSeenAt)}</td>
                           <td>{box.firmwareVersion ?? '—'}</td>
                           <td>
                             <AdminButton
                               label="Claim"
-                              path={`/api/admin/boxes/${encodeURIComponent(box.deviceId)}/claim`}
+                              path={`/api/admin/boxes/${encodeURIComponent(box.boxId)}/claim`}
                               body={{ group: groups[0] }}
                               onDone={loaded.reload}
                             />

@@ -1,3 +1,5 @@
+import { DeriveMetrics } from '../readings/derive-metrics.js';
+import { defaultMetricsSettings, METRICS_KEY } from '../readings/metrics-settings.js';
 import { inject, injectable } from 'inversify';
 import { type AutomationSet } from '../actions/action.js';
 import { ACTION_REPOSITORY, type ActionRepository } from '../actions/action.port.js';
@@ -82,6 +84,7 @@ export class SeedDemo {
     @inject(HISTORY_CHART_REPOSITORY) private readonly charts: HistoryChartRepository,
     @inject(USER_REPOSITORY) private readonly users: UserRepository,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(DeriveMetrics) private readonly derive: DeriveMetrics,
   ) {}
 
   async execute(input: { group?: unknown } = {}): Promise<DemoSummary> {
@@ -103,7 +106,22 @@ export class SeedDemo {
         name: group,
         package: 'small',
         employee: ['demo'],
-        settings: [{ tempMin: 15 }, { tempMax: 30 }, { moistureMin: 30 }, { moistureMax: 70 }],
+        settings: [
+          { tempMin: 15 },
+          { tempMax: 30 },
+          { moistureMin: 30 },
+          { moistureMax: 70 },
+          // Every derived series on (docs/metrics.md), its past derived below.
+          {
+            [METRICS_KEY]: {
+              ...defaultMetricsSettings,
+              vpd: true,
+              dewPoint: true,
+              dli: true,
+              light: 'white-led',
+            },
+          },
+        ],
       }),
     );
     for (const object of demoObjects) {
@@ -138,6 +156,8 @@ export class SeedDemo {
       }
     }
     const stored = await this.readings.add(batch);
+    const seeded = await this.groups.findByName(group);
+    if (seeded !== undefined) await this.derive.backfill(seeded, now);
 
     if (created.includes(`group ${group}`)) {
       await this.notifications.create({

@@ -10,6 +10,7 @@ import {
   type ReadingBucket,
   type RecordReadingsResult,
   sensorTopics,
+  derivedTopics,
   TOPIC_MAX_LENGTH,
   wantsAggregation,
 } from '@hortus/core';
@@ -305,6 +306,11 @@ export const dataRoutes: RouterSpec = {
     latestRoute('/latestdata/Humidity', sensorTopics.humidity, 'humidity'),
     latestRoute('/latestdata/Moisture/1', sensorTopics.moisture1, 'moisture sensor 1'),
     latestRoute('/latestdata/Lux', sensorTopics.lux, 'lux'),
+    // The derived series (docs/metrics.md): empty until the group has them on.
+    latestRoute('/latestdata/VPD', derivedTopics.vpd, 'leaf VPD (derived, kPa)'),
+    latestRoute('/latestdata/DewPoint', derivedTopics.dewPoint, 'dew point (derived, °C)'),
+    latestRoute('/latestdata/PPFD', derivedTopics.ppfd, 'PPFD (derived, µmol m⁻² s⁻¹)'),
+    latestRoute('/latestdata/DLI', derivedTopics.dli, 'daily light integral so far (derived, mol m⁻² d⁻¹)'),
     {
       method: 'get',
       path: '/latestdata/All',

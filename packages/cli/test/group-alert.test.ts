@@ -57,10 +57,15 @@ describe('hortus group alert: a range for any topic', () => {
     ]);
     const listed = await hortus(container, ['group', 'alert', 'gh']);
     expect(listed.code, listed.stderr).to.equal(0);
-    expect(listed.stdout).to.match(/^esp\/air\/humidity +40 +85 +3 +5m +- +alertRanges$/mu);
-    expect(listed.stdout).to.match(/^esp\/ground\/temperature +-2\.5 +- +default +none +- +alertRanges$/mu);
+    // Severity (issue 36) is the column before the source; a range that names none is a warning.
+    expect(listed.stdout).to.match(/^esp\/air\/humidity +40 +85 +3 +5m +- +warning +alertRanges$/mu);
+    expect(listed.stdout).to.match(
+      /^esp\/ground\/temperature +-2\.5 +- +default +none +- +warning +alertRanges$/mu,
+    );
     // The original's keys are listed too, for the topic they bound.
-    expect(listed.stdout).to.match(/^esp\/air\/temperature +15 +30 +default +none +- +tempMin\/tempMax$/mu);
+    expect(listed.stdout).to.match(
+      /^esp\/air\/temperature +15 +30 +default +none +- +warning +tempMin\/tempMax$/mu,
+    );
   });
 
   it('when a range is set on a derived series, then it is kept like any topic (issue 35)', async () => {

@@ -38,6 +38,8 @@ import {
   type SharedRateLimit,
   sharedRateLimitMiddleware,
 } from './edge/rate-limit.js';
+import { adminRoutes } from './routes/admin.js';
+import { alertSettingsRoutes } from './routes/alert-settings.js';
 import { BOX_BODY_LIMIT_BYTES, type BoxRouteSettings, boxRouters } from './routes/boxes.js';
 import {
   fetchMetadataMiddleware,
@@ -57,6 +59,8 @@ export const apiRouters: readonly RouterSpec[] = [
   userRoutes,
   ...accountRouters,
   firmwareRoutes,
+  adminRoutes,
+  alertSettingsRoutes,
 ];
 
 export interface AppOptions {

@@ -33,6 +33,11 @@ export type AccessRule =
       readonly open?: false;
       readonly operation: AccessOperation;
       readonly target: (request: RequestParts) => AccessTarget;
+      /**
+       * Decided even while keys are not required (the admin routes): on an open server anyone may read
+       * and switch, as in the original service, but not create keys, claim boxes or give roles.
+       */
+      readonly always?: true;
     };
 
 /** Whether a schema declares the named property. */
@@ -85,7 +90,7 @@ export function accessRuleOf(route: RouteSpec, fullPath: string): AccessRule {
     case 'metrics':
       return { operation, target: () => ({ scope: 'metrics' }) };
     case 'admin':
-      return { operation, target: () => ({ scope: 'administration' }) };
+      return { operation, target: () => ({ scope: 'administration' }), always: true };
     case 'all-groups':
       return { operation, target: () => ({ scope: 'all-groups' }) };
     case 'user': {
@@ -132,17 +137,21 @@ export function decideRoute(
   access: RequestAccess | undefined,
   request: RequestParts,
 ): RouteDecision {
-  if (rule.open === true || access?.required === false) return ROUTE_ALLOWED;
+  if (rule.open === true) return ROUTE_ALLOWED;
+  if (access?.required === false && rule.always !== true) return ROUTE_ALLOWED;
   if (access?.session !== undefined) {
     const decision = decideSessionAccess(access.session, rule.operation, rule.target(request));
     return decision.allowed ? ROUTE_ALLOWED : { allowed: false, status: 403, message: decision.reason };
   }
-  // Keys are required but none was checked: the access middleware did not run, so refuse.
+  // Keys are required (or the route always needs a credential) but none was checked or sent: refuse.
   if (access?.key === undefined) {
     return {
       allowed: false,
       status: 401,
-      message: 'An access key is required: send the header Authorization: Bearer <key>',
+      message:
+        rule.always === true && access?.required === false
+          ? "This route needs an admin's log-in token or an admin key: send the header Authorization: Bearer <key>"
+          : 'An access key is required: send the header Authorization: Bearer <key>',
     };
   }
   const decision = decideAccess(access.key, rule.operation, rule.target(request));

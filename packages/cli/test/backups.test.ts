@@ -1,5 +1,13 @@
 import { EventEmitter } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
@@ -13,12 +21,13 @@ const HOUR_MS = 3_600_000;
 interface LogLine {
   readonly event: string;
   readonly file?: string;
+  readonly [field: string]: unknown;
 }
 
 /** A logger that keeps each event with its fields. */
 function recordingLogger(into: LogLine[]): Logger {
   const keep = (event: string, fields?: LogFields): void => {
-    into.push({ event, ...(fields as { file?: string } | undefined) });
+    into.push({ event, ...fields });
   };
   return { info: keep, warn: keep, error: keep };
 }
@@ -180,6 +189,36 @@ describe('Scheduled backups (BACKUP_DIR)', () => {
     expect(readdirSync(dir)).to.have.length(1);
   });
 
+  it('when BACKUP_HOOK is set, then it runs after each backup with the file as $1 and HORTUS_BACKUP_FILE; a failing hook is logged and the backup stays', async () => {
+    const out = join(scratchDataDir(), 'hook.txt');
+    mkdirSync(join(out, '..'), { recursive: true });
+    const { job, logged, backups } = jobOn({
+      hook: `echo "$1 $HORTUS_BACKUP_FILE" >> '${out}'`,
+    });
+
+    await job.runOnce();
+
+    const made = logged.find(({ event }) => event === 'backup made')?.file ?? '';
+    expect(readFileSync(out, 'utf8')).to.equal(`${made} ${made}\n`);
+    expect(logged.map(({ event }) => event)).to.include('backup hook done');
+
+    const failing = jobOn({ hook: 'echo no route to host >&2; exit 3' });
+    await failing.job.runOnce();
+    const failed = failing.logged.find(({ event }) => event === 'backup hook failed') as
+      (LogLine & { code?: unknown; stderr?: unknown }) | undefined;
+    expect(failed).to.include({ code: 3, stderr: 'no route to host' });
+    expect(failing.backups()).to.have.length(1);
+    expect(backups()).to.have.length(1);
+  });
+
+  it('when backups are made, then the age of the newest one is known (Infinity before the first), for /metrics and config check', async () => {
+    const { job, advance } = jobOn();
+    expect(job.newestAgeSeconds()).to.equal(Number.POSITIVE_INFINITY);
+    await job.runOnce();
+    advance(90_000);
+    expect(job.newestAgeSeconds()).to.equal(90);
+  });
+
   it('when a backup fails, then it is logged and the next run tries again', async () => {
     const dir = scratchDataDir();
     const logged: LogLine[] = [];
@@ -208,6 +247,14 @@ describe('Scheduled backups (BACKUP_DIR)', () => {
     await eventually(() => expect(backups()).to.have.length(1));
     await job.stop();
     expect(backupFileName(new Date(0))).to.equal('hortus-1970-01-01T00-00-00-000Z.db');
+  });
+
+  it('when BACKUP_HOOK is set without BACKUP_DIR, then it is a configuration error', () => {
+    expect(() => loadConfig({ BACKUP_HOOK: 'rclone copy "$1" remote:' })).to.throw(
+      ConfigError,
+      'BACKUP_HOOK needs BACKUP_DIR',
+    );
+    expect(loadConfig({ BACKUP_DIR: '/srv/b', BACKUP_HOOK: 'true' }).backups).to.include({ hook: 'true' });
   });
 
   it('when configured, then BACKUP_INTERVAL is in hours (default 24) and BACKUP_KEEP defaults to 7; without BACKUP_DIR it is off', () => {

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrations, SCHEMA_VERSION } from '@hortus/adapter-sqlite';
@@ -50,7 +50,9 @@ describe('hortus config check', () => {
   it('when a settings parser reads a variable, then config check knows it (a new setting is never reported as unknown)', () => {
     const read = [...variablesRead()];
     expect(read.length).to.be.greaterThan(60);
-    expect(read.filter((name) => !knownVariables.includes(name))).to.deep.equal([]);
+    // The OS user's name (consoleActor's fallback for the audit trail), not a Hortus setting.
+    const notSettings = new Set(['USER', 'USERNAME']);
+    expect(read.filter((name) => !knownVariables.includes(name) && !notSettings.has(name))).to.deep.equal([]);
   });
 
   it('when variables are misspelled or unknown under Hortus prefixes, then each is named, with the likely meant one when one is close; the rest of the environment is left alone', () => {
@@ -167,6 +169,22 @@ describe('hortus config check', () => {
       ),
     );
     expect(text.stdout).to.match(/store\.migration 1:\s+applied \d{4}-/u);
+  });
+
+  it('when BACKUP_DIR is set, then it shows the newest backup there and its age, or none yet', async () => {
+    const dir = scratchDataDir();
+    const env = { HORTUS_DATA_DIR: scratchDataDir(), BACKUP_DIR: dir };
+    const none = await hortus(undefined, ['config', 'check'], { env });
+    expect(none.stdout).to.match(/backups\.newest:\s+none yet/u);
+    mkdirSync(dir, { recursive: true });
+    const made = new Date(Date.now() - 3 * 3_600_000 - 5 * 60_000);
+    writeFileSync(join(dir, `hortus-${made.toISOString().replace(/:/gu, '-').replace('.', '-')}.db`), '');
+
+    const text = await hortus(undefined, ['config', 'check'], { env });
+    const json = await hortus(undefined, ['--json', 'config', 'check'], { env });
+
+    expect(text.stdout).to.match(/backups\.newest:\s+\S+hortus-\S+\.db \(3 h 5 min old\)/u);
+    expect(JSON.parse(json.stdout).backups.ageSeconds).to.be.within(3 * 3600 + 299, 3 * 3600 + 330);
   });
 
   it('when the configuration is invalid, then it exits 2 naming the problem', async () => {

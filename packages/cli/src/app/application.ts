@@ -240,6 +240,7 @@ function prepareBackground(
       backups?: BackupJob;
     } = { retention };
     if (backups !== undefined) {
+      metrics.watchBackups(() => backups.newestAgeSeconds());
       backups.start(scheduler);
       work.backups = backups;
     }

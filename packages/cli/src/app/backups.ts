@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
@@ -14,7 +15,12 @@ export interface BackupSettings {
   readonly dir: string;
   readonly intervalMs: number;
   readonly keep: number;
+  /** BACKUP_HOOK: a shell command run after each backup, with the file as $1 and HORTUS_BACKUP_FILE. */
+  readonly hook?: string;
 }
+
+/** A hook that has not ended by then is stopped (SIGTERM) and logged as failed. */
+export const BACKUP_HOOK_TIMEOUT_MS = 30 * 60_000;
 
 const HOUR_MS = 3_600_000;
 export const backupDefaults = { BACKUP_INTERVAL: '24', BACKUP_KEEP: '7' } as const;
@@ -35,8 +41,16 @@ export function backupSettingsFromEnv(env: Env, problems: string[]): BackupSetti
     );
   }
   const keep = integer('BACKUP_KEEP', 1, 10_000);
+  const hook = optional('BACKUP_HOOK');
+  if (hook !== undefined && dir === undefined)
+    problems.push('BACKUP_HOOK needs BACKUP_DIR: it runs after each scheduled backup');
   if (dir === undefined) return undefined;
-  return { dir: resolve(dir), intervalMs: Math.round(hours * HOUR_MS), keep };
+  return {
+    dir: resolve(dir),
+    intervalMs: Math.round(hours * HOUR_MS),
+    keep,
+    ...(hook === undefined ? {} : { hook }),
+  };
 }
 
 const NAME = /^hortus-(\d{4}-\d\d-\d\d)T(\d\d)-(\d\d)-(\d\d)-(\d{3})Z\.db$/u;
@@ -55,6 +69,24 @@ export function backupTime(name: string): number | undefined {
   return Number.isNaN(time) ? undefined : time;
 }
 
+/** The newest of the job's backups in `dir` up to `now` (name and time), if any; for metrics and config check. */
+export function newestBackup(dir: string, now: number): { file: string; time: number } | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return undefined;
+  }
+  let newest: { file: string; time: number } | undefined;
+  for (const name of names) {
+    const time = backupTime(name);
+    if (time !== undefined && time <= now && (newest === undefined || time > newest.time)) {
+      newest = { file: join(dir, name), time };
+    }
+  }
+  return newest;
+}
+
 /** What the job needs of the store: an online copy into a new file (SqliteStore.backup). */
 export type OnlineBackup = (file: string) => Promise<{ readonly totalPages: number }>;
 
@@ -69,6 +101,8 @@ export class BackupJob {
   /** Future-dated files already warned about: a warning each, not one per tick. */
   private readonly futureWarned = new Set<string>();
   private permissionsChecked = false;
+  /** When this job last made a backup: the directory need not be read at every scrape. */
+  private lastBackupAt: number | undefined;
 
   constructor(
     private readonly backup: OnlineBackup,
@@ -154,6 +188,7 @@ export class BackupJob {
       this.checkPermissions();
       const { totalPages } = await this.backup(file);
       this.logger.info('backup made', { file, pages: totalPages, ms: this.now() - now });
+      this.lastBackupAt = now;
     } catch (error) {
       const level = isDomainError(error) ? 'warn' : 'error';
       this.logger[level]('backup failed', {
@@ -163,6 +198,46 @@ export class BackupJob {
       return;
     }
     this.prune(now);
+    if (this.settings.hook !== undefined) await this.runHook(this.settings.hook, file);
+  }
+
+  /** Seconds since the newest backup in the directory (Infinity when there is none), read at each scrape. */
+  newestAgeSeconds(): number {
+    const now = this.now();
+    const time = this.lastBackupAt ?? newestBackup(this.settings.dir, now)?.time;
+    return time === undefined ? Number.POSITIVE_INFINITY : Math.max(0, (now - time) / 1000);
+  }
+
+  /**
+   * Runs BACKUP_HOOK (`sh -c`) with the new file as $1 and in HORTUS_BACKUP_FILE: the step that copies it off
+   * the machine (rclone, rsync, scp). Its failure is logged as an error, the backup itself stays.
+   */
+  private runHook(hook: string, file: string): Promise<void> {
+    const started = this.now();
+    return new Promise((resolve) => {
+      execFile(
+        '/bin/sh',
+        ['-c', hook, 'backup-hook', file],
+        {
+          env: { ...process.env, HORTUS_BACKUP_FILE: file },
+          timeout: BACKUP_HOOK_TIMEOUT_MS,
+          maxBuffer: 1024 * 1024,
+        },
+        (error, _stdout, stderr) => {
+          if (error === null) {
+            this.logger.info('backup hook done', { file, ms: this.now() - started });
+          } else {
+            this.logger.error('backup hook failed', {
+              file,
+              code: error.code ?? null,
+              signal: error.signal ?? null,
+              stderr: stderr.slice(-500).trim(),
+            });
+          }
+          resolve();
+        },
+      );
+    });
   }
 
   private prune(now: number): void {

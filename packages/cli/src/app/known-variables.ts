@@ -18,6 +18,7 @@ export const knownVariables: readonly string[] = [
   'AUTOMATIONS',
   'AUTOMATION_TICK_MS',
   'BACKUP_DIR',
+  'BACKUP_HOOK',
   'BACKUP_INTERVAL',
   'BACKUP_KEEP',
   'BCRYPT_COST',

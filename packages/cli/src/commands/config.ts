@@ -1,6 +1,7 @@
 import { InstallationValues, type StoreSchema } from '@hortus/core';
 import { type Command } from 'commander';
 import { type AppConfig, loadConfig } from '../app/config.js';
+import { newestBackup } from '../app/backups.js';
 import { readStoreSchema } from '../app/data-commands.js';
 import { describeUnknown, unknownVariables } from '../app/known-variables.js';
 import { type RunIo } from '../io.js';
@@ -25,6 +26,8 @@ interface ConfigReport {
   readonly mqtt?: MqttNames;
   /** The store's applied migrations (none for the in-memory store). */
   readonly schema?: StoreSchema;
+  /** With BACKUP_DIR: the newest scheduled backup there and its age (null and null when there is none). */
+  readonly backups?: { readonly newest: string | null; readonly ageSeconds: number | null };
   readonly warnings: readonly string[];
 }
 
@@ -60,10 +63,12 @@ export function registerConfigCommands(program: Command, io: RunIo): void {
                 return { clientId, sharedGroup: names.sharedGroup, ...homeAssistantSwitches(mqttConfig) };
               });
         const schema = await readStoreSchema(io);
+        const backups = loaded.backups === undefined ? undefined : newestBackupReport(loaded.backups.dir);
         const report: ConfigReport = {
           configuration: masked(withoutDuplicates(loaded)) as Record<string, unknown>,
           ...(mqtt === undefined ? {} : { mqtt }),
           ...(schema === undefined ? {} : { schema }),
+          ...(backups === undefined ? {} : { backups }),
           warnings,
         };
         outputFor(io, command).result(report, showReport);
@@ -85,11 +90,36 @@ function showReport(report: ConfigReport): string {
     pairs.push(['mqtt.commands (effective)', report.mqtt.commands ? 'on' : 'off']);
   }
   if (report.schema !== undefined) pairs.push(...schemaLines(report.schema));
+  if (report.backups !== undefined) {
+    const { newest, ageSeconds } = report.backups;
+    pairs.push([
+      'backups.newest',
+      newest === null || ageSeconds === null ? 'none yet' : `${newest} (${ageWords(ageSeconds)} old)`,
+    ]);
+  }
   const warnings =
     report.warnings.length === 0
       ? 'No unknown variables.'
       : report.warnings.map((warning) => `warning: ${warning}`).join('\n');
   return `${fields(pairs)}\n\n${warnings}`;
+}
+
+function newestBackupReport(dir: string): { newest: string | null; ageSeconds: number | null } {
+  const now = Date.now();
+  const newest = newestBackup(dir, now);
+  return newest === undefined
+    ? { newest: null, ageSeconds: null }
+    : { newest: newest.file, ageSeconds: Math.round((now - newest.time) / 1000) };
+}
+
+/** `2 d 3 h`, `5 h 12 min`, `40 min`, `12 s`: an age for people. */
+function ageWords(seconds: number): string {
+  const minutes = Math.floor(seconds / 60);
+  const hours = Math.floor(minutes / 60);
+  const days = Math.floor(hours / 24);
+  if (days > 0) return `${days} d ${hours % 24} h`;
+  if (hours > 0) return `${hours} h ${minutes % 60} min`;
+  return minutes > 0 ? `${minutes} min` : `${seconds} s`;
 }
 
 /** `store.schema 13 (this Hortus knows up to 15)`, then one line per applied migration with its date. */

@@ -79,6 +79,7 @@ export class HttpMetrics {
   private laneAnswers = 0;
   private boxLaneAnswers = 0;
   private sharedRateLimit: (() => SharedRateLimitHealth) | undefined;
+  private backupAge: (() => number) | undefined;
   private readonly service = new ServiceSeries();
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
@@ -155,6 +156,11 @@ export class HttpMetrics {
     this.service.deliveryRound(round);
   }
 
+  /** Scheduled backups: seconds since the newest one (Infinity for none), read at each scrape. */
+  watchBackups(newestAgeSeconds: () => number): void {
+    this.backupAge = newestAgeSeconds;
+  }
+
   /** The MQTT bridge's connection to its broker, read at each scrape; never set while MQTT is off. */
   watchMqttConnection(connected: () => boolean): void {
     this.service.mqttConnected = connected;
@@ -227,6 +233,16 @@ export class HttpMetrics {
     lines.push(`hortus_box_lane_answers_total ${this.boxLaneAnswers}`);
     const shared = this.sharedRateLimit?.();
     if (shared !== undefined) lines.push(...sharedRateLimitLines(shared));
+    const backupAge = this.backupAge?.();
+    if (backupAge !== undefined) {
+      lines.push(
+        '# HELP hortus_backup_newest_age_seconds Seconds since the newest scheduled backup in BACKUP_DIR (+Inf: none).',
+      );
+      lines.push('# TYPE hortus_backup_newest_age_seconds gauge');
+      lines.push(
+        `hortus_backup_newest_age_seconds ${Number.isFinite(backupAge) ? Math.round(backupAge) : '+Inf'}`,
+      );
+    }
     return `${lines.join('\n')}\n`;
   }
 }

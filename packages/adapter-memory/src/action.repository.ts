@@ -4,6 +4,8 @@ import {
   type ActionRepository,
   type AutomationSet,
   ConflictError,
+  type Lockout,
+  lockoutsPart,
   type NewAction,
 } from '@hortus/core';
 import { newId } from './ids.js';
@@ -16,6 +18,7 @@ interface StoredAction {
   readonly object: string;
   value: string;
   automations: AutomationSet[];
+  lockouts?: Lockout[] | undefined;
 }
 
 /** Copies field by field, so neither the caller's input nor an answer ever aliases stored state. */
@@ -33,6 +36,8 @@ function toAction(stored: StoredAction): Action {
     object: stored.object,
     value: stored.value,
     automations: copyAutomations(stored.automations),
+    // Copied too: storedLockouts builds new objects.
+    ...lockoutsPart(stored.lockouts),
   };
 }
 
@@ -62,6 +67,7 @@ export class InMemoryActionRepository implements ActionRepository {
       object: action.object,
       value: action.value,
       automations: copyAutomations(action.automations),
+      ...lockoutsPart(action.lockouts),
     };
     objects.set(stored.object, stored);
     this.revisions.bump(stored.group);
@@ -80,6 +86,7 @@ export class InMemoryActionRepository implements ActionRepository {
       object: action.object,
       value: action.value,
       automations: copyAutomations(action.automations),
+      ...lockoutsPart(action.lockouts),
     });
     this.revisions.bump(action.group);
   }
@@ -111,6 +118,18 @@ export class InMemoryActionRepository implements ActionRepository {
     const stored = this.byGroup.get(group)?.get(object);
     if (stored === undefined) return undefined;
     stored.automations = copyAutomations(automations);
+    this.revisions.bump(group);
+    return toAction(stored);
+  }
+
+  async setLockouts(
+    group: string,
+    object: string,
+    lockouts: readonly Lockout[],
+  ): Promise<Action | undefined> {
+    const stored = this.byGroup.get(group)?.get(object);
+    if (stored === undefined) return undefined;
+    stored.lockouts = lockoutsPart(lockouts).lockouts;
     this.revisions.bump(group);
     return toAction(stored);
   }

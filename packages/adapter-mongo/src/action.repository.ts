@@ -4,6 +4,8 @@ import {
   type Action,
   type ActionRepository,
   type AutomationSet,
+  type Lockout,
+  lockoutsPart,
   type NewAction,
   storedAutomations,
 } from '@hortus/core';
@@ -17,6 +19,8 @@ interface ActionDocument {
   object: string;
   value: string;
   automations: AutomationSet[];
+  /** Absent when the action has none (every document written before lockouts existed). */
+  lockouts?: Lockout[];
 }
 
 export const actionCollection: CollectionSpec = {
@@ -35,6 +39,7 @@ const actionMapper = {
       object: action.object,
       value: action.value,
       automations: storedAutomations(action.automations),
+      ...lockoutsPart(action.lockouts),
     };
   },
   toEntity(document: ActionDocument): Action {
@@ -44,6 +49,7 @@ const actionMapper = {
       object: document.object,
       value: String(document.value),
       automations: storedAutomations(document.automations),
+      ...lockoutsPart(document.lockouts),
     };
   },
 };
@@ -91,6 +97,7 @@ export class MongoActionRepository extends MongoRepository<ActionDocument> imple
           object: action.object,
           value: action.value,
           automations: storedAutomations(action.automations),
+          ...lockoutsPart(action.lockouts),
         },
         { upsert: true },
       ),
@@ -135,13 +142,27 @@ export class MongoActionRepository extends MongoRepository<ActionDocument> imple
     return this.update(group, object, { automations: storedAutomations(automations) });
   }
 
+  async setLockouts(
+    group: string,
+    object: string,
+    lockouts: readonly Lockout[],
+  ): Promise<Action | undefined> {
+    const kept = lockoutsPart(lockouts).lockouts;
+    // No lockouts: the field goes, so the document is as one written before lockouts existed.
+    return kept === undefined
+      ? this.update(group, object, {}, { lockouts: '' })
+      : this.update(group, object, { lockouts: kept });
+  }
+
   private async update(
     group: string,
     object: string,
-    fields: Partial<Pick<ActionDocument, 'value' | 'automations'>>,
+    fields: Partial<Pick<ActionDocument, 'value' | 'automations' | 'lockouts'>>,
+    unset?: { lockouts: '' },
   ): Promise<Action | undefined> {
+    const change = unset === undefined ? { $set: fields } : { $unset: unset };
     const document = await this.run(() =>
-      this.collection.findOneAndUpdate({ group, object }, { $set: fields }, { returnDocument: 'after' }),
+      this.collection.findOneAndUpdate({ group, object }, change, { returnDocument: 'after' }),
     );
     if (document === null) return undefined;
     await this.run(() => this.revisions.bump([group]));

@@ -3,6 +3,8 @@ import {
   type Action,
   type ActionRepository,
   type AutomationSet,
+  type Lockout,
+  lockoutsPart,
   type NewAction,
   storedAutomations,
 } from '@hortus/core';
@@ -15,6 +17,13 @@ interface ActionRow {
   object: string;
   value: string;
   automations: string;
+  /** JSON of the lockouts; NULL when the action has none (schema version 19). */
+  lockouts: string | null;
+}
+
+function lockoutsJson(lockouts: readonly Lockout[] | undefined): string | null {
+  const kept = lockoutsPart(lockouts).lockouts;
+  return kept === undefined ? null : JSON.stringify(kept);
 }
 
 const actionMapper = {
@@ -25,6 +34,7 @@ const actionMapper = {
       object: action.object,
       value: action.value,
       automations: JSON.stringify(storedAutomations(action.automations)),
+      lockouts: lockoutsJson(action.lockouts),
     };
   },
   toEntity(row: ActionRow): Action {
@@ -34,11 +44,13 @@ const actionMapper = {
       object: row.object,
       value: String(row.value),
       automations: storedAutomations(fromJson(row.automations)),
+      ...(row.lockouts === null ? {} : lockoutsPart(fromJson(row.lockouts) as Lockout[])),
     };
   },
 };
 
-const columns = 'id, grp, object, value, automations';
+const columns = 'id, grp, object, value, automations, lockouts';
+const values = '@id, @grp, @object, @value, @automations, @lockouts';
 
 @injectable()
 export class SqliteActionRepository extends SqliteRepository implements ActionRepository {
@@ -53,9 +65,7 @@ export class SqliteActionRepository extends SqliteRepository implements ActionRe
     const row = actionMapper.toRow(action);
     this.run(() =>
       this.connection.write(() => {
-        this.connection
-          .prepare(`INSERT INTO actions (${columns}) VALUES (@id, @grp, @object, @value, @automations)`)
-          .run(row);
+        this.connection.prepare(`INSERT INTO actions (${columns}) VALUES (${values})`).run(row);
         this.revisions.bump([row.grp]);
       }),
     );
@@ -90,9 +100,9 @@ export class SqliteActionRepository extends SqliteRepository implements ActionRe
           .run(action.group, action.object, action.id);
         this.connection
           .prepare(
-            `INSERT INTO actions (${columns}) VALUES (@id, @grp, @object, @value, @automations)
+            `INSERT INTO actions (${columns}) VALUES (${values})
              ON CONFLICT (id) DO UPDATE SET grp = excluded.grp, object = excluded.object,
-               value = excluded.value, automations = excluded.automations`,
+               value = excluded.value, automations = excluded.automations, lockouts = excluded.lockouts`,
           )
           .run({
             id: action.id,
@@ -100,6 +110,7 @@ export class SqliteActionRepository extends SqliteRepository implements ActionRe
             object: action.object,
             value: action.value,
             automations: JSON.stringify(storedAutomations(action.automations)),
+            lockouts: lockoutsJson(action.lockouts),
           });
         this.revisions.bump([action.group]);
       }),
@@ -152,11 +163,19 @@ export class SqliteActionRepository extends SqliteRepository implements ActionRe
     return this.update(group, object, 'automations', JSON.stringify(storedAutomations(automations)));
   }
 
+  async setLockouts(
+    group: string,
+    object: string,
+    lockouts: readonly Lockout[],
+  ): Promise<Action | undefined> {
+    return this.update(group, object, 'lockouts', lockoutsJson(lockouts));
+  }
+
   private update(
     group: string,
     object: string,
-    column: 'value' | 'automations',
-    text: string,
+    column: 'value' | 'automations' | 'lockouts',
+    text: string | null,
   ): Action | undefined {
     const row = this.run(() =>
       this.connection.write(() => {

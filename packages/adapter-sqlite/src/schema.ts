@@ -373,6 +373,13 @@ export const migrations: readonly {
       ALTER TABLE users ADD COLUMN role TEXT;
     `,
   },
+  {
+    version: 19,
+    sql: `
+      -- JSON of an action's lockouts (conditions that keep the engine from switching it on); NULL: none.
+      ALTER TABLE actions ADD COLUMN lockouts TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

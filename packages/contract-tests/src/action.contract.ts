@@ -3,6 +3,7 @@ import {
   type ActionRepository,
   type AutomationSet,
   ConflictError,
+  type Lockout,
   type NewAction,
 } from '@hortus/core';
 import { expect, expectPlainEntity, freshStorePerTest, type StoreFactory } from './store.js';
@@ -177,6 +178,70 @@ export function actionRepositoryContract(name: string, createStore: StoreFactory
       it('when no action matches, then it answers undefined and creates nothing', async () => {
         expect(await repository().setAutomations(GROUP, 'pump_1', rules())).to.equal(undefined);
         expect(await repository().find(GROUP, 'pump_1')).to.equal(undefined);
+      });
+    });
+
+    describe('setLockouts', () => {
+      const lockouts: Lockout[] = [
+        { id: 1, topic: 'esp/air/temperature', condition: 'below', value: -2.5 },
+        { id: 2, while: 'ventilator_1', is: 'on' },
+      ];
+
+      it('when an action is created, then it has no lockouts (the field is absent)', async () => {
+        const created = await repository().create(action('pump_1'));
+
+        expect(created).not.to.have.property('lockouts');
+        expect(await repository().find(GROUP, 'pump_1')).not.to.have.property('lockouts');
+      });
+
+      it('when lockouts are set, then find and listByGroup answer them as given, value and automations kept, and the revision moves', async () => {
+        await repository().create({ ...action('pump_1'), value: 'on' });
+        const before = await repository().revision(GROUP);
+
+        const updated = await repository().setLockouts(GROUP, 'pump_1', lockouts);
+
+        expect(updated?.lockouts).to.deep.equal(lockouts);
+        expectPlainEntity(updated as Action);
+        const found = await repository().find(GROUP, 'pump_1');
+        expect(found).to.deep.equal(updated);
+        expect(found?.value).to.equal('on');
+        expect(found?.automations).to.deep.equal(rules());
+        expect((await repository().listByGroup(GROUP))[0]?.lockouts).to.deep.equal(lockouts);
+        expect(await repository().revision(GROUP)).not.to.equal(before);
+      });
+
+      it('when the value or the automations change, then the lockouts are kept', async () => {
+        await repository().create(action('pump_1'));
+        await repository().setLockouts(GROUP, 'pump_1', lockouts);
+
+        await repository().setValue(GROUP, 'pump_1', 'on');
+        await repository().setAutomations(GROUP, 'pump_1', []);
+
+        expect((await repository().find(GROUP, 'pump_1'))?.lockouts).to.deep.equal(lockouts);
+      });
+
+      it('when the lockouts are replaced by an empty list, then the action has none (the field is absent)', async () => {
+        await repository().create(action('pump_1'));
+        await repository().setLockouts(GROUP, 'pump_1', lockouts);
+
+        const updated = await repository().setLockouts(GROUP, 'pump_1', []);
+
+        expect(updated).not.to.have.property('lockouts');
+        expect(await repository().find(GROUP, 'pump_1')).not.to.have.property('lockouts');
+      });
+
+      it('when no action matches, then it answers undefined and creates nothing', async () => {
+        expect(await repository().setLockouts(GROUP, 'pump_1', lockouts)).to.equal(undefined);
+        expect(await repository().find(GROUP, 'pump_1')).to.equal(undefined);
+      });
+
+      it('when the action is deleted and created again, then the new one has no lockouts', async () => {
+        await repository().create(action('pump_1'));
+        await repository().setLockouts(GROUP, 'pump_1', lockouts);
+        await repository().delete(GROUP, 'pump_1');
+
+        expect(await repository().create(action('pump_1'))).not.to.have.property('lockouts');
+        expect(await repository().find(GROUP, 'pump_1')).not.to.have.property('lockouts');
       });
     });
 

@@ -44,6 +44,10 @@ const action: Action = {
       sensorAutomations: [{ action: 'off', sensor: 'temp', condition: 'above', value: '30' }],
     },
   ],
+  lockouts: [
+    { id: 1, topic: 'esp/air/temperature', condition: 'below', value: 2 },
+    { id: 3, while: 'ventilator_1', is: 'on' },
+  ],
 };
 
 const charts: HistoryChart = {

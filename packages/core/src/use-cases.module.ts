@@ -43,9 +43,13 @@ import { ListAutomationEvents } from './automations/list-automation-events.js';
 import { ListActionHistory } from './action-history/list-action-history.js';
 import { RunAutomations } from './automations/run-automations.js';
 import { SafeMode } from './automations/safe-mode.js';
+import { Lockouts } from './automations/lockouts.js';
 import { PreviewAutomations } from './automations/preview-automations.js';
 import { BacktestAutomations } from './automations/backtest-automations.js';
 import { ListActionSafety, SetActionSafety } from './actions/action-safety.js';
+import { AddActionLockout } from './actions/add-action-lockout.js';
+import { ListActionLockouts } from './actions/list-action-lockouts.js';
+import { RemoveActionLockout } from './actions/remove-action-lockout.js';
 import { GetAction } from './actions/get-action.js';
 import { ListChangedActions } from './actions/list-changed-actions.js';
 import { GetActionsOfGroup } from './actions/get-actions-of-group.js';
@@ -199,8 +203,12 @@ export const useCases = [
   ActionChanges,
   RunAutomations,
   SafeMode,
+  Lockouts,
   ListActionSafety,
   SetActionSafety,
+  AddActionLockout,
+  RemoveActionLockout,
+  ListActionLockouts,
   EvaluateAlerts,
   QueueAlertMessages,
   DeliverAlertMessages,

@@ -28,7 +28,7 @@ const replace = (target: object, part: string, value: unknown) => Object.assign(
 describe('the engine under faults: seeded runs on the simulated clock (issue 34)', function () {
   this.timeout(120_000);
 
-  it(`when ${RUNS} seeded runs of ${STEPS} ticks meet silent boxes, refused, late and duplicated readings, restarts, store outages, clock steps, switches by a person and a deleted action, then no invariant is violated`, async () => {
+  it(`when ${RUNS} seeded runs of ${STEPS} ticks meet silent boxes, refused, late and duplicated readings, restarts, store outages, clock steps, switches by a person, a deleted action, and lockout inputs going stale or blocking, then no invariant is violated`, async () => {
     const started = Date.now();
     const { result, totals } = await firstViolation(
       ONE_SEED === undefined ? seeds(RUNS) : [Number(ONE_SEED)],
@@ -72,6 +72,16 @@ describe('the engine under faults: seeded runs on the simulated clock (issue 34)
     [
       'one that forgets the last switch (no minimum on/off-time)',
       { patch: (server) => replace(server.run, 'history', { list: () => Promise.resolve([]) }) },
+    ],
+    [
+      'one that skips a lockout',
+      {
+        patch: (server) =>
+          replace(server.run, 'lockouts', {
+            check: () => Promise.resolve({ active: [] }),
+            noteBlocked: () => Promise.resolve(undefined),
+          }),
+      },
     ],
     [
       'one without safe mode',

@@ -9,11 +9,15 @@ import { FakeClock, instance, type Instance, type SharedStore, sharedStore } fro
 /**
  * A seeded, randomized run of the automation engine on the simulated clock, with faults: the box silent and
  * back, readings late, duplicated or from beyond the allowed skew, restarts, store outages, clock steps,
- * a person's switches, the action deleted and created again. After every tick the invariants of issue 34
+ * a person's switches, the action deleted and created again, lockouts whose inputs go stale or block (a
+ * humidity limit, and an interlock with a fan a person switches). After every tick the invariants of issue 34
  * are checked; a run answers the first violation, with what reproduces it (its seed).
  */
 
 const TOPIC = sensorTopics.temperature;
+/** The lockouts' inputs: pump_1 is never switched on by the engine while humidity is above 90 (or unknown), nor while ventilator_1 is on. */
+const HUMIDITY = sensorTopics.humidity;
+const HUMIDITY_LIMIT = 90;
 const STEP_MS = 60_000;
 export const LIMITS = { maxOnMs: 30 * 60_000, minOnMs: 2 * 60_000, minOffMs: 5 * 60_000 };
 const STALE_AFTER_MS = 15 * 60_000;
@@ -84,6 +88,7 @@ export async function faultRun(seed: number, steps: number, breakage: Breakage =
   };
   let server = start();
   await server.createGroup.execute({ name: 'gh', settings: [] });
+  await server.createAction.execute({ group: 'gh', object: 'ventilator_1', value: 'off', automations: [] });
   const create = async () => {
     await server.createAction.execute({
       group: 'gh',
@@ -93,9 +98,24 @@ export async function faultRun(seed: number, steps: number, breakage: Breakage =
     });
     await server.setLimit.execute({ group: 'gh', object: 'pump_1', ...LIMITS });
     await server.setSafety.execute({ group: 'gh', object: 'pump_1', staleAfterMs: STALE_AFTER_MS });
+    await server.addLockout.execute({
+      group: 'gh',
+      object: 'pump_1',
+      lockout: { sensor: HUMIDITY, above: HUMIDITY_LIMIT },
+    });
+    await server.addLockout.execute({
+      group: 'gh',
+      object: 'pump_1',
+      lockout: { while: 'ventilator_1', is: 'on' },
+    });
   };
   await create();
   let temperature = 15 + next() * 10;
+  let humidity = 70 + next() * 25;
+  let humidityNewest: { value: number; time: number } | undefined;
+  let humiditySilentUntil = 0;
+  /** Since when a lockout has blocked without a break, as the harness sees it (not the engine's code). */
+  let blockedSince: number | undefined;
   let silentUntil = 0;
   let deletedUntil = 0;
   let lastSent: { value: number; time: string } | undefined;
@@ -145,6 +165,28 @@ export async function faultRun(seed: number, steps: number, breakage: Breakage =
       await send(5 + next() * 30, now - Math.floor(next() * 30) * 60_000);
       count('late reading');
     }
+    humidity = Math.min(100, Math.max(60, humidity + (next() - 0.5) * 6));
+    if (chance(0.02)) {
+      humiditySilentUntil = now + Math.floor(next() * 40) * 60_000;
+      count('lockout input silent');
+    }
+    if (now >= humiditySilentUntil) {
+      const time = now - Math.floor(next() * 20_000);
+      const value = Math.round(humidity * 10) / 10;
+      if ((await base.readings.add([{ group: 'gh', topic: HUMIDITY, value, time: new Date(time) }])) > 0)
+        if (humidityNewest === undefined || time > humidityNewest.time) humidityNewest = { value, time };
+    }
+    // The fan runs for short spells (a fifth of the time or so), so the pump's rules still get to act.
+    const fanOn = (await base.actions.find('gh', 'ventilator_1'))?.value === 'on';
+    if (chance(fanOn ? 0.1 : 0.02)) {
+      await server.setValue.execute({
+        group: 'gh',
+        object: 'ventilator_1',
+        value: fanOn ? 'off' : 'on',
+        actor: { kind: 'cli' },
+      });
+      count('interlock switched');
+    }
     if (chance(0.05) && lastSent !== undefined) {
       await send(lastSent.value, Date.parse(lastSent.time));
       count('duplicate reading');
@@ -177,13 +219,60 @@ export async function faultRun(seed: number, steps: number, breakage: Breakage =
     // A tick the store failed is tried again at the next: each one in the last few adds a step of slack.
     const slack = (2 + recentOutages.filter(Boolean).length) * step;
     if (now - newestReading <= STALE_AFTER_MS) lastFresh = now;
-    const violation = await checkInvariants(base, now, slack, staleFrom, lastFresh, result.switched);
+    const blocking = await lockoutBlocks(base, now, humidityNewest);
+    if (blocking === undefined) blockedSince = undefined;
+    else blockedSince ??= now;
+    const violation =
+      (await checkInvariants(base, now, slack, staleFrom, lastFresh, result.switched)) ??
+      (await checkLockouts(base, now, slack, blocking, blockedSince, result.switched));
     if (violation !== undefined) return { seed, ticks: tick + 1, faults, violation };
   }
   return { seed, ticks: steps, faults };
 }
 
 type Switched = Awaited<ReturnType<Instance['engine']['tick']>>['switched'];
+
+/**
+ * Whether a lockout of pump_1 surely blocks now, and why, decided here from the store alone (not with the
+ * engine's code): no fresh humidity reading (its freshness limit is the action's, 15 minutes), humidity above
+ * the limit, or the fan on. Lenient where the engine is strict (its dead band), so no false alarms.
+ */
+async function lockoutBlocks(
+  store: SharedStore,
+  now: number,
+  humidity: { value: number; time: number } | undefined,
+): Promise<string | undefined> {
+  if ((await store.actions.find('gh', 'ventilator_1'))?.value === 'on') return 'ventilator_1 is on';
+  if (humidity === undefined || now - humidity.time > STALE_AFTER_MS) return 'humidity stale or missing';
+  if (humidity.value > HUMIDITY_LIMIT) return `humidity ${humidity.value} above ${HUMIDITY_LIMIT}`;
+  return undefined;
+}
+
+/**
+ * A lockout is never crossed by the engine: no switch `on` of the engine while one surely blocks, and the
+ * engine does not keep on (longer than the slack of a retried tick) an action it switched on once one blocks.
+ * A person's `on` may override a lockout (docs/automations.md), so it is not counted.
+ */
+async function checkLockouts(
+  store: SharedStore,
+  now: number,
+  slack: number,
+  blocking: string | undefined,
+  blockedSince: number | undefined,
+  switched: Switched,
+): Promise<string | undefined> {
+  if (blocking === undefined || blockedSince === undefined) return undefined;
+  const at = new Date(now).toISOString();
+  for (const event of switched)
+    if (event.object === 'pump_1' && event.value === 'on')
+      return `${at}: ${event.trigger} switched pump_1 on across a lockout (${blocking})`;
+  const action = await store.actions.find('gh', 'pump_1');
+  if (action?.value !== 'on' || now - blockedSince <= slack) return undefined;
+  const [last] = await store.actionHistory.list('gh', 'pump_1', 1);
+  if (last?.actor.kind === 'engine' && last.value === 'on')
+    return `${at}: the engine kept pump_1 on across a lockout (${blocking}) since ${new Date(blockedSince).toISOString()}`;
+  return undefined;
+}
 
 async function checkInvariants(
   store: SharedStore,

@@ -1,3 +1,4 @@
+import { AddActionLockout } from '@hortus/core';
 import { eventually, expect, sample, startTestServer, type TestServer } from './harness.js';
 
 const thermostat = [
@@ -81,6 +82,100 @@ describe('HTTP /api/actions: safety (safe mode, minimum on-time and off-time)', 
       'safe off',
       'sensor on',
     ]);
+  });
+
+  it('when a heater is locked out while its fan is on, then the engine switches it off, GET /lockouts says why, and the client routes answer as before', async () => {
+    const group = api.unique('locked-greenhouse');
+    await api.seed.group(group);
+    await api.seed.action(group, 'heater_1');
+    await api.seed.action(group, 'ventilator_1');
+    await api.container
+      .get(AddActionLockout)
+      .execute({ group, object: 'heater_1', lockout: { while: 'ventilator_1', is: 'on' } });
+    await api.call('POST', '/api/actions/update', {
+      json: { group, object: 'heater_1', automations: thermostat },
+    });
+    const fan = (value: string) => api.get(`/api/actions/?group=${group}&object=ventilator_1&value=${value}`);
+    const blockedLines = () =>
+      api.logger.lines.filter(
+        (line) => line.event === 'automation blocked by lockout' && line['group'] === group,
+      );
+    // The fan runs: the cold reading's rule is blocked, and that is logged once, however many ticks pass.
+    expect((await fan('on')).json(), "a person's switch answers as before").to.deep.equal({
+      message: 'Actions success',
+    });
+    await api.call('POST', '/api/data/readings', {
+      json: [{ group, topic: 'esp/air/temperature', value: 15, time: api.clock.now().toISOString() }],
+    });
+    await eventually(async () => expect(blockedLines()).to.have.lengthOf(1));
+    expect(blockedLines()[0]).to.deep.include({
+      object: 'heater_1',
+      value: 'on',
+      by: 'temperature less than 18 -> on',
+      lockout: 'ventilator_1 is on',
+    });
+    api.clock.advance(1_000);
+    await api.call('POST', '/api/data/readings', {
+      json: [{ group, topic: 'esp/air/temperature', value: 14, time: api.clock.now().toISOString() }],
+    });
+    await fan('off');
+    // The crossing was kept: the heater goes on once the fan is off.
+    await eventually(async () => expect(await valueOf(group, 'heater_1')).to.equal('on'));
+    expect(blockedLines()).to.have.lengthOf(1);
+
+    await fan('on');
+    await eventually(async () => expect(await valueOf(group, 'heater_1')).to.equal('off'));
+    const listed = await api.get(`/api/actions/lockouts?group=${group}`);
+    expect(listed.status).to.equal(200);
+    expect(listed.json()).to.deep.equal({
+      message: [
+        {
+          group,
+          object: 'heater_1',
+          value: 'off',
+          lockouts: [
+            {
+              id: 1,
+              while: 'ventilator_1',
+              is: 'on',
+              text: 'ventilator_1 is on',
+              active: true,
+              reason: 'ventilator_1 is on',
+            },
+          ],
+        },
+      ],
+    });
+    // The event is recorded right after the switch: waited for, not read at once.
+    await eventually(async () => {
+      const log = (await api.get(`/api/actions/automation_log?group=${group}`)).json() as {
+        message: { trigger: string; value: string; rule: string }[];
+      };
+      expect(log.message[0]).to.deep.include({
+        trigger: 'lockout',
+        value: 'off',
+        rule: 'lockout: ventilator_1 is on -> off',
+      });
+    });
+
+    const state = (await api.get(`/api/actions/current_state?group=${group}`)).json() as {
+      message: Record<string, unknown>[];
+    };
+    expect(Object.keys(state.message[0] ?? {}).sort()).to.deep.equal([
+      '_id',
+      'automations',
+      'group',
+      'object',
+      'value',
+    ]);
+    const one = (await api.get(`/api/actions/get_automations?groupId=${group}&deviceName=heater_1`)).json();
+    expect(one).not.to.have.property('lockouts');
+    expect((await api.get('/api/actions/lockouts?group=no-such-group-here')).status).to.equal(404);
+
+    // The fan off again: the heater's rule applies again (after its switch interval), and it is still cold.
+    api.clock.advance(61_000);
+    await fan('off');
+    await eventually(async () => expect(await valueOf(group, 'heater_1')).to.equal('on'));
   });
 
   it('when the group is unknown or not given, then 404 or 400 {message}', async () => {

@@ -54,7 +54,8 @@ export const filePlans: Readonly<Record<string, FilePlan>> = {
     env: { SECRET: 'a-webhook-secret-of-32-characters' },
   },
   'docs/automations.md': {
-    setup: 'hortus group create greenhouse-1 && hortus action create pump_1 --group greenhouse-1',
+    setup:
+      'hortus group create greenhouse-1 && for a in pump_1 heater_1 ventilator_1; do hortus action create $a --group greenhouse-1; done',
   },
   'docs/cli.md': { env: { PASSWORD: 'a-password-of-some-length' } },
   // The example recipes, where the doc's commands name them.
@@ -141,7 +142,8 @@ const plans: readonly BlockPlan[] = [
   {
     file: 'docs/cli.md',
     first: 'hortus action create pump_1',
-    setup: `echo '[{"timeAutomations":[{"action":"on","time":"06:30","frequency":"weekdays"}],"sensorAutomations":[]}]' > rules.json`,
+    // The lockout lines name a heater and a fan.
+    setup: `echo '[{"timeAutomations":[{"action":"on","time":"06:30","frequency":"weekdays"}],"sensorAutomations":[]}]' > rules.json && hortus action create heater_1 --group greenhouse-1 && hortus action create ventilator_1 --group greenhouse-1`,
   },
   {
     file: 'docs/cli.md',

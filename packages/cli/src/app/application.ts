@@ -332,7 +332,11 @@ function logDelivery(logger: Logger, { delivered, retrying, failed }: DeliveryRo
  * Quiet ticks are not logged: one line every few seconds saying "nothing happened" is noise. A group that
  * failed gets a line of its own: a warning for a domain error (the store is away), an error otherwise.
  */
-function logTick(logger: Logger, { switched, alerts, withheld, failures }: TickResult): void {
+function logTick(logger: Logger, { switched, alerts, withheld, failures, blocked }: TickResult): void {
+  // Each once per reason (the engine keeps what it reported), not on every tick.
+  for (const { group, object, by, reason } of blocked) {
+    logger.info('automation blocked by lockout', { group, object, value: 'on', by, lockout: reason });
+  }
   if (withheld.length > 0) {
     logger.warn('alerts withheld: open notification quota reached', {
       alerts: withheld.map(({ group, topic, kind }) => ({ group, topic, kind })),

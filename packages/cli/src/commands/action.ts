@@ -25,6 +25,7 @@ import { fields, say, table } from '../output.js';
 import { UsageError } from '../exit-codes.js';
 import { durationOption } from './shared.js';
 import { registerActionSafetyCommand } from './action-safety.js';
+import { registerActionLockoutCommands } from './action-lockout.js';
 import { registerActionSimulationCommands } from './action-simulate.js';
 import {
   createGroupOption,
@@ -370,5 +371,6 @@ export function registerActionCommands(program: Command, io: RunIo): void {
     'hortus action limit pump_1 --group greenhouse-1 --max-on off',
   );
   registerActionSafetyCommand(action, io);
+  registerActionLockoutCommands(action, io);
   registerActionSimulationCommands(action, io);
 }

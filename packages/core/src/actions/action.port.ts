@@ -1,4 +1,4 @@
-import { type Action, type AutomationSet, type NewAction } from './action.js';
+import { type Action, type AutomationSet, type Lockout, type NewAction } from './action.js';
 
 export interface ActionRepository {
   /** Throws ConflictError when the group already has an action with that object name. */
@@ -14,6 +14,11 @@ export interface ActionRepository {
     object: string,
     automations: readonly AutomationSet[],
   ): Promise<Action | undefined>;
+  /**
+   * Replaces the action's lockouts as a whole (an empty list removes them); undefined when no action
+   * matches. The group's revision changes, as for setAutomations, so engines look at the group again.
+   */
+  setLockouts(group: string, object: string, lockouts: readonly Lockout[]): Promise<Action | undefined>;
   /** Removes the action; false when none matches. The group's revision changes when one was removed. */
   delete(group: string, object: string): Promise<boolean>;
   /** Removes every action of the group and answers how many; the revision changes when any was removed. */

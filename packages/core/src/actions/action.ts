@@ -42,12 +42,42 @@ export interface AutomationSet {
   readonly sensorAutomations: readonly SensorAutomation[];
 }
 
+/**
+ * A lockout blocks the automation engine from switching its action `on`: while a sensor's newest reading is
+ * below or above a value (`pump_1` never on while `esp/air/temperature` is below 2), or while another action of
+ * the group has a value (`heater_1` never on while `ventilator_1` is on). Kept with the action, so it is copied,
+ * listed and deleted with it. `id` numbers an action's lockouts for removal (never reused while a higher one is
+ * kept). See action-lockouts.ts and automations/lockouts.ts.
+ */
+export type Lockout = SensorLockout | InterlockLockout;
+
+export const lockoutConditions = ['below', 'above'] as const;
+export type LockoutCondition = (typeof lockoutConditions)[number];
+export const lockoutStates = ['on', 'off'] as const;
+
+export interface SensorLockout {
+  readonly id: number;
+  /** The topic, resolved from a sensor name when it was set (`temperature` → `esp/air/temperature`). */
+  readonly topic: string;
+  readonly condition: LockoutCondition;
+  readonly value: number;
+}
+
+export interface InterlockLockout {
+  readonly id: number;
+  /** Another action of the same group. */
+  readonly while: string;
+  readonly is: (typeof lockoutStates)[number];
+}
+
 export interface Action {
   readonly id: string;
   readonly group: string;
   readonly object: string;
   readonly value: string;
   readonly automations: readonly AutomationSet[];
+  /** Absent when it has none; not part of what the web client's routes answer. */
+  readonly lockouts?: readonly Lockout[];
 }
 
 export type NewAction = Omit<Action, 'id'>;

@@ -12,6 +12,7 @@ import { type AutomationEvent } from './automation-event.js';
 import { DueSchedule } from './due-schedule.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
+import { type BlockedSwitch } from './lockouts.js';
 import { AdvanceStages } from '../stages/advance-stages.js';
 import { type StageStarted } from '../stages/start-stage.js';
 import { RunAutomations } from './run-automations.js';
@@ -37,6 +38,8 @@ export interface TickResult {
   readonly evaluated: readonly string[];
   /** Actions in safe mode at this engine's last look at their groups (the `/metrics` gauge). */
   readonly inSafeMode: number;
+  /** Switches `on` a lockout kept the engine from making, each reported once per reason (see Lockouts). */
+  readonly blocked: readonly BlockedSwitch[];
   /** Groups moved to their next recipe stage by date (checked about once a minute). */
   readonly stagesStarted: readonly StageStarted[];
 }
@@ -103,6 +106,7 @@ export class AutomationEngine {
     const withheld: WithheldAlert[] = [];
     const failures: GroupFailure[] = [];
     const queued: OutboxMessage[] = [];
+    const blocked: BlockedSwitch[] = [];
     const startedAt = this.clock.now();
     // Before the groups are read, so a stage's new ranges and thresholds count in this very tick.
     const stagesStarted = await this.advanceStages(startedAt);
@@ -120,7 +124,7 @@ export class AutomationEngine {
         failures.push({ group: group.name, stage: 'metrics', error });
       }
       try {
-        for (const event of await this.automations.runGroup(group, startedAt, missedSince, wake))
+        for (const event of await this.automations.runGroup(group, startedAt, missedSince, wake, blocked))
           switched.push(event);
       } catch (error) {
         failures.push({ group: group.name, stage: 'automations', error });
@@ -157,7 +161,7 @@ export class AutomationEngine {
     }
     const evaluated = groups.map((group) => group.name);
     const inSafeMode = this.automations.safeModeCount();
-    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode, stagesStarted };
+    return { switched, alerts, withheld, queued, failures, evaluated, inSafeMode, stagesStarted, blocked };
   }
 
   /** A store error here is the next check's to retry; it must not stop the rules and alerts. */

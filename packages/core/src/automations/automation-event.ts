@@ -1,5 +1,8 @@
-/** `limit`: the action's maximum on-time switched it off; `safe`: every input went stale (safe mode). */
-export const automationTriggers = ['time', 'sensor', 'limit', 'safe'] as const;
+/**
+ * `limit`: the action's maximum on-time switched it off; `safe`: every input went stale (safe mode);
+ * `lockout`: a lockout became active while the engine had it on.
+ */
+export const automationTriggers = ['time', 'sensor', 'limit', 'safe', 'lockout'] as const;
 export type AutomationTrigger = (typeof automationTriggers)[number];
 
 /** One change the automation engine made to an action, kept so people can see why a pump switched. */

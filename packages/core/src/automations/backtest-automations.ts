@@ -37,7 +37,7 @@ export interface AutomationBacktest {
   readonly to: Date;
   readonly switches: readonly SimulatedSwitch[];
   readonly actions: readonly BacktestOnTime[];
-  /** Readings replayed (of the topics the sensor rules read, warm-up included). */
+  /** Readings replayed (of the topics the sensor rules and lockouts read, warm-up included). */
   readonly readings: number;
   /** Ticks at which the group was evaluated (those with a change or a wake-up). */
   readonly evaluations: number;

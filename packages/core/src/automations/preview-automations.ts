@@ -14,6 +14,8 @@ import { requireInteger, requireText } from '../shared/validation.js';
 import { type AutomationEvent } from './automation-event.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from './engine-state.port.js';
+import { lockoutTopics } from '../actions/action-lockouts.js';
+import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { SimulatedEngine } from './simulated-engine.js';
 
 export const DEFAULT_PREVIEW_HOURS = 24;
@@ -68,6 +70,7 @@ export class PreviewAutomations {
     @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
     @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
     @inject(ACTION_HISTORY_REPOSITORY) private readonly history: ActionHistoryRepository,
+    @inject(READING_REPOSITORY) private readonly readings: ReadingRepository,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(CORE_SETTINGS) private readonly coreSettings: CoreSettings,
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
@@ -84,10 +87,11 @@ export class PreviewAutomations {
     const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
     const from = this.clock.now().getTime();
     const to = from + hours * 3_600_000;
+    const actions = await this.actions.listByGroup(group.name);
     const engine = new SimulatedEngine(
       {
         group,
-        actions: await this.actions.listByGroup(group.name),
+        actions,
         engineState: this.state,
         history: this.history,
         at: from,
@@ -95,6 +99,11 @@ export class PreviewAutomations {
       this.coreSettings,
       this.settings,
     );
+    // A lockout reads the newest readings there are (the same sample safe mode measures the usual interval
+    // on): without them it would block throughout, as unknown. They go stale in the preview as they would live.
+    for (const topic of new Set(actions.flatMap(lockoutTopics)))
+      for (const reading of (await this.readings.newestFirst({ group: group.name, topic }, 11)).reverse())
+        engine.readings.push(reading);
     // Evaluated now, then at each wake-up (a slot, a deadline, the end of a hold), and one tick after a
     // switch, as the live engine's change feed makes it.
     let at = from;

@@ -25,6 +25,7 @@ import { type AutomationEvent, type AutomationTrigger, type NewAutomationEvent }
 import { type WakeUps } from './wake-ups.js';
 import { type CyclingHold, cyclingHold, holds } from './cycling.js';
 import { SafeMode } from './safe-mode.js';
+import { type BlockedSwitch, type LockoutCheck, lockoutReason, Lockouts, onByPerson } from './lockouts.js';
 import { AUTOMATION_LOG_REPOSITORY, type AutomationLogRepository } from './automation-log.port.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
 import {
@@ -58,8 +59,10 @@ import {
  * the limit (its rest). "On since" is when an engine first saw it on, kept in the engine state.
  *
  * When they disagree, the first of these wins (docs/automations.md, "Safety"): the maximum on-time (always
- * enforced), the safe state (every input stale: see SafeMode; the rules rest meanwhile), the minimum
- * on-time and off-time (they hold the rules back, see cycling.ts), then the rules.
+ * enforced), the lockouts (the engine never switches an action on while one is active, and switches it off
+ * when one becomes active, unless a person switched it on; see lockouts.ts), the safe state (every input
+ * stale: see SafeMode; the rules rest meanwhile), the minimum on-time and off-time (they hold the rules
+ * back, see cycling.ts), then the rules.
  */
 @injectable()
 export class RunAutomations {
@@ -75,6 +78,7 @@ export class RunAutomations {
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
     @inject(SafeMode) private readonly safeMode: SafeMode,
     @inject(ACTION_HISTORY_REPOSITORY) private readonly history: ActionHistoryRepository,
+    @inject(Lockouts) private readonly lockouts: Lockouts,
   ) {}
 
   /** The actions in safe mode at this engine's last look at their groups, by group. */
@@ -101,23 +105,47 @@ export class RunAutomations {
    * One group's rules. `wake` learns when the group must be looked at again though nothing in it changes:
    * the next slot of each time rule, the end of a switch interval that held a sensor rule back.
    */
-  async runGroup(group: Group, now: Date, missedSince?: Date, wake?: WakeUps): Promise<AutomationEvent[]> {
+  async runGroup(
+    group: Group,
+    now: Date,
+    missedSince?: Date,
+    wake?: WakeUps,
+    blocked?: BlockedSwitch[],
+  ): Promise<AutomationEvent[]> {
     const events: AutomationEvent[] = [];
     const timeZone = groupTimeZone(group.settings, this.coreSettings.timeZone);
     const controls = readActionControls(group.settings);
+    const actions = await this.actions.listByGroup(group.name);
+    // Each action's value as the engine sees it during this evaluation: interlocks read it.
+    const values = new Map(actions.map((action) => [action.object, action.value]));
+    const switchedNow = new Set<string>();
     let safeActions = 0;
-    for (const action of await this.actions.listByGroup(group.name)) {
+    for (const action of actions) {
       if (wake !== undefined) this.wakeForSlots(action, now, timeZone, wake);
       const own = controls.get(action.object);
       let current = action;
       const push = (switched: Switched | undefined) => {
         if (switched === undefined) return;
         current = switched.action;
+        values.set(current.object, current.value);
+        switchedNow.add(current.object);
         events.push(switched.event);
       };
+      const block = await this.lockouts.check(current, own, values, now, { wake, record: true });
+      const note = async (by: string) => {
+        const noted = await this.lockouts.noteBlocked(current, block, by, now);
+        if (noted !== undefined) blocked?.push(noted);
+      };
+      // A lockout wins over safe mode, the cycling limits and the rules (docs/automations.md, "Safety").
+      push(await this.enforceLockout(current, block, now, note));
+      const locked = block.active.length > 0;
+      // As after safe mode: a rule still beyond its threshold switches again (a heater locked out while
+      // the fan ran goes on again once the fan is off, if it is still cold).
+      if (block.ended === true) await this.safeMode.rearmRules(current, now);
       const verdict = await this.safeMode.check(action, own, now, wake);
       if (verdict.kind === 'enter' || verdict.kind === 'safe') safeActions += 1;
-      if (verdict.kind === 'enter' && verdict.safe !== 'hold')
+      if (verdict.kind === 'enter' && verdict.safe === ON_VALUE && locked) await note(verdict.rule);
+      else if (verdict.kind === 'enter' && verdict.safe !== 'hold')
         push(await this.switchAction(current, verdict.safe, 'safe', verdict.rule, now, {}));
       if (verdict.kind === 'normal' || verdict.kind === 'left') {
         let hold = await cyclingHold(this.history, current, own);
@@ -125,6 +153,11 @@ export class RunAutomations {
         for (const { rule, slot } of this.slotsToFire(action, now, timeZone, missedSince, hold)) {
           // Not claimed: the slot fires when the hold ends (slotsToFire keeps it due until then).
           if (holds(hold, rule.action, now)) continue;
+          // Not claimed either: it fires if the lockout ends within the slot's grace.
+          if (locked && rule.action === ON_VALUE && current.value !== ON_VALUE) {
+            await note(describeTimeRule(rule));
+            continue;
+          }
           const before = current;
           push(await this.runTimeRule(current, rule, slot, now));
           if (current !== before) hold = holdAfterSwitch(current.value, own, now);
@@ -132,18 +165,55 @@ export class RunAutomations {
         for (const set of action.automations) {
           for (const rule of set.sensorAutomations) {
             const before = current;
-            push(await this.runSensorRule(current, rule, now, wake, hold));
+            push(await this.runSensorRule(current, rule, now, wake, hold, locked ? note : undefined));
             if (current !== before) hold = holdAfterSwitch(current.value, own, now);
           }
         }
       }
       const limit = own?.maxOnMs === undefined ? undefined : { maxOnMs: own.maxOnMs };
       const limited = limit === undefined ? undefined : await this.enforceLimit(current, limit, now, wake);
-      if (limited !== undefined) events.push(limited.event);
+      if (limited !== undefined) push(limited);
+    }
+    // An interlock whose other action the engine switched after it was looked at: looked at again, so no
+    // lockout is crossed until the next tick.
+    for (const action of switchedNow.size === 0 ? [] : actions) {
+      if (!(action.lockouts ?? []).some((lockout) => 'while' in lockout && switchedNow.has(lockout.while)))
+        continue;
+      const current = { ...action, value: values.get(action.object) ?? action.value };
+      const block = await this.lockouts.check(current, controls.get(action.object), values, now, { wake });
+      const switched = await this.enforceLockout(current, block, now, async (by) => {
+        const noted = await this.lockouts.noteBlocked(current, block, by, now);
+        if (noted !== undefined) blocked?.push(noted);
+      });
+      if (switched !== undefined) {
+        values.set(action.object, switched.action.value);
+        events.push(switched.event);
+      }
     }
     if (safeActions > 0) this.inSafeMode.set(group.name, safeActions);
     else this.inSafeMode.delete(group.name);
     return events;
+  }
+
+  /**
+   * Switches off an action that is on while a lockout is active, whoever's rule switched it on, unless a
+   * person switched it on (the newest history entry): a person's switch overrides a lockout, and is
+   * reported once instead. Not held by the minimum on-time (safety first).
+   */
+  private async enforceLockout(
+    action: Action,
+    block: LockoutCheck,
+    now: Date,
+    note: (by: string) => Promise<void>,
+  ): Promise<Switched | undefined> {
+    if (block.active.length === 0 || action.value !== ON_VALUE) return undefined;
+    const [last] = await this.history.list(action.group, action.object, 1);
+    if (onByPerson(action, last)) {
+      await note(PERSON_SWITCH);
+      return undefined;
+    }
+    const rule = `lockout: ${lockoutReason(block)} -> ${OFF_VALUE}`;
+    return this.switchAction(action, OFF_VALUE, 'lockout', rule, now, {});
   }
 
   /**
@@ -248,6 +318,7 @@ export class RunAutomations {
     now: Date,
     wake: WakeUps | undefined,
     hold: CyclingHold | undefined,
+    locked?: (by: string) => Promise<void>,
   ): Promise<Switched | undefined> {
     const topic = sensorTopic(rule.sensor);
     if (topic === undefined) return undefined;
@@ -266,6 +337,11 @@ export class RunAutomations {
     if (switches && hold !== undefined && holds(hold, rule.action, now)) {
       // Like the switch interval: the crossing is not recorded, so it switches once the hold is over.
       wake?.at(hold.until);
+      return undefined;
+    }
+    if (switches && locked !== undefined && rule.action === ON_VALUE) {
+      // Not recorded either: the crossing switches once the lockout ends, if the value is still beyond.
+      await locked(describeSensorRule(rule));
       return undefined;
     }
     if (switches && !(await this.mayTakeSwitch(action, now, wake))) return undefined;
@@ -300,6 +376,8 @@ export class RunAutomations {
   ): Promise<Switched | undefined> {
     if (action.value === value) return undefined;
     if (value === ON_VALUE && (await this.resting(action, now))) return undefined;
+    // The last guard: every switch `on` of the engine passes here; a lockout is never crossed.
+    if (value === ON_VALUE && (await this.lockoutActiveNow(action, now))) return undefined;
     // The same use case as a client's or the CLI's switch: one path for every change of a value, recorded
     // in the action history with the engine and the kind of rule as its actor.
     const updated = await this.setValue.apply(action.group, action.object, value, {
@@ -318,6 +396,18 @@ export class RunAutomations {
       ...why,
     });
     return { action: updated, event };
+  }
+
+  /** Whether a lockout blocks the action now, with the group's values as the store holds them. */
+  private async lockoutActiveNow(action: Action, now: Date): Promise<boolean> {
+    if ((action.lockouts ?? []).length === 0) return false;
+    const [group, siblings] = await Promise.all([
+      this.groups.findByName(action.group),
+      this.actions.listByGroup(action.group),
+    ]);
+    const values = new Map(siblings.map((sibling) => [sibling.object, sibling.value]));
+    const own = readActionControls(group?.settings).get(action.object);
+    return (await this.lockouts.check(action, own, values, now)).active.length > 0;
   }
 
   /**
@@ -339,6 +429,9 @@ function holdAfterSwitch(
   const minMs = value === ON_VALUE ? controls?.minOnMs : controls?.minOffMs;
   return minMs === undefined ? undefined : { value, from: now.getTime(), until: now.getTime() + minMs };
 }
+
+/** What a person's switch is called where it overrides a lockout (it is kept: docs/automations.md). */
+const PERSON_SWITCH = "a person's switch";
 
 interface Switched {
   readonly action: Action;

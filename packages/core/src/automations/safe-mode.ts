@@ -173,7 +173,7 @@ export class SafeMode {
    * then counts as a crossing, so "temperature less than 18 -> on" switches the heater on again at once
    * when it is still cold, rather than waiting for the value to cross again.
    */
-  private async rearmRules(action: Action, now: Date): Promise<void> {
+  async rearmRules(action: Action, now: Date): Promise<void> {
     for (const set of action.automations) {
       for (const rule of set.sensorAutomations) {
         const ruleKey = sensorRuleStateKey(action, rule);
@@ -188,7 +188,7 @@ export class SafeMode {
    * STALE_INTERVALS times the topic's usual interval as observed (the median gap of its newest readings),
    * whichever is longer.
    */
-  private async staleAfter(
+  async staleAfter(
     group: string,
     topic: string,
     controls: ActionControls | undefined,

@@ -6,12 +6,14 @@ import { type Group } from '../groups/group.js';
 import { type CoreSettings } from '../shared/settings.js';
 import { type AutomationEvent } from './automation-event.js';
 import { type AutomationSettings } from './automation-settings.js';
-import { type SensorAutomation } from '../actions/action.js';
+import { type SensorAutomation, type SensorLockout } from '../actions/action.js';
 import { safeModeStateKey } from '../actions/action-limits.js';
 import { type EngineStateRepository, type EngineValue, sensorRuleStateKey } from './engine-state.port.js';
 import { type RuleSide, ruleSide, sensorTopic } from './rules.js';
 import { RunAutomations } from './run-automations.js';
 import { inputTopics, SafeMode } from './safe-mode.js';
+import { Lockouts, lockoutStateKey, sensorLockoutHolds } from './lockouts.js';
+import { lockoutTopics } from '../actions/action-lockouts.js';
 import {
   overlayEngineState,
   overlayHistory,
@@ -24,9 +26,9 @@ import {
 } from './simulation-stores.js';
 import { WakeUps } from './wake-ups.js';
 
-/** The topics a simulation of the action reads: its sensor rules'. */
+/** The topics a simulation of the action reads: its sensor rules' and its lockouts'. */
 export function simulationTopics(action: Action): string[] {
-  return inputTopics(action);
+  return [...new Set([...inputTopics(action), ...lockoutTopics(action)])];
 }
 
 /** Where a simulation starts: the group and its actions as they are, and what the engine remembers. */
@@ -57,6 +59,7 @@ export class SimulatedEngine {
   private readonly deadBand: number;
   private readonly watched: readonly { rule: SensorAutomation; topic: string; key: string }[];
   private readonly safeKeys: readonly string[];
+  private readonly sensorLockouts: readonly { lockout: SensorLockout; key: string }[];
   /** Topics whose every reading is evaluated (inputs the look-ahead does not model). */
   private readonly everyReadingMatters: readonly string[] = [];
 
@@ -80,6 +83,13 @@ export class SimulatedEngine {
     const history = overlayHistory(start.history);
     const setValue = new SetActionValue(this.actions.repository, new ActionChanges(), history, this.clock);
     const safeMode = new SafeMode(this.readings.repository, state, simulatedNotifications(), settings);
+    // The live engine's lockout decisions too (no second implementation).
+    const lockouts = new Lockouts(this.readings.repository, state, settings, safeMode);
+    this.sensorLockouts = start.actions.flatMap((action) =>
+      (action.lockouts ?? []).flatMap((lockout) =>
+        'topic' in lockout ? [{ lockout, key: lockoutStateKey(action.group, action.object) }] : [],
+      ),
+    );
     this.run = new RunAutomations(
       simulatedGroups(start.group),
       this.actions.repository,
@@ -92,6 +102,7 @@ export class SimulatedEngine {
       settings,
       safeMode,
       history,
+      lockouts,
     );
   }
 
@@ -125,6 +136,18 @@ export class SimulatedEngine {
       if (reading === undefined) continue;
       const previous = this.written(key)?.['side'] as RuleSide | undefined;
       if (ruleSide(rule, reading.value, previous, this.deadBand) !== previous) return true;
+    }
+    // A sensor lockout that would start or end (its dead band as Lockouts applies it); staleness is a wake-up.
+    for (const { lockout, key } of this.sensorLockouts) {
+      const reading = this.readings.newestOf(lockout.topic);
+      const active = String(this.written(key)?.['active'] ?? '')
+        .split(',')
+        .includes(String(lockout.id));
+      if (reading === undefined) {
+        if (!active) return true;
+        continue;
+      }
+      if (sensorLockoutHolds(lockout, reading.value, active, this.deadBand) !== active) return true;
     }
     return this.safeKeys.some((key) => typeof this.written(key)?.['since'] === 'number');
   }

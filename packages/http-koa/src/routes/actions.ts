@@ -1,6 +1,7 @@
 import {
   type Action,
   actorOf,
+  automationTriggers,
   DEFAULT_ACTION_HISTORY_LIMIT,
   type GetGroup,
   MAX_ACTION_HISTORY_LIMIT,
@@ -55,6 +56,36 @@ const safetyEntry = object(
   ['group', 'object', 'safe', 'staleAfterChosen', 'topics', 'inSafeMode'],
 );
 
+/** One action's lockouts as `GET /api/actions/lockouts` lists them. */
+const lockoutsEntry = object(
+  {
+    group: { type: 'string' },
+    object: { type: 'string' },
+    value: { type: 'string', description: 'Its value now' },
+    lockouts: {
+      type: 'array',
+      items: object(
+        {
+          id: { type: 'integer', description: 'Its number, for `hortus action lockout --remove`' },
+          topic: { type: 'string', description: 'A sensor lockout: the topic it reads' },
+          condition: { type: 'string', enum: ['below', 'above'] },
+          value: { type: 'number' },
+          while: { type: 'string', description: 'An interlock: the other action of the group' },
+          is: { type: 'string', enum: ['on', 'off'] },
+          text: {
+            type: 'string',
+            description: 'In words: `esp/air/temperature below 2`, `ventilator_1 is on`',
+          },
+          active: { type: 'boolean', description: 'Whether it blocks the action now' },
+          reason: { type: 'string', description: 'Why, while active (a stale input counts as blocked)' },
+        },
+        ['id', 'text', 'active'],
+      ),
+    },
+  },
+  ['group', 'object', 'value', 'lockouts'],
+);
+
 const previewQuery = object(
   {
     group: groupName(),
@@ -75,7 +106,7 @@ const plannedSwitch = object(
     object: { type: 'string' },
     value: { type: 'string' },
     previousValue: { type: 'string' },
-    trigger: { type: 'string', enum: ['time', 'limit', 'sensor', 'safe'] },
+    trigger: { type: 'string', enum: [...automationTriggers] },
     rule: { type: 'string', description: 'The rule in words, as in the automation log' },
   },
   ['at', 'local', 'object', 'value', 'previousValue', 'trigger', 'rule'],
@@ -85,7 +116,8 @@ const invalid: ResponseDoc = { description: '`{message}` naming the invalid fiel
 const failed: ResponseDoc = { description: "`{message: 'Internal Server Error'}`" };
 const action: ResponseDoc = { description: 'The action', schema: { $ref: '#/components/schemas/Action' } };
 
-const present = (entity: Action): unknown => withUnderscoreId(entity);
+/** Without `lockouts`: the web client's routes answer exactly as before (lockouts: GET /lockouts). */
+const present = ({ lockouts: _lockouts, ...entity }: Action): unknown => withUnderscoreId(entity);
 
 /**
  * The action as get_automations shows it: with `maxOnMs`, `minOnMs` and `minOffMs` when its group gives it
@@ -275,6 +307,30 @@ export const actionRoutes: RouterSpec = {
       },
       handle: async ({ query }, { listActionSafety }) =>
         json({ message: await listActionSafety.execute({ group: query['group'] }) }),
+    },
+    {
+      method: 'get',
+      path: '/lockouts',
+      access: 'group',
+      writes: false,
+      summary: "The lockouts of a group's actions, and whether each blocks now",
+      description:
+        'A lockout keeps the automation engine from switching its action on: while a sensor is below or ' +
+        'above a value, or while another action of the group is on or off; a stale or missing input counts ' +
+        'as blocked (see automations.md, Safety). Only actions with lockouts are listed. Set them with ' +
+        '`hortus action lockout`.',
+      query: groupQuery,
+      responses: {
+        200: {
+          description: '`{message: [ActionLockouts]}`, in the order of the actions',
+          schema: object({ message: { type: 'array', items: lockoutsEntry } }),
+        },
+        400: invalid,
+        404: { description: '`{message}`: no such group' },
+        500: failed,
+      },
+      handle: async ({ query }, { listActionLockouts }) =>
+        json({ message: await listActionLockouts.execute({ group: query['group'] }) }),
     },
     {
       method: 'get',

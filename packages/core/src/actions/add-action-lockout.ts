@@ -1,0 +1,45 @@
+import { inject, injectable } from 'inversify';
+import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { InvalidInputError, NotFoundError } from '../shared/errors.js';
+import { isPlainObject, requireText } from '../shared/validation.js';
+import { type Lockout } from './action.js';
+import { MAX_LOCKOUTS_PER_ACTION, parseLockout, sameLockout } from './action-lockouts.js';
+import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
+
+/**
+ * Adds a lockout to an action: `{sensor, below|above}` (a sensor name or a topic) or `{while, is}` (another
+ * action of the group, which must exist now; one deleted later blocks, as unknown is not safe). Adding one the
+ * action has already changes nothing. Answers the action's lockouts.
+ */
+@injectable()
+export class AddActionLockout {
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
+  ) {}
+
+  async execute(input: { group: unknown; object: unknown; lockout: unknown }): Promise<readonly Lockout[]> {
+    const name = requireText(input.group, 'group');
+    const object = requireText(input.object, 'object');
+    if (!isPlainObject(input.lockout)) throw InvalidInputError.forField('lockout', 'must be an object');
+    const wanted = parseLockout(input.lockout, object);
+    const group = await this.groups.findByName(name);
+    if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
+    const action = await this.actions.find(group.name, object);
+    if (action === undefined) throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
+    if ('while' in wanted && (await this.actions.find(group.name, wanted.while)) === undefined)
+      throw InvalidInputError.forField('while', `no action ${wanted.while} in group ${group.name}`);
+    const lockouts = action.lockouts ?? [];
+    if (lockouts.some((lockout) => sameLockout(lockout, { ...wanted, id: 0 } as Lockout))) return lockouts;
+    if (lockouts.length >= MAX_LOCKOUTS_PER_ACTION)
+      throw InvalidInputError.forField('lockout', `at most ${MAX_LOCKOUTS_PER_ACTION} per action`);
+    const id = Math.max(0, ...lockouts.map((lockout) => lockout.id)) + 1;
+    const updated = await this.actions.setLockouts(group.name, object, [
+      ...lockouts,
+      { ...wanted, id } as Lockout,
+    ]);
+    if (updated === undefined)
+      throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
+    return updated.lockouts ?? [];
+  }
+}

@@ -1,0 +1,35 @@
+import { inject, injectable } from 'inversify';
+import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
+import { InvalidInputError, NotFoundError } from '../shared/errors.js';
+import { requireText } from '../shared/validation.js';
+import { type Lockout } from './action.js';
+import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
+
+/** Removes one lockout of an action by its id, or every one (`all`). Answers the lockouts left. */
+@injectable()
+export class RemoveActionLockout {
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
+  ) {}
+
+  async execute(input: { group: unknown; object: unknown; id: unknown }): Promise<readonly Lockout[]> {
+    const name = requireText(input.group, 'group');
+    const object = requireText(input.object, 'object');
+    const id = input.id === 'all' ? 'all' : Number(input.id);
+    if (id !== 'all' && !(Number.isInteger(id) && id > 0))
+      throw InvalidInputError.forField('id', 'must be the number of a lockout, or all');
+    const group = await this.groups.findByName(name);
+    if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
+    const action = await this.actions.find(group.name, object);
+    if (action === undefined) throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
+    const lockouts = action.lockouts ?? [];
+    if (id !== 'all' && !lockouts.some((lockout) => lockout.id === id))
+      throw new NotFoundError('action', `${object} in group ${group.name} has no lockout ${id}`);
+    const kept = id === 'all' ? [] : lockouts.filter((lockout) => lockout.id !== id);
+    const updated = await this.actions.setLockouts(group.name, object, kept);
+    if (updated === undefined)
+      throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
+    return updated.lockouts ?? [];
+  }
+}

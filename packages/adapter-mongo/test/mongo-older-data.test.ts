@@ -122,14 +122,11 @@ describe(serverSuite('Mongo store on data of older layouts'), () => {
     expect((await new MongoReadingRepository(store.database).latest('g', 't'))?.value).to.equal(23.45);
     const user = await repositories.users.findById(insertedId.toHexString());
     const changed = await repositories.users.changeEmail(insertedId.toHexString(), 'new@b.example');
-    expect(Object.keys(user ?? {}).sort()).to.deep.equal(['email', 'firstName', 'group', 'id', 'lastName']);
-    expect(Object.keys(changed ?? {}).sort()).to.deep.equal([
-      'email',
-      'firstName',
-      'group',
-      'id',
-      'lastName',
-    ]);
+    // No password; a record without a role is an operator, what the original's accounts could do (issue 36).
+    const fields = ['email', 'firstName', 'group', 'id', 'lastName', 'role'];
+    expect(Object.keys(user ?? {}).sort()).to.deep.equal(fields);
+    expect(Object.keys(changed ?? {}).sort()).to.deep.equal(fields);
+    expect(user?.role).to.equal('operator');
   });
 
   it('when a group of the original service keeps employees as text, then added ones follow them and the group document is left as it was', async () => {

@@ -21,3 +21,4 @@ export * from './file-modes.js';
 export { type ServeNote, switchToIncrementalVacuum } from './vacuum.js';
 export { fileStamp, RESTORE_CANCEL_REASON, type RestoreReport, restoreSqliteFile } from './restore.js';
 export * from './upgrade-backup.js';
+export { sqliteFileInUse } from './in-use.js';

@@ -70,6 +70,21 @@ function describe(config: DataConfig): string {
   return config.store === 'sqlite' ? (config.sqlite?.file ?? '') : redactUrl(config.mongodbUri ?? '', 'path');
 }
 
+/**
+ * A copy from a SQLite file a server is writing still works, but what the server writes meanwhile may be
+ * missing on the target: a warning, not a refusal (a copy is also how one moves off a store under load).
+ * MongoDB shows no cheap sign of a running server, so it gets none.
+ */
+async function warnWhenInUse(io: RunIo, config: DataConfig): Promise<void> {
+  if (config.store !== 'sqlite' || config.sqlite === undefined) return;
+  const { sqliteFileInUse } = await import('@hortus/adapter-sqlite');
+  if (!sqliteFileInUse(config.sqlite.file)) return;
+  io.stderr.write(
+    `hortus: warning: ${config.sqlite.file} is open in another process (a running hortus serve?); ` +
+      'what it writes during the copy may be missing on the target; stop it first for a complete copy\n',
+  );
+}
+
 /** SIGINT/SIGTERM stop the copy after the page in flight; what was written stays, and is not written twice. */
 function stopRequest(signals: SignalSource, stderr: TextSink): { requested(): boolean; stop(): void } {
   let requested = false;
@@ -87,6 +102,15 @@ function stopRequest(signals: SignalSource, stderr: TextSink): { requested(): bo
   };
 }
 
+/** "Identical for every user" would be vacuous with no users: then it says there was nothing to compare. */
+function passwordLine(result: StoreCopyResult): string {
+  const users = result.resources.find((entry) => entry.resource === 'users');
+  if (users !== undefined && users.source === 0) return 'password hashes: no users to compare';
+  return result.credentialsMatch
+    ? 'password hashes: identical on the target for every user'
+    : 'password hashes: DIFFER on the target for some users';
+}
+
 function showReport(result: StoreCopyResult): string {
   const rows = result.resources.map((entry) => [
     entry.resource,
@@ -98,9 +122,7 @@ function showReport(result: StoreCopyResult): string {
   const lines = [
     `copied ${result.from} -> ${result.to} in ${result.seconds} s`,
     table(['resource', 'source', 'target', 'written', 'check'], rows),
-    result.credentialsMatch
-      ? 'password hashes: identical on the target for every user'
-      : 'password hashes: DIFFER on the target for some users',
+    passwordLine(result),
   ];
   if (result.loggedIn !== null) lines.push(`log-in on the target: ${result.loggedIn} logged in`);
   if (result.interrupted) lines.push('interrupted: run the same command again to resume');
@@ -128,6 +150,7 @@ export async function runStoreCopy(io: RunIo, output: Output, options: StoreCopy
       `--to names the store Hortus is configured with (${describe(target)}): a store cannot be copied onto itself`,
     );
   }
+  await warnWhenInUse(io, sourceConfig);
   const started = Date.now();
   const source = await openStore(sourceConfig);
   try {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { mongoSettingsFromEnv, MongoStore } from '@hortus/adapter-mongo';
 import { SqliteStore } from '@hortus/adapter-sqlite';
@@ -312,6 +313,32 @@ describe('hortus store copy', function () {
 
     expect(outcome.code).to.equal(2);
     expect(outcome.stderr).to.include('cannot be copied onto itself');
+  });
+
+  it('when the source file is open in another process and holds no users, then the copy warns of the server and says there were no users to compare', async () => {
+    const dataDir = scratchDataDir();
+    await hortus(undefined, ['group', 'create', 'g1'], { env: { HORTUS_DATA_DIR: dataDir } });
+    const to = join(scratchDataDir(), 'copy.db');
+    const alone = await hortus(undefined, ['store', 'copy', '--to', to], {
+      env: { HORTUS_DATA_DIR: dataDir },
+    });
+    // Another process holding the file open, as a running server does (WAL: a shared lock on the file).
+    const server = new Database(join(dataDir, 'hortus.db'));
+    server.prepare('SELECT count(*) FROM sqlite_master').get();
+    try {
+      const busy = await hortus(undefined, ['store', 'copy', '--to', join(scratchDataDir(), 'copy.db')], {
+        env: { HORTUS_DATA_DIR: dataDir },
+      });
+
+      expect(alone.code, alone.stderr).to.equal(0);
+      expect(alone.stderr).not.to.include('warning');
+      expect(alone.stdout).to.include('password hashes: no users to compare');
+      expect(alone.stdout).not.to.include('identical');
+      expect(busy.code, busy.stderr).to.equal(0);
+      expect(busy.stderr).to.include('warning').and.include('is open in another process');
+    } finally {
+      server.close();
+    }
   });
 
   it("when the target holds another installation's data, then the copy is refused unless --force", async () => {

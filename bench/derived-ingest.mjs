@@ -1,0 +1,142 @@
+// Issue 35, item 4: HTTP ingest with the derived series (VPD, dew point, PPFD and DLI) on keeps >= 90 % of
+// its rate without them. Two `hortus serve` on SQLite with the engine ticking every second, alike but for
+// the groups' metrics setting; runs alternate between them and the ratio is of the medians, in one run.
+// Figures only: `node bench/derived-ingest.mjs [--runs=3] [--groups=4] [--minutes=30]` (after `tsc -b`).
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { get, log, median, post, root, round } from './harness.mjs';
+
+const argument = (name, fallback) =>
+  Number(process.argv.find((text) => text.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const RUNS = argument('runs', 3);
+const GROUPS = argument('groups', 6);
+// Box rounds every 20 s (temperature, humidity, lux) over the last MINUTES minutes, per group: the engine,
+// ticking every second meanwhile, derives every closed minute of them while the ingest goes on.
+const MINUTES = argument('minutes', 600);
+const BATCH = 300;
+const cli = join(root, 'packages/cli/bin/hortus.js');
+const METRICS_ON = [{ metrics: { vpd: true, dewPoint: true, dli: true } }];
+
+function hortus(env, ...args) {
+  execFileSync(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
+}
+
+/** A server on its own SQLite file with groups `<prefix>-<run>-<g>`, the metrics on or off. */
+async function serve(name, metricsOn) {
+  const dataDir = mkdtempSync(join(tmpdir(), `hortus-bench-derived-${name}-`));
+  const env = {
+    STORE: 'sqlite',
+    HORTUS_DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    AUTOMATIONS: 'on',
+    AUTOMATION_TICK_MS: '1000',
+    LOG_FORMAT: 'json',
+    LOG_REQUESTS: 'off',
+    RATE_LIMIT_PER_MINUTE: '0',
+  };
+  // Run 0 warms each server up and is not counted.
+  for (let run = 0; run <= RUNS; run += 1) {
+    for (let g = 0; g < GROUPS; g += 1) {
+      const settings = metricsOn ? ['--settings', JSON.stringify(METRICS_ON)] : [];
+      hortus(env, 'group', 'create', `${name}-${run}-${g}`, ...settings);
+    }
+  }
+  const child = spawn(process.execPath, [cli, 'serve'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      output += chunk;
+      const line = output.split('\n').find((text) => text.includes('"event":"listening"'));
+      if (line !== undefined) resolve(JSON.parse(line).url);
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output}`)));
+  });
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The readings of one run: each group's box rounds of the last MINUTES minutes, in batches. */
+function bodies(name, run) {
+  const readings = [];
+  const now = Date.now();
+  for (let g = 0; g < GROUPS; g += 1) {
+    const group = `${name}-${run}-${g}`;
+    for (let minute = MINUTES; minute >= 3; minute -= 1) {
+      for (let second = 0; second < 60; second += 20) {
+        const time = new Date(now - minute * 60_000 + second * 1000).toISOString();
+        const i = minute * 3 + second / 20;
+        readings.push(
+          { group, topic: 'esp/air/temperature', value: round(22 + 3 * Math.sin(i / 40), 2), time },
+          { group, topic: 'esp/air/humidity', value: round(60 + 10 * Math.cos(i / 50), 2), time },
+          { group, topic: 'esp/ground/light/lux', value: round(20_000 + 5000 * Math.sin(i / 30), 0), time },
+        );
+      }
+    }
+  }
+  const batches = [];
+  for (let first = 0; first < readings.length; first += BATCH) {
+    batches.push(JSON.stringify(readings.slice(first, first + BATCH)));
+  }
+  return batches;
+}
+
+async function ingestRun(server, name, run) {
+  const batches = bodies(name, run);
+  let stored = 0;
+  const started = performance.now();
+  for (const body of batches) {
+    const reply = await post(server.url, '/api/data/readings', body);
+    if (reply.status !== 202)
+      throw new Error(`${name} answered ${reply.status}: ${reply.body.slice(0, 200)}`);
+    stored += JSON.parse(reply.body).stored;
+  }
+  return stored / ((performance.now() - started) / 1000);
+}
+
+const off = await serve('off', false);
+const on = await serve('on', true);
+try {
+  const rates = { off: [], on: [] };
+  await ingestRun(off, 'off', 0);
+  await ingestRun(on, 'on', 0);
+  for (let run = 1; run <= RUNS; run += 1) {
+    // Alternating, so a change of machine load falls on both.
+    rates.off.push(await ingestRun(off, 'off', run));
+    rates.on.push(await ingestRun(on, 'on', run));
+    log(`run ${run}: off ${Math.round(rates.off.at(-1))}/s, on ${Math.round(rates.on.at(-1))}/s`);
+  }
+  // Proof that the engine derived while it was measured: the newest VPD of a group of the last run.
+  let derived = { body: '[]' };
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline && derived.body === '[]';) {
+    derived = await get(on.url, `/api/data/latestdata/VPD?groupId=on-${RUNS}-0`);
+    if (derived.body === '[]') await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const ratio = median(rates.on) / median(rates.off);
+  console.log(
+    JSON.stringify({
+      readingsPerRun: (MINUTES - 2) * 9 * GROUPS,
+      offPerSecond: rates.off.map(Math.round),
+      onPerSecond: rates.on.map(Math.round),
+      ratio: round(ratio, 3),
+      goal: '>= 0.90',
+      met: ratio >= 0.9,
+      newestVpd: derived.body.slice(0, 200),
+    }),
+  );
+} finally {
+  await off.stop();
+  await on.stop();
+}

@@ -84,3 +84,40 @@ export function vpd(temperature: number, humidity: number): number {
 }
 
 export const link = (...parts: string[]): string => `#/${parts.map(encodeURIComponent).join('/')}`;
+
+/** What a button's press is doing: busy while its request runs, the problem when it failed. */
+export interface Press {
+  readonly busy: boolean;
+  readonly problem: string | undefined;
+  /** Sends the request once; `done` runs when it succeeded, the problem shows when it failed. */
+  readonly run: (request: () => Promise<unknown>, done: () => void) => void;
+}
+
+export function usePress(): Press {
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string | undefined>(undefined);
+  const run = (request: () => Promise<unknown>, done: () => void): void => {
+    setBusy(true);
+    setProblem(undefined);
+    request().then(
+      () => {
+        setBusy(false);
+        done();
+      },
+      (error: unknown) => {
+        setBusy(false);
+        setProblem(error instanceof Error ? error.message : String(error));
+      },
+    );
+  };
+  return { busy, problem, run };
+}
+
+/** A failed press's message, announced to screen readers. */
+export function Problem(props: { text: string | undefined }) {
+  return props.text === undefined ? null : (
+    <span role="alert" class="error">
+      {props.text}
+    </span>
+  );
+}

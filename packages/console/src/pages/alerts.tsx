@@ -1,37 +1,19 @@
-import { useState } from 'preact/hooks';
 import { acknowledge, alertsOf, get, type Notification, optionalGet, q } from '../api.js';
 import { mayOperate, type Session } from '../session.js';
-import { Status, topicLabel, useLoad, when } from '../util.js';
+import { Problem, Status, topicLabel, useLoad, usePress, when } from '../util.js';
 
 function AcknowledgeButton(props: { alert: Notification; onDone: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<string | undefined>(undefined);
+  const press = usePress();
   return (
     <>
       <button
         type="button"
-        disabled={busy}
-        onClick={() => {
-          setBusy(true);
-          acknowledge(props.alert).then(
-            () => {
-              setBusy(false);
-              props.onDone();
-            },
-            (error: unknown) => {
-              setBusy(false);
-              setProblem(error instanceof Error ? error.message : String(error));
-            },
-          );
-        }}
+        disabled={press.busy}
+        onClick={() => press.run(() => acknowledge(props.alert), props.onDone)}
       >
         Acknowledge
       </button>
-      {problem !== undefined && (
-        <span role="alert" class="error">
-          {problem}
-        </span>
-      )}
+      <Problem text={press.problem} />
     </>
   );
 }

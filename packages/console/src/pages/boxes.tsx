@@ -1,7 +1,6 @@
-import { useState } from 'preact/hooks';
 import { type Device, devicesOf, optionalGet, post } from '../api.js';
 import { mayAdminister, type Session } from '../session.js';
-import { age, Status, useLoad } from '../util.js';
+import { age, Problem, Status, useLoad, usePress } from '../util.js';
 
 /** GET /api/admin/boxes/pending (docs/api.md, Administration). */
 interface Pending {
@@ -21,24 +20,17 @@ async function pendingBoxes(): Promise<Pending[] | undefined> {
 }
 
 function AdminButton(props: { label: string; path: string; body: unknown; onDone: () => void }) {
-  const [problem, setProblem] = useState<string | undefined>(undefined);
+  const press = usePress();
   return (
     <>
       <button
         type="button"
-        onClick={() => {
-          post(props.path, props.body).then(props.onDone, (error: unknown) =>
-            setProblem(error instanceof Error ? error.message : String(error)),
-          );
-        }}
+        disabled={press.busy}
+        onClick={() => press.run(() => post(props.path, props.body), props.onDone)}
       >
         {props.label}
       </button>
-      {problem !== undefined && (
-        <span role="alert" class="error">
-          {problem}
-        </span>
-      )}
+      <Problem text={press.problem} />
     </>
   );
 }

@@ -1,4 +1,3 @@
-import { useState } from 'preact/hooks';
 import {
   type ActionDetail,
   actionDetail,
@@ -11,7 +10,7 @@ import {
   switchAction,
 } from '../api.js';
 import { mayOperate, type Session } from '../session.js';
-import { age, duration, link, Status, topicLabel, useLoad } from '../util.js';
+import { age, duration, link, Problem, Status, topicLabel, useLoad, usePress } from '../util.js';
 import { AlertList } from './alerts.js';
 
 export function Switch(props: {
@@ -21,8 +20,7 @@ export function Switch(props: {
   onSwitched: () => void;
 }) {
   const { action } = props;
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<string | undefined>(undefined);
+  const press = usePress();
   const on = action.value === 'on';
   if (!mayOperate(props.session)) return <span class="state">{action.value}</span>;
   return (
@@ -32,29 +30,14 @@ export function Switch(props: {
         role="switch"
         aria-checked={on}
         class={`switch ${on ? 'on' : 'off'}`}
-        disabled={busy}
-        onClick={() => {
-          setBusy(true);
-          setProblem(undefined);
-          switchAction(props.group, action.object, on ? 'off' : 'on').then(
-            () => {
-              setBusy(false);
-              props.onSwitched();
-            },
-            (error: unknown) => {
-              setBusy(false);
-              setProblem(error instanceof Error ? error.message : String(error));
-            },
-          );
-        }}
+        disabled={press.busy}
+        onClick={() =>
+          press.run(() => switchAction(props.group, action.object, on ? 'off' : 'on'), props.onSwitched)
+        }
       >
         <span class="visually-hidden">{action.object}</span> {on ? 'on' : 'off'}
       </button>
-      {problem !== undefined && (
-        <span role="alert" class="error">
-          {problem}
-        </span>
-      )}
+      <Problem text={press.problem} />
     </>
   );
 }

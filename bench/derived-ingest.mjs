@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 import { get, log, median, post, root, round } from './harness.mjs';
 
 const argument = (name, fallback) =>
@@ -122,7 +123,7 @@ try {
   let derived = { body: '[]' };
   for (const deadline = Date.now() + 60_000; Date.now() < deadline && derived.body === '[]';) {
     derived = await get(on.url, `/api/data/latestdata/VPD?groupId=on-${RUNS}-0`);
-    if (derived.body === '[]') await new Promise((resolve) => setTimeout(resolve, 200));
+    if (derived.body === '[]') await delay(200);
   }
   const ratio = median(rates.on) / median(rates.off);
   console.log(

@@ -10,6 +10,7 @@ import { InMemoryDeviceRepository } from './device.repository.js';
 import { InMemoryEngineStateRepository } from './engine-state.repository.js';
 import { InMemoryFirmwareRepository } from './firmware.repository.js';
 import { InMemoryStageRepository } from './stage.repository.js';
+import { InMemoryAuditLog } from './audit-log.repository.js';
 import { InMemoryGroupRepository } from './group.repository.js';
 import { InMemoryHistoryChartRepository } from './history-chart.repository.js';
 import { InMemoryNotificationRepository } from './notification.repository.js';
@@ -38,5 +39,6 @@ export const inMemoryRepositoryClasses: RepositoryClasses<[MemoryChanges]> = {
   alertOutbox: InMemoryAlertOutboxRepository,
   firmware: InMemoryFirmwareRepository,
   stages: InMemoryStageRepository,
+  auditLog: InMemoryAuditLog,
   changeFeed: InMemoryChangeFeed,
 };

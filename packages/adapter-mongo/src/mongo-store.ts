@@ -36,6 +36,7 @@ import { rollupCollections } from './rollups.js';
 import { serverSecretCollection } from './server-secret.repository.js';
 import { firmwareCollection } from './firmware.repository.js';
 import { stageCollection } from './stage.repository.js';
+import { auditCollection } from './audit-log.repository.js';
 import {
   notifySettingsCollection,
   outboxClaimCollection,
@@ -80,6 +81,7 @@ export const collections: readonly CollectionSpec[] = [
   serverSecretCollection,
   firmwareCollection,
   stageCollection,
+  auditCollection,
   outboxCollection,
   notifySettingsCollection,
   outboxClaimCollection,

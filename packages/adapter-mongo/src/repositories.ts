@@ -9,6 +9,7 @@ import { MongoDeviceRepository } from './device.repository.js';
 import { MongoEngineStateRepository } from './engine-state.repository.js';
 import { MongoFirmwareRepository } from './firmware.repository.js';
 import { MongoStageRepository } from './stage.repository.js';
+import { MongoAuditLog } from './audit-log.repository.js';
 import { MongoGroupRepository } from './group.repository.js';
 import { MongoHistoryChartRepository } from './history-chart.repository.js';
 import { MongoNotificationRepository } from './notification.repository.js';
@@ -37,5 +38,6 @@ export const mongoRepositoryClasses: RepositoryClasses<[MongoDatabase]> = {
   alertOutbox: MongoAlertOutboxRepository,
   firmware: MongoFirmwareRepository,
   stages: MongoStageRepository,
+  auditLog: MongoAuditLog,
   changeFeed: MongoChangeFeed,
 };

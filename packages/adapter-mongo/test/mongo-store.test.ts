@@ -99,6 +99,13 @@ describe(serverSuite('Mongo store on a server'), () => {
       ['automationevents', { group_id: { key: { group: 1, _id: -1 }, unique: false } }],
       ['groupstages', { group_version_unique: { key: { group: 1, version: -1 }, unique: true } }],
       [
+        'auditlog',
+        {
+          at_id: { key: { at: -1, _id: -1 }, unique: false },
+          group_at_id: { key: { group: 1, at: -1, _id: -1 }, unique: false },
+        },
+      ],
+      [
         'accesskeys',
         {
           secretHash_unique: { key: { secretHash: 1 }, unique: true },

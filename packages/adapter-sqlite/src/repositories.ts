@@ -8,6 +8,7 @@ import { SqliteDeviceRepository } from './device.repository.js';
 import { SqliteEngineStateRepository } from './engine-state.repository.js';
 import { SqliteFirmwareRepository } from './firmware.repository.js';
 import { SqliteStageRepository } from './stage.repository.js';
+import { SqliteAuditLog } from './audit-log.repository.js';
 import { SqliteGroupRepository } from './group.repository.js';
 import { SqliteHistoryChartRepository } from './history-chart.repository.js';
 import { SqliteNotificationRepository } from './notification.repository.js';
@@ -37,5 +38,6 @@ export const sqliteRepositoryClasses: RepositoryClasses<[SqliteConnection]> = {
   alertOutbox: SqliteAlertOutboxRepository,
   firmware: SqliteFirmwareRepository,
   stages: SqliteStageRepository,
+  auditLog: SqliteAuditLog,
   changeFeed: SqliteChangeFeed,
 };

@@ -380,6 +380,26 @@ export const migrations: readonly {
       ALTER TABLE actions ADD COLUMN lockouts TEXT;
     `,
   },
+  {
+    version: 20,
+    sql: `
+      -- The audit trail: every change of configuration, who (the actor as JSON), what, before and after
+      -- (JSON), when. Append-only; read newest first, of one group or of all.
+      CREATE TABLE audit_log (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        at INTEGER NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        grp TEXT,
+        before TEXT,
+        after TEXT
+      );
+      CREATE INDEX audit_log_at ON audit_log (at, seq);
+      CREATE INDEX audit_log_grp_at ON audit_log (grp, at, seq);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = migrations.reduce((highest, { version }) => Math.max(highest, version), 0);

@@ -15,6 +15,32 @@ describe(`hortus CLI: notifications, deletion and readings (in-process, ${testSt
     await store.close();
   });
 
+  describe('audit', () => {
+    it('when the CLI changes a range and a key, then `hortus audit` names the console with its OS user, before and after', async () => {
+      expect((await hortus(container, ['group', 'create', 'gh-a'])).code).to.equal(0);
+      expect(
+        (await hortus(container, ['group', 'alert', 'gh-a', 'esp/air/co2', '--max', '1500'])).code,
+      ).to.equal(0);
+      expect((await hortus(container, ['keys', 'create', '--name', 'ops', '--kind', 'admin'])).code).to.equal(
+        0,
+      );
+
+      const all = JSON.parse((await hortus(container, ['audit', '--json'])).stdout) as {
+        action: string;
+        actor: { kind: string; id?: string };
+        after?: unknown;
+      }[];
+      expect(all.map((e) => e.action)).to.deep.equal(['key.create', 'alert.range', 'group.create']);
+      expect(all.every((e) => e.actor.kind === 'cli' && typeof e.actor.id === 'string')).to.equal(true);
+      expect(all[1]?.after).to.deep.equal({ max: 1500 });
+
+      const table = (await hortus(container, ['audit', '--group', 'gh-a'])).stdout.split('\n');
+      expect(table[0]).to.match(/^TIME +BY +ACTION +TARGET +GROUP +BEFORE +AFTER$/u);
+      expect(table[1]).to.include('alert.range').and.include('{"max":1500}');
+      expect((await hortus(container, ['audit', '--since', 'nope'])).code).to.equal(2);
+    });
+  });
+
   describe('notifications', () => {
     const times = ['2025-06-01T08:00:00.000Z', '2025-06-01T09:00:00.000Z', '2025-06-01T10:00:00.000Z'];
     beforeEach(async () => {

@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 
 const hortus = fileURLToPath(new URL('../../bin/hortus.js', import.meta.url));
+const packageRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * A module hook that names every file the process loads on stderr: what a command's start costs is mostly
@@ -118,5 +119,31 @@ describe('the CLI start', function () {
     });
 
     expect(code, output).to.equal(0);
+  });
+
+  it('when the CLI package is installed with `npm install -g ./packages/cli`, then `hortus` is on that bin directory and runs from anywhere', async function () {
+    // The one documented way onto the PATH (docs/deployment.md): npm's global bin is on a fresh machine's
+    // PATH, while `pnpm link --global` needs `pnpm setup` first. A prefix of its own keeps the machine as it was.
+    this.timeout(60_000);
+    const prefix = await mkdtemp(join(tmpdir(), 'hortus-npm-global-'));
+    try {
+      execFileSync(
+        'npm',
+        ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', packageRoot],
+        { stdio: 'pipe' },
+      );
+      const listed = execFileSync('hortus', ['group', 'list'], {
+        cwd: tmpdir(),
+        env: {
+          PATH: [join(prefix, 'bin'), process.env['PATH'] ?? ''].join(delimiter),
+          HORTUS_DATA_DIR: directory,
+          HORTUS_ENV_FILE: '/dev/null',
+        },
+        encoding: 'utf8',
+      });
+      expect(listed).to.match(/^No groups yet\.$/mu);
+    } finally {
+      await rm(prefix, { recursive: true, force: true });
+    }
   });
 });

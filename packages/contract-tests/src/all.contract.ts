@@ -1,4 +1,5 @@
 import { alertOutboxRepositoryContract } from './alert-outbox.contract.js';
+import { auditLogContract } from './audit-log.contract.js';
 import { accessKeyRepositoryContract } from './access-key.contract.js';
 import { changeFeedContract } from './change-feed.contract.js';
 import { actionRepositoryContract } from './action.contract.js';
@@ -42,6 +43,7 @@ export function storeContract(name: string, createStore: StoreFactory): void {
   alertOutboxRepositoryContract(name, createStore);
   firmwareRepositoryContract(name, createStore);
   stageRepositoryContract(name, createStore);
+  auditLogContract(name, createStore);
   storeCopyContract(name, createStore);
   storeCopyQueuesContract(name, createStore);
 }

@@ -11,6 +11,7 @@ export * from './group.contract.js';
 export * from './user.contract.js';
 export * from './engine-state.contract.js';
 export * from './stage.contract.js';
+export * from './audit-log.contract.js';
 export * from './derived-metrics.contract.js';
 export * from './automation-log.contract.js';
 export * from './action-history.contract.js';

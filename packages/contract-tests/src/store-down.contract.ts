@@ -44,6 +44,11 @@ const callsByPort: { readonly [K in keyof Repositories]: Readonly<Record<string,
     create: (r) => r.devices.create({ deviceId: '24:6F:28:AA:00:01', group: GROUP, type: 'box' }),
     listPending: (r) => r.devices.listPending(),
   },
+  auditLog: {
+    list: (r) => r.auditLog.list({ limit: 10 }),
+    record: (r) =>
+      r.auditLog.record({ at: at(0), actor: { kind: 'cli' }, action: 'group.settings', target: GROUP }),
+  },
   notifications: {
     listOpen: (r) => r.notifications.listOpen(GROUP),
     create: (r) =>

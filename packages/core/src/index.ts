@@ -87,6 +87,10 @@ export * from './notifications/list-open-notifications.js';
 export * from './notifications/ignore-notifications.js';
 export * from './notifications/acknowledge-notification.js';
 export * from './shared/name-actor.js';
+export * from './audit/audit-entry.js';
+export * from './audit/audit-log.port.js';
+export * from './audit/record-audit.js';
+export * from './audit/list-audit-trail.js';
 
 export * from './history-charts/history-chart.js';
 export * from './history-charts/history-chart.port.js';

@@ -24,6 +24,7 @@ import { READING_REPOSITORY, type ReadingRepository } from './readings/reading.p
 import { CHANGE_FEED, type ChangeFeed } from './revisions/change-feed.port.js';
 import { STAGE_REPOSITORY, type StageRepository } from './stages/stage.port.js';
 import { USER_REPOSITORY, type UserRepository } from './users/user.port.js';
+import { AUDIT_LOG, type AuditLog } from './audit/audit-log.port.js';
 
 /** Every repository port of one store: what each adapter provides and each contract suite draws from. */
 export interface Repositories {
@@ -43,6 +44,8 @@ export interface Repositories {
   readonly firmware: FirmwareRepository;
   /** Each group's recipe and stage. */
   readonly stages: StageRepository;
+  /** Every change of configuration, who made it, before and after. */
+  readonly auditLog: AuditLog;
   /** Which groups changed since a cursor, read from the revision counters of the four repositories above. */
   readonly changeFeed: ChangeFeed;
 }
@@ -64,6 +67,7 @@ export const repositoryTokens = {
   alertOutbox: ALERT_OUTBOX_REPOSITORY,
   firmware: FIRMWARE_REPOSITORY,
   stages: STAGE_REPOSITORY,
+  auditLog: AUDIT_LOG,
   changeFeed: CHANGE_FEED,
 } as const satisfies { readonly [K in keyof Repositories]: symbol };
 

@@ -32,6 +32,8 @@ import { DeliverAlertMessages } from './alerts/deliver-alert-messages.js';
 import { QueueAlertMessages } from './alerts/queue-alert-messages.js';
 import { AcknowledgeNotification } from './notifications/acknowledge-notification.js';
 import { NameActor } from './shared/name-actor.js';
+import { RecordAudit } from './audit/record-audit.js';
+import { ListAuditTrail } from './audit/list-audit-trail.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
 import { AutomationEngine } from './automations/automation-engine.js';
 import {
@@ -179,6 +181,8 @@ export const useCases = [
   ListOpenNotifications,
   AcknowledgeNotification,
   NameActor,
+  RecordAudit,
+  ListAuditTrail,
   GetLatestReading,
   GetLatestReadingsOfGroup,
   GetTodayHourlyReadings,

@@ -5,6 +5,7 @@ import {
   ACTION_REPOSITORY,
   type ActionRepository,
   ALERT_OUTBOX_REPOSITORY,
+  AUDIT_LOG,
   ACTION_HISTORY_REPOSITORY,
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
@@ -96,6 +97,7 @@ function server(
       bind(ACTION_HISTORY_REPOSITORY).toConstantValue(store.actionHistory);
       bind(STAGE_REPOSITORY).toConstantValue(store.stages);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
+      bind(AUDIT_LOG).toConstantValue(store.auditLog);
       bind(CHANGE_FEED).toConstantValue(options.feed ?? store.changeFeed);
       bind(SCHEDULER).toConstantValue(byHand);
     }),

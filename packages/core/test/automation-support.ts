@@ -4,6 +4,7 @@ import {
   ACTION_REPOSITORY,
   AddActionLockout,
   ALERT_OUTBOX_REPOSITORY,
+  AUDIT_LOG,
   ActionChanges,
   ACTION_HISTORY_REPOSITORY,
   AUTOMATION_LOG_REPOSITORY,
@@ -87,6 +88,7 @@ export function instance(
       bind(ACTION_HISTORY_REPOSITORY).toConstantValue(store.actionHistory);
       bind(STAGE_REPOSITORY).toConstantValue(store.stages);
       bind(ALERT_OUTBOX_REPOSITORY).toConstantValue(store.alertOutbox);
+      bind(AUDIT_LOG).toConstantValue(store.auditLog);
       bind(CHANGE_FEED).toConstantValue(store.changeFeed);
       bind(SCHEDULER).toConstantValue(scheduler);
     }),

@@ -12,6 +12,8 @@ const notCopied: Readonly<Partial<Record<keyof Repositories, string>>> = {
   // target's counters move as the copy writes there. A cursor from the source means nothing on the
   // target (the engine starts from a reset on a new store anyway).
   changeFeed: 'derived from the revision counters of the copied repositories',
+  // The trail says what happened on the store it was written to; a copy starts its own (docs/security.md).
+  auditLog: "the source's trail of changes stays with the source",
 };
 
 /**

@@ -1,3 +1,4 @@
+import { auditRoutes } from './routes/audit.js';
 import { type RequestListener } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import { type AccessControl } from './access/access.js';
@@ -61,6 +62,7 @@ export const apiRouters: readonly RouterSpec[] = [
   firmwareRoutes,
   adminRoutes,
   alertSettingsRoutes,
+  auditRoutes,
 ];
 
 export interface AppOptions {

@@ -23,7 +23,7 @@ import { type RunIo } from '../io.js';
 import { type UseCaseResolver } from '../app/data-commands.js';
 import { fields, say, table } from '../output.js';
 import { UsageError } from '../exit-codes.js';
-import { durationOption } from './shared.js';
+import { consoleActor, durationOption } from './shared.js';
 import { registerActionSafetyCommand } from './action-safety.js';
 import { registerActionLockoutCommands } from './action-lockout.js';
 import { registerActionSimulationCommands } from './action-simulate.js';
@@ -298,6 +298,7 @@ export function registerActionCommands(program: Command, io: RunIo): void {
           const found = await (replacement === undefined
             ? useCase(GetAction).execute({ group: options.group, object })
             : useCase(ReplaceAutomations).execute({
+                actor: consoleActor(),
                 group: options.group,
                 object,
                 automations: replacement,
@@ -349,6 +350,7 @@ export function registerActionCommands(program: Command, io: RunIo): void {
           const view = await store(command, async (useCase) => {
             if (options.maxOn !== undefined || options.minOn !== undefined || options.minOff !== undefined)
               return useCase(SetActionLimit).execute({
+                actor: consoleActor(),
                 group: options.group,
                 object,
                 maxOnMs: given(options.maxOn),

@@ -17,6 +17,7 @@ import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
 import {
+  consoleActor,
   createGroupOption,
   groupOption,
   listOrNote,
@@ -212,6 +213,7 @@ function registerBoxDeviceCommands(device: Command, io: RunIo): void {
         async (id: string, options: { group: string; type: string; move?: boolean }, command: Command) => {
           const claimed = await store(command, (useCase) =>
             useCase(ClaimDevice).execute({
+              actor: consoleActor(),
               id,
               group: options.group,
               type: options.type,
@@ -238,7 +240,9 @@ function registerBoxDeviceCommands(device: Command, io: RunIo): void {
         .description(description)
         .argument('<id>', 'the device in any id form')
         .action(async (id: string, _options: unknown, command: Command) => {
-          const changed = await store(command, (useCase) => useCase(SetDeviceLock).execute({ id, locked }));
+          const changed = await store(command, (useCase) =>
+            useCase(SetDeviceLock).execute({ actor: consoleActor(), id, locked }),
+          );
           outputFor(io, command).result(changed, showDevice);
         }),
       `hortus device ${name} 24:6F:28:AA:00:01`,
@@ -267,7 +271,7 @@ function registerBoxDeviceCommands(device: Command, io: RunIo): void {
       .addOption(new Option('--revoke', 'stop the old key now: the box is refused until it is power-cycled'))
       .action(async (id: string, options: { revoke?: boolean }, command: Command) => {
         const rotated = await store(command, (useCase) =>
-          useCase(RotateDeviceKey).execute({ id, revoke: options.revoke === true }),
+          useCase(RotateDeviceKey).execute({ actor: consoleActor(), id, revoke: options.revoke === true }),
         );
         outputFor(io, command).result(rotated, showDevice);
       }),
@@ -338,7 +342,7 @@ export function registerDeviceCommands(program: Command, io: RunIo): void {
       .addOption(groupOption())
       .action(async (deviceId: string, options: { group: string }, command: Command) => {
         const deleted = await store(command, (useCase) =>
-          useCase(DeleteDevice).execute({ group: options.group, deviceId }),
+          useCase(DeleteDevice).execute({ actor: consoleActor(), group: options.group, deviceId }),
         );
         outputFor(io, command).result(deleted, (d) => say`Deleted device ${d.deviceId} of group ${d.group}.`);
       }),

@@ -12,7 +12,15 @@ import { type Command } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, table } from '../output.js';
-import { durationOption, listOrNote, outputFor, parseDelay, storeFor, withExamples } from './shared.js';
+import {
+  consoleActor,
+  durationOption,
+  listOrNote,
+  outputFor,
+  parseDelay,
+  storeFor,
+  withExamples,
+} from './shared.js';
 
 /** A number, or `off` to drop the value (null for the core, which checks the number). */
 const orNull = <T>(value: T | undefined): T | null | undefined =>
@@ -140,6 +148,7 @@ export function registerGroupAlertCommand(group: Command, io: RunIo): void {
         }
         const result = await store(command, (useCase) =>
           useCase(SetTopicAlert).execute({
+            actor: consoleActor(),
             group: name,
             topic,
             ...(options.min === undefined ? {} : { min: orNull(options.min) }),
@@ -190,6 +199,7 @@ export function registerGroupAlertCommand(group: Command, io: RunIo): void {
       throw new UsageError('--box needs either --no-data <duration> (or --severity) or --remove');
     const result = await store(command, (useCase) =>
       useCase(SetBoxAlert).execute({
+        actor: consoleActor(),
         group: name,
         deviceId: options.box,
         ...(options.remove === true

@@ -24,7 +24,7 @@ import { registerGroupAlertCommand } from './group-alert.js';
 import { registerGroupMetricsCommand } from './group-metrics.js';
 import { registerGroupStageCommand } from './group-stage.js';
 import { readSecret } from './secret-input.js';
-import { jsonArgument, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
+import { consoleActor, jsonArgument, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 
 function showGroup(group: Group): string {
   return fields([
@@ -85,6 +85,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
             options.settings === undefined ? undefined : await jsonArgument(options.settings, 'settings');
           const created = await store(command, (useCase) =>
             useCase(CreateGroup).execute({
+              actor: consoleActor(),
               name,
               package: options.package,
               ...(options.employee === undefined ? {} : { employee: options.employee }),
@@ -160,7 +161,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
       .action(async (name: string, options: { yes?: boolean }, command: Command) => {
         const deleted = await store(command, (useCase) =>
           useCase(DeleteGroup)
-            .execute({ group: name, confirm: options.yes === true })
+            .execute({ actor: consoleActor(), group: name, confirm: options.yes === true })
             .catch((error: unknown) => {
               // The core says confirmation is needed; here that is the --yes flag.
               if (error instanceof ConflictError)
@@ -181,7 +182,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
       .action(async (name: string, json: string, _options: object, command: Command) => {
         const settings = await jsonArgument(json, 'settings');
         const updated = await store(command, (useCase) =>
-          useCase(UpdateGroupSettings).execute({ name, settings }),
+          useCase(UpdateGroupSettings).execute({ actor: consoleActor(), name, settings }),
         );
         outputFor(io, command).result(updated, showGroup);
       }),
@@ -266,6 +267,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
           const events = options.events?.flatMap((event) => event.split(',')).filter((event) => event !== '');
           const settings = await store(command, (useCase) =>
             useCase(ConfigureGroupNotify).execute({
+              actor: consoleActor(),
               group: name,
               ...(options.addWebhook === undefined
                 ? {}

@@ -1,6 +1,7 @@
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { registerActionCommands } from './action.js';
+import { registerAuditCommand } from './audit.js';
 import { registerBackupCommand, registerRestoreCommand } from './backup.js';
 import { registerBoxCommands } from './box.js';
 import { registerConfigCommands } from './config.js';
@@ -31,6 +32,7 @@ export function registerCommands(program: Command, io: RunIo): void {
   registerReadingCommands(program, io);
   registerSeedCommands(program, io);
   registerKeyCommands(program, io);
+  registerAuditCommand(program, io);
   registerBackupCommand(program, io);
   registerRestoreCommand(program, io);
   registerMigrateCommand(program, io);

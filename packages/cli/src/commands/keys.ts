@@ -7,7 +7,7 @@ import {
   RevokeAccessKey,
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
-import { withExamples } from './shared.js';
+import { consoleActor, withExamples } from './shared.js';
 import { fields, Output, table } from '../output.js';
 import { type RunIo } from '../io.js';
 import { withUseCases } from '../app/data-commands.js';
@@ -67,6 +67,7 @@ export function registerKeyCommands(program: Command, io: RunIo): void {
       .action(async (options: { name: string; kind: string; group?: string[] }, command: Command) => {
         const created = await withUseCases(io, 'keys create', (useCase) =>
           useCase(CreateAccessKey).execute({
+            actor: consoleActor(),
             name: options.name,
             kind: options.kind,
             groups: options.group ?? [],
@@ -109,7 +110,7 @@ export function registerKeyCommands(program: Command, io: RunIo): void {
       .argument('<id>', 'the key id, as keys list shows it')
       .action(async (id: string, _options: object, command: Command) => {
         const revoked = await withUseCases(io, 'keys revoke', (useCase) =>
-          useCase(RevokeAccessKey).execute({ id }),
+          useCase(RevokeAccessKey).execute({ actor: consoleActor(), id }),
         );
         output(command).result(revoked, showKey);
       }),

@@ -72,7 +72,7 @@ export async function requireGroup(useCase: UseCaseResolver, name: string, creat
         `group ${name} does not exist: create it with \`hortus group create ${name}\`, or add --create-group`,
       );
     }
-    await useCase(CreateGroup).execute({ name });
+    await useCase(CreateGroup).execute({ actor: consoleActor(), name });
   }
 }
 

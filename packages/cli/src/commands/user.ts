@@ -17,6 +17,7 @@ import { type Command, Option } from 'commander';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
 import {
+  consoleActor,
   createGroupOption,
   groupOption,
   listOrNote,
@@ -103,6 +104,7 @@ export function registerUserCommands(program: Command, io: RunIo): void {
           const created = await store(command, async (useCase) => {
             await requireGroup(useCase, fields.group, createGroup === true);
             return useCase(CreateUser).execute({
+              actor: consoleActor(),
               ...fields,
               ...(password === undefined ? {} : { password }),
             });
@@ -124,7 +126,9 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .argument('<email>', "the user's e-mail")
       .argument('<role>', userRoles.join(' | '))
       .action(async (email: string, role: string, _options: object, command: Command) => {
-        const updated = await store(command, (useCase) => useCase(SetUserRole).byEmail({ email, role }));
+        const updated = await store(command, (useCase) =>
+          useCase(SetUserRole).byEmail({ email, role, actor: consoleActor() }),
+        );
         outputFor(io, command).result(updated, showUser);
       }),
     'hortus user role ada@example.org viewer',
@@ -216,7 +220,9 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .description('delete a user; their log-in tokens stop working')
       .argument('<email>', "the user's e-mail")
       .action(async (email: string, _options: object, command: Command) => {
-        const deleted = await store(command, (useCase) => useCase(DeleteUser).execute({ email }));
+        const deleted = await store(command, (useCase) =>
+          useCase(DeleteUser).execute({ actor: consoleActor(), email }),
+        );
         outputFor(io, command).result(
           deleted,
           (done) =>

@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from '../automations/engine-state.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
@@ -67,6 +69,7 @@ export class SetActionLimit {
     @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
     @inject(ENGINE_STATE_REPOSITORY) private readonly state: EngineStateRepository,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
   async execute(input: {
@@ -75,6 +78,7 @@ export class SetActionLimit {
     maxOnMs?: unknown;
     minOnMs?: unknown;
     minOffMs?: unknown;
+    actor?: Actor;
   }): Promise<ActionLimitView> {
     const name = requireText(input.group, 'group');
     const object = requireText(input.object, 'object');
@@ -103,6 +107,13 @@ export class SetActionLimit {
     );
     if (updated === undefined) throw new NotFoundError('group', `Group ${name} not found`);
     const limit = limitPart(readActionControls(updated.settings).get(object));
+    await this.audit.execute(input.actor, {
+      action: 'action.limit',
+      target: object,
+      group: group.name,
+      before: limitPart(before) ?? null,
+      after: limit ?? null,
+    });
     return { group: group.name, object, ...(limit === undefined ? {} : { limit }) };
   }
 

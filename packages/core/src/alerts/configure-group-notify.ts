@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import {
@@ -19,6 +21,7 @@ export interface NotifyChange {
   readonly addWebhook?: Omit<Webhook, 'format'> & { readonly format?: string };
   readonly removeWebhook?: string;
   readonly events?: readonly string[];
+  readonly actor?: Actor;
 }
 
 function requireWebhookUrl(value: string): string {
@@ -76,6 +79,7 @@ export class ConfigureGroupNotify {
   constructor(
     @inject(ALERT_OUTBOX_REPOSITORY) private readonly outbox: AlertOutboxRepository,
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
   async execute(change: NotifyChange): Promise<NotifyView> {
@@ -117,8 +121,28 @@ export class ConfigureGroupNotify {
       events = alertEvents.filter((event) => change.events?.includes(event));
     }
     const next = { group: group.name, webhooks, events };
-    if (change.addWebhook !== undefined || change.removeWebhook !== undefined || change.events !== undefined)
+    if (
+      change.addWebhook !== undefined ||
+      change.removeWebhook !== undefined ||
+      change.events !== undefined
+    ) {
       await this.outbox.saveSettings(next);
+      // Secrets stay out of the trail: hooks by URL origin and format only.
+      const shown = (settings: { webhooks: readonly Webhook[]; events: readonly string[] }): unknown => ({
+        webhooks: settings.webhooks.map((hook) => ({
+          url: maskWebhookUrl(hook.url),
+          format: hook.format ?? 'json',
+        })),
+        events: settings.events,
+      });
+      await this.audit.execute(change.actor, {
+        action: 'group.notify',
+        target: group.name,
+        group: group.name,
+        before: shown(current),
+        after: shown(next),
+      });
+    }
     // What was queued for a removed hook is not sent later with its secret (saved first: no new ones come).
     const cancelled =
       removed === undefined || webhooks.some((hook) => hook.url === removed)

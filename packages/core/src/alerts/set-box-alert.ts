@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { deviceNamed } from '../devices/find-device.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
@@ -18,6 +20,7 @@ export interface BoxAlertChange {
   /** `warning` or `critical`; left out keeps the box's, `null` drops it (a warning). */
   readonly severity?: unknown;
   readonly remove?: boolean;
+  readonly actor?: Actor;
 }
 
 export interface BoxAlertView {
@@ -36,6 +39,7 @@ export class SetBoxAlert {
   constructor(
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
   async execute(change: BoxAlertChange): Promise<BoxAlertView> {
@@ -48,6 +52,7 @@ export class SetBoxAlert {
     const device = given === EVERY_BOX ? undefined : await deviceNamed(this.devices, given);
     const deviceId = device?.group === group.name ? device.deviceId : given;
     const alerts = readBoxAlerts(group.settings);
+    const before = alerts.get(deviceId) ?? null;
     const remove = change.remove === true || change.noDataMs === null;
     if (remove) {
       if (!alerts.delete(deviceId)) return { group: group.name, deviceId };
@@ -71,6 +76,13 @@ export class SetBoxAlert {
     );
     if (updated === undefined) throw new NotFoundError('group', `Group ${name} not found`);
     const saved = readBoxAlerts(updated.settings).get(deviceId);
+    await this.audit.execute(change.actor, {
+      action: 'alert.box',
+      target: deviceId,
+      group: group.name,
+      before,
+      after: saved ?? null,
+    });
     return { group: group.name, deviceId, ...(saved === undefined ? {} : { alert: saved }) };
   }
 }

@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { requireSettings } from '../groups/group.js';
 import { requireSeverity } from '../notifications/notification.js';
@@ -28,6 +30,7 @@ export interface TopicAlertChange {
   readonly severity?: unknown;
   /** Drops the topic's range altogether. */
   readonly remove?: boolean;
+  readonly actor?: Actor;
 }
 
 export interface TopicAlertView {
@@ -54,7 +57,10 @@ function field<K extends keyof TopicRange>(
  */
 @injectable()
 export class SetTopicAlert {
-  constructor(@inject(GROUP_REPOSITORY) private readonly groups: GroupRepository) {}
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
+  ) {}
 
   async execute(change: TopicAlertChange): Promise<TopicAlertView> {
     const name = requireText(change.group, 'group');
@@ -63,6 +69,7 @@ export class SetTopicAlert {
     if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
     const ranges = readTopicRanges(group.settings);
     const current = ranges.get(topic) ?? {};
+    const before = ranges.get(topic) ?? null;
     if (change.remove === true) {
       if (!ranges.delete(topic)) return { group: group.name, topic };
     } else {
@@ -96,6 +103,13 @@ export class SetTopicAlert {
     const updated = await this.groups.replaceSettings(group.name, settings);
     if (updated === undefined) throw new NotFoundError('group', `Group ${name} not found`);
     const saved = readTopicRanges(updated.settings).get(topic);
+    await this.audit.execute(change.actor, {
+      action: 'alert.range',
+      target: topic,
+      group: group.name,
+      before,
+      after: saved ?? null,
+    });
     return { group: group.name, topic, ...(saved === undefined ? {} : { range: saved }) };
   }
 }

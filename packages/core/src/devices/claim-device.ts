@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 import { boxIdOfMac, labelOfMac, macOfRegisteredId } from './device-id.js';
@@ -12,9 +14,18 @@ import { DEVICE_REPOSITORY, type DeviceRepository } from './device.port.js';
  */
 @injectable()
 export class ClaimDevice {
-  constructor(@inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository) {}
+  constructor(
+    @inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
+  ) {}
 
-  async execute(input: { id: unknown; group: unknown; type?: unknown; move?: boolean }): Promise<Device> {
+  async execute(input: {
+    id: unknown;
+    group: unknown;
+    type?: unknown;
+    move?: boolean;
+    actor?: Actor;
+  }): Promise<Device> {
     const id = requireDeviceId(input.id);
     const group = requireText(input.group, 'group');
     const type = input.type === undefined ? 'box' : requireText(input.type, 'type');
@@ -36,6 +47,13 @@ export class ClaimDevice {
       if (moved === undefined)
         throw new NotFoundError('device', `No device ${existing.deviceId} is registered`);
       await this.forgetPending(mac, id);
+      await this.audit.execute(input.actor, {
+        action: 'device.claim',
+        target: moved.deviceId,
+        group,
+        before: { group: existing.group },
+        after: { group },
+      });
       return moved;
     }
     const created = await this.devices.create({

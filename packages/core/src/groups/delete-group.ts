@@ -1,4 +1,6 @@
 import { inject, injectable, optional } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { STAGE_REPOSITORY, type StageRepository } from '../stages/stage.port.js';
 import {
   ACTION_HISTORY_REPOSITORY,
@@ -59,10 +61,11 @@ export class DeleteGroup {
     @inject(ACCESS_KEY_REPOSITORY) private readonly accessKeys: AccessKeyRepository,
     @inject(ALERT_OUTBOX_REPOSITORY) private readonly outbox: AlertOutboxRepository,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
     @inject(STAGE_REPOSITORY) @optional() private readonly stages?: StageRepository,
   ) {}
 
-  async execute(input: { group: unknown; confirm?: boolean }): Promise<DeletedGroup> {
+  async execute(input: { group: unknown; confirm?: boolean; actor?: Actor }): Promise<DeletedGroup> {
     const group = requireText(input.group, 'group');
     const record = (await this.groups.findByName(group)) !== undefined;
     const keys = (await this.accessKeys.list()).filter(
@@ -100,6 +103,13 @@ export class DeleteGroup {
     // Its webhooks (and their secrets) go too: a new group of that name must not feed them.
     await this.outbox.forgetGroup(group, 'cancelled: the group was deleted');
     const removedRecord = await this.groups.delete(group);
+    // The group's own entries of the trail stay: they say who deleted it, and what it was.
+    await this.audit.execute(input.actor, {
+      action: 'group.delete',
+      target: group,
+      group,
+      before: { ...held, record },
+    });
     return {
       group,
       record: removedRecord,

@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { ACTION_LIMITS_KEY } from '../actions/action-limits.js';
 import { ALERT_RANGES_KEY, BOX_ALERTS_KEY } from '../alerts/topic-ranges.js';
 import { assertMetricsSetting, METRICS_KEY } from '../readings/metrics-settings.js';
@@ -22,9 +24,12 @@ const KEPT_UNLESS_GIVEN = [ACTION_LIMITS_KEY, ALERT_RANGES_KEY, BOX_ALERTS_KEY, 
  */
 @injectable()
 export class UpdateGroupSettings {
-  constructor(@inject(GROUP_REPOSITORY) private readonly groups: GroupRepository) {}
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
+  ) {}
 
-  async execute(input: { name: unknown; settings: unknown }): Promise<Group> {
+  async execute(input: { name: unknown; settings: unknown; actor?: Actor }): Promise<Group> {
     const name = requireText(input.name, 'groupId');
     const given = requireSettings(input.settings);
     assertMetricsSetting(given);
@@ -35,6 +40,13 @@ export class UpdateGroupSettings {
       requireSettings(keepSettingsNotGiven(stored.settings, given, KEPT_UNLESS_GIVEN)),
     );
     if (updated === undefined) throw new NotFoundError('group', 'Group not found');
+    await this.audit.execute(input.actor, {
+      action: 'group.settings',
+      target: name,
+      group: name,
+      before: stored.settings,
+      after: updated.settings,
+    });
     return updated;
   }
 }

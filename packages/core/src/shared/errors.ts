@@ -22,7 +22,8 @@ export type ResourceName =
   | 'user'
   | 'commits'
   | 'access-key'
-  | 'firmware';
+  | 'firmware'
+  | 'audit';
 
 export abstract class DomainError extends Error {
   abstract readonly code: ErrorCode;

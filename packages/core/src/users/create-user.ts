@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { COMMON_PASSWORDS, type CommonPasswords, requirePassword } from '../accounts/account.js';
 import { PASSWORD_HASHER, type PasswordHasher } from '../accounts/accounts.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
@@ -17,6 +19,7 @@ export class CreateUser {
     @inject(PASSWORD_HASHER) private readonly hasher: PasswordHasher,
     @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
   async execute(input: {
@@ -27,6 +30,7 @@ export class CreateUser {
     password?: unknown;
     /** Without one, an operator (DEFAULT_USER_ROLE). */
     role?: unknown;
+    actor?: Actor;
   }): Promise<User> {
     const user = {
       firstName: requireText(input.firstName, 'firstName'),
@@ -35,11 +39,21 @@ export class CreateUser {
       group: requireText(input.group, 'group'),
       ...(input.role === undefined ? {} : { role: requireUserRole(input.role) }),
     };
-    if (input.password === undefined) return this.users.create(user, { provenance: this.provenance() });
-    const passwordHash = await this.hasher.hash(
-      requirePassword(input.password, 'password', 'new', this.commonPasswords),
-    );
-    return this.users.create(user, { passwordHash, provenance: this.provenance() });
+    const passwordHash =
+      input.password === undefined
+        ? undefined
+        : await this.hasher.hash(requirePassword(input.password, 'password', 'new', this.commonPasswords));
+    const created = await this.users.create(user, {
+      ...(passwordHash === undefined ? {} : { passwordHash }),
+      provenance: this.provenance(),
+    });
+    await this.audit.execute(input.actor, {
+      action: 'user.create',
+      target: created.email,
+      group: created.group,
+      after: { email: created.email, group: created.group, role: created.role },
+    });
+    return created;
   }
 
   private provenance(): UserProvenance {

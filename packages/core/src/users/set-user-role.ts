@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { NotFoundError } from '../shared/errors.js';
 import { requireEmail, requireUserRole, type User } from './user.js';
 import { USER_REPOSITORY, type UserRepository } from './user.port.js';
@@ -9,20 +11,35 @@ import { USER_REPOSITORY, type UserRepository } from './user.port.js';
  */
 @injectable()
 export class SetUserRole {
-  constructor(@inject(USER_REPOSITORY) private readonly users: UserRepository) {}
+  constructor(
+    @inject(USER_REPOSITORY) private readonly users: UserRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
+  ) {}
 
-  async execute(input: { userId: unknown; role: unknown }): Promise<User> {
+  async execute(input: { userId: unknown; role: unknown; actor?: Actor }): Promise<User> {
     const role = requireUserRole(input.role);
-    const user = typeof input.userId === 'string' ? await this.users.setRole(input.userId, role) : undefined;
+    const before = typeof input.userId === 'string' ? await this.users.findById(input.userId) : undefined;
+    const user = before === undefined ? undefined : await this.users.setRole(before.id, role);
     if (user === undefined) throw new NotFoundError('user', 'User not found.');
+    await this.audit.execute(input.actor, {
+      action: 'user.role',
+      target: user.email,
+      group: user.group,
+      before: { role: before?.role },
+      after: { role: user.role },
+    });
     return user;
   }
 
   /** The same, for the user with that e-mail. */
-  async byEmail(input: { email: unknown; role: unknown }): Promise<User> {
+  async byEmail(input: { email: unknown; role: unknown; actor?: Actor }): Promise<User> {
     const role = requireUserRole(input.role);
     const user = await this.users.findByEmail(requireEmail(input.email));
     if (user === undefined) throw new NotFoundError('user', 'User not found.');
-    return this.execute({ userId: user.id, role });
+    return this.execute({
+      userId: user.id,
+      role,
+      ...(input.actor === undefined ? {} : { actor: input.actor }),
+    });
   }
 }

@@ -295,6 +295,7 @@ const tagDescriptions: Readonly<Record<string, string>> = {
   Groups: 'Groups and their settings',
   'History charts': "A user's saved chart settings",
   Notifications: 'Open notifications and the recent commits of the repository',
+  Administration: 'What only administrators see: the audit trail of configuration changes',
   Users: 'User e-mail changes',
   [operationsTag]: 'Health, readiness and metrics for operators and orchestrators',
 };

@@ -208,8 +208,9 @@ export const actionRoutes: RouterSpec = {
         404: { description: "`{message: 'Action not found'}`" },
         500: failed,
       },
-      handle: async ({ body }, { replaceAutomations }) => {
+      handle: async ({ body, caller }, { replaceAutomations }) => {
         await replaceAutomations.execute({
+          actor: actorOf(caller),
           group: body['group'],
           object: body['object'],
           automations: body['automations'],
@@ -269,11 +270,12 @@ export const actionRoutes: RouterSpec = {
         404: { description: '`{message}`: no such group or action' },
         500: failed,
       },
-      handle: async ({ body }, { setActionLimit }) => {
+      handle: async ({ body, caller }, { setActionLimit }) => {
         const [maxOnMs, minOnMs, minOffMs] = [body['maxOnMs'], body['minOnMs'], body['minOffMs']];
         if (maxOnMs === undefined && minOnMs === undefined && minOffMs === undefined)
           throw InvalidInputError.forField('maxOnMs', 'is required');
         const view = await setActionLimit.execute({
+          actor: actorOf(caller),
           group: body['group'],
           object: body['object'],
           maxOnMs,

@@ -1,3 +1,4 @@
+import { actorOf } from '@hortus/core';
 import { accessKeyKinds, EMAIL_MAX_LENGTH, userRoles } from '@hortus/core';
 import { groupName, object, text } from './schemas.js';
 import { json, type RouteSpec, type RouterSpec } from './routing.js';
@@ -37,8 +38,8 @@ function lockRoute(locked: boolean): RouteSpec {
       : 'Accept onboardings of the device from any address again (`hortus device unlock`).',
     params: deviceId,
     responses: deviceAnswers,
-    handle: async ({ params }, { setDeviceLock }) =>
-      json(await setDeviceLock.execute({ id: params['id'], locked })),
+    handle: async ({ params, caller }, { setDeviceLock }) =>
+      json(await setDeviceLock.execute({ actor: actorOf(caller), id: params['id'], locked })),
   };
 }
 
@@ -78,9 +79,10 @@ export const adminBoxRoutes: readonly RouteSpec[] = [
       404: { description: '`{message}`: the group does not exist' },
       409: { description: '`{message}`: another group holds the box (send `move: true`)' },
     },
-    handle: async ({ params, body }, { claimDevice }) =>
+    handle: async ({ params, body, caller }, { claimDevice }) =>
       json(
         await claimDevice.execute({
+          actor: actorOf(caller),
           id: params['id'],
           group: body['group'],
           ...(body['type'] === undefined ? {} : { type: body['type'] }),
@@ -115,8 +117,14 @@ export const adminBoxRoutes: readonly RouteSpec[] = [
     params: deviceId,
     body: object({ revoke: { type: 'boolean', description: 'Stop the old key now' } }),
     responses: deviceAnswers,
-    handle: async ({ params, body }, { rotateDeviceKey }) =>
-      json(await rotateDeviceKey.execute({ id: params['id'], revoke: body['revoke'] === true })),
+    handle: async ({ params, body, caller }, { rotateDeviceKey }) =>
+      json(
+        await rotateDeviceKey.execute({
+          actor: actorOf(caller),
+          id: params['id'],
+          revoke: body['revoke'] === true,
+        }),
+      ),
   },
 ];
 
@@ -163,9 +171,10 @@ export const adminKeyRoutes: readonly RouteSpec[] = [
       400: { description: '`{message}` naming the bad field' },
       ...adminOnly,
     },
-    handle: async ({ body }, { createAccessKey }) =>
+    handle: async ({ body, caller }, { createAccessKey }) =>
       json(
         await createAccessKey.execute({
+          actor: actorOf(caller),
           name: body['name'],
           kind: body['kind'],
           ...(body['groups'] === undefined ? {} : { groups: body['groups'] }),
@@ -186,8 +195,8 @@ export const adminKeyRoutes: readonly RouteSpec[] = [
       404: { description: "`{message: 'Access key not found'}`" },
       ...adminOnly,
     },
-    handle: async ({ params }, { revokeAccessKey }) =>
-      json(await revokeAccessKey.execute({ id: params['id'] })),
+    handle: async ({ params, caller }, { revokeAccessKey }) =>
+      json(await revokeAccessKey.execute({ actor: actorOf(caller), id: params['id'] })),
   },
 ];
 
@@ -221,8 +230,8 @@ export const adminUserRoutes: readonly RouteSpec[] = [
       404: { description: "`{message: 'User not found.'}`" },
       ...adminOnly,
     },
-    handle: async ({ params, body }, { setUserRole }) =>
-      json(await setUserRole.execute({ userId: params['id'], role: body['role'] })),
+    handle: async ({ params, body, caller }, { setUserRole }) =>
+      json(await setUserRole.execute({ actor: actorOf(caller), userId: params['id'], role: body['role'] })),
   },
   {
     method: 'post',

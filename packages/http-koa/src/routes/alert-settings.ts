@@ -1,3 +1,4 @@
+import { actorOf } from '@hortus/core';
 import {
   alertEvents,
   BOX_ALERTS_KEY,
@@ -104,9 +105,10 @@ const alertRoutes: readonly RouteSpec[] = [
       ['group', 'topic'],
     ),
     responses: { 200: { description: '`{group, topic, range?}`' }, ...writeAnswers },
-    handle: async ({ body }, { setTopicAlert }) =>
+    handle: async ({ body, caller }, { setTopicAlert }) =>
       json(
         await setTopicAlert.execute({
+          actor: actorOf(caller),
           group: body['group'],
           topic: body['topic'],
           ...Object.fromEntries(
@@ -138,9 +140,10 @@ const alertRoutes: readonly RouteSpec[] = [
       ['group', 'deviceId'],
     ),
     responses: { 200: { description: '`{group, deviceId, alert?}`' }, ...writeAnswers },
-    handle: async ({ body }, { setBoxAlert }) =>
+    handle: async ({ body, caller }, { setBoxAlert }) =>
       json(
         await setBoxAlert.execute({
+          actor: actorOf(caller),
           group: body['group'],
           deviceId: body['deviceId'],
           ...('noDataMs' in body ? { noDataMs: body['noDataMs'] } : {}),
@@ -160,8 +163,12 @@ const alertRoutes: readonly RouteSpec[] = [
       "each secret's last 4 characters only.",
     query: groupQuery,
     responses: { 200: { description: 'The settings' }, 404: { description: '`{message}`: no such group' } },
-    handle: async ({ query }, { configureGroupNotify }) =>
-      json(shownNotify(await configureGroupNotify.execute({ group: String(query['group']) }))),
+    handle: async ({ query, caller }, { configureGroupNotify }) =>
+      json(
+        shownNotify(
+          await configureGroupNotify.execute({ actor: actorOf(caller), group: String(query['group']) }),
+        ),
+      ),
   },
   {
     method: 'put',
@@ -190,11 +197,12 @@ const alertRoutes: readonly RouteSpec[] = [
       ['group'],
     ),
     responses: { 200: { description: 'The settings after the change' }, ...writeAnswers },
-    handle: async ({ body }, { configureGroupNotify }) => {
+    handle: async ({ body, caller }, { configureGroupNotify }) => {
       const add = body['addWebhook'] as { url: string; secret: string; format?: string } | undefined;
       return json(
         shownNotify(
           await configureGroupNotify.execute({
+            actor: actorOf(caller),
             group: String(body['group']),
             ...(add === undefined ? {} : { addWebhook: add }),
             ...(body['removeWebhook'] === undefined ? {} : { removeWebhook: String(body['removeWebhook']) }),

@@ -1,4 +1,4 @@
-import { type Group } from '@hortus/core';
+import { actorOf, type Group } from '@hortus/core';
 import { groupIdQuery, groupQuery, object } from './schemas.js';
 import { revisionTag } from './conditional.js';
 import { json, type ResponseDoc, type RouterSpec, withUnderscoreId } from './routing.js';
@@ -73,9 +73,15 @@ export const groupRoutes: RouterSpec = {
         'settings',
       ]),
       responses: { 200: group, 400: invalid, 404: notFound, 500: failed },
-      handle: async ({ query, body }, { updateGroupSettings }) =>
+      handle: async ({ query, body, caller }, { updateGroupSettings }) =>
         json(
-          present(await updateGroupSettings.execute({ name: query['groupId'], settings: body['settings'] })),
+          present(
+            await updateGroupSettings.execute({
+              name: query['groupId'],
+              settings: body['settings'],
+              actor: actorOf(caller),
+            }),
+          ),
         ),
     },
     {

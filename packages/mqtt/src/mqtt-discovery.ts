@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Action, type Reading } from '@hortus/core';
+import { type Action, nameOfTopic, type Reading } from '@hortus/core';
 import { isPlainTopic } from './mqtt-config.js';
 
 /** Where Hortus and Home Assistant meet on the broker. */
@@ -107,11 +107,15 @@ function objectId(kind: 'sensor' | 'switch', group: string, name: string): strin
   return `${kind}_${slug(group)}_${slug(name)}_${digest(kind, group, name)}`;
 }
 
+/**
+ * A known topic's sensor is named for people ("Air temperature"), any other by its topic. Only `name` says
+ * it: the ids and the state topic come from the topic, so existing entities keep their ids.
+ */
 export function sensorConfig(names: DiscoveryNames, group: string, topic: string): RetainedMessage {
   const id = objectId('sensor', group, topic);
   const kind = sensorKindOf(topic);
   const config = {
-    name: topic,
+    name: nameOfTopic(topic),
     unique_id: `${nodeId(names)}_${id}`,
     state_topic: sensorStateTopic(names, group, topic),
     ...(kind === undefined

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { expect } from 'chai';
 import { connectAsync, type MqttClient } from 'mqtt';
@@ -84,12 +84,16 @@ brokerSuite(
       return found;
     }
 
+    /** Configs by `sensor:<reading topic>` (from its state topic: its name is for people) or `switch:<name>`. */
     const configs = async (): Promise<Record<string, Record<string, unknown>>> =>
       Object.fromEntries(
-        Object.entries(await retained(`${prefix}/homeassistant/+/+/+/config`)).map(([topic, text]) => [
-          topic.split('/')[2] + ':' + String((JSON.parse(text) as { name: unknown }).name),
-          JSON.parse(text) as Record<string, unknown>,
-        ]),
+        Object.entries(await retained(`${prefix}/homeassistant/+/+/+/config`)).map(([topic, text]) => {
+          const config = JSON.parse(text) as Record<string, unknown>;
+          const kind = topic.split('/')[2];
+          const label =
+            kind === 'sensor' ? String(config['state_topic']).split('/readings/')[1] : String(config['name']);
+          return [`${kind}:${label}`, config];
+        }),
       );
 
     const actionValue = async (): Promise<string | undefined> =>
@@ -124,6 +128,12 @@ brokerSuite(
         unit_of_measurement: '%',
       });
       expect(found['sensor:esp/co2']).to.not.have.any.keys('device_class', 'unit_of_measurement');
+      // Known topics are named for people, any other by its topic; the ids still come from the topic.
+      expect(
+        ['esp/air/temperature', 'esp/ground/moisture/1', 'esp/co2'].map(
+          (topic) => found[`sensor:${topic}`]?.['name'],
+        ),
+      ).to.deep.equal(['Air temperature', 'Soil moisture 1', 'esp/co2']);
       expect(found['switch:pump_1']).to.include({
         state_topic: `${prefix}/hortus/greenhouse/actions/pump_1`,
         command_topic: `${prefix}/hortus/greenhouse/actions/pump_1/set`,
@@ -152,7 +162,7 @@ brokerSuite(
       await h.bridge.start();
       const first = await eventually(async () => {
         const all = await configs();
-        expect(all).to.have.property('switch:pump_1');
+        expect(all).to.include.keys('switch:pump_1', 'sensor:esp/co2', 'sensor:esp/air/temperature');
         return all;
       });
       const installationId = /^hortus_([0-9a-f]{8})_/u.exec(
@@ -170,6 +180,15 @@ brokerSuite(
       expect(JSON.parse(sensorConfig(names, 'greenhouse', 'esp/co2').payload)).to.deep.equal(
         first['sensor:esp/co2'],
       );
+      // A friendly name must not move an entity: its id is still made from the topic, as before names.
+      const digest = createHash('sha256')
+        .update(['sensor', 'greenhouse', 'esp/air/temperature'].join('\u0000'))
+        .digest('hex')
+        .slice(0, 12);
+      expect(first['sensor:esp/air/temperature']).to.include({
+        name: 'Air temperature',
+        unique_id: `hortus_${installationId}_sensor_greenhouse_esp_air_temperature_${digest}`,
+      });
     });
 
     it('when the engine has derived VPD, dew point, PPFD and DLI, then they are published like readings: VPD, PPFD and DLI with a unit and no device class, dew point as a temperature', async () => {
@@ -198,14 +217,17 @@ brokerSuite(
       const kinds = Object.fromEntries(
         ['vpd', 'dew_point', 'ppfd', 'dli'].map((name) => {
           const config = found[`sensor:esp/derived/${name}`] ?? {};
-          return [name, [config['device_class'], config['unit_of_measurement'], config['state_class']]];
+          return [
+            name,
+            [config['name'], config['device_class'], config['unit_of_measurement'], config['state_class']],
+          ];
         }),
       );
       expect(kinds).to.deep.equal({
-        vpd: [undefined, 'kPa', 'measurement'],
-        dew_point: ['temperature', '°C', 'measurement'],
-        ppfd: [undefined, 'µmol/m²/s', 'measurement'],
-        dli: [undefined, 'mol/m²/d', 'measurement'],
+        vpd: ['VPD', undefined, 'kPa', 'measurement'],
+        dew_point: ['Dew point', 'temperature', '°C', 'measurement'],
+        ppfd: ['PPFD', undefined, 'µmol/m²/s', 'measurement'],
+        dli: ['DLI', undefined, 'mol/m²/d', 'measurement'],
       });
       await eventually(async () =>
         expect(await retained(`${prefix}/hortus/greenhouse/readings/esp/derived/+`)).to.deep.equal({

@@ -10,7 +10,6 @@ import {
   type Group,
   groupPackages,
   ListGroups,
-  maskWebhookUrl,
   SetGroupRetention,
   UpdateGroupSettings,
   webhookFormats,
@@ -278,7 +277,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
           const shown = {
             ...settings,
             webhooks: settings.webhooks.map((hook) => ({
-              url: maskWebhookUrl(hook.url),
+              url: hook.masked,
               format: hook.format ?? 'json',
               secret: hook.url === added ? hook.secret : `…${hook.secret.slice(-4)}`,
             })),

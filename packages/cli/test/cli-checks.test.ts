@@ -65,6 +65,24 @@ describe(`hortus CLI catches mistakes (${testStore} store)`, () => {
     });
   });
 
+  describe('group create', () => {
+    it('when a name holds " or \\, then the group is created and a note says what boxes are told', async () => {
+      const { code, stderr } = await hortus(container, ['group', 'create', 'Nord "A" \\ 2', '--json']);
+      const plain = await hortus(container, ['group', 'create', "Gewächshaus O'Brien"]);
+
+      expect(code).to.equal(0);
+      expect(stderr).to.equal(
+        'hortus: note: firmware 1.0.4 boxes cannot carry ", \\ or control characters, so they are told this group as "Nord _A_ _ 2"; their readings still land in this group\n',
+      );
+      expect(plain.stderr).to.equal('');
+      expect(
+        JSON.parse((await hortus(container, ['group', 'show', 'Nord "A" \\ 2', '--json'])).stdout),
+      ).to.include({
+        name: 'Nord "A" \\ 2',
+      });
+    });
+  });
+
   describe('action set', () => {
     beforeEach(async () => {
       await hortus(container, ['group', 'create', 'gh-1']);

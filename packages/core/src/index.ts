@@ -64,6 +64,7 @@ export * from './devices/onboard-box.js';
 export * from './devices/authenticate-box.js';
 export * from './devices/box-readings.js';
 export * from './devices/box-time.js';
+export * from './devices/box-group-name.js';
 export * from './devices/box-actions.js';
 export * from './devices/list-device-views.js';
 export * from './devices/list-pending-devices.js';

@@ -123,7 +123,7 @@ import {
   CORE_SETTINGS,
   type CoreLimits,
   type CoreSettings,
-  defaultCoreLimits,
+  coreLimitsOf,
 } from './shared/settings.js';
 import { assertTimeZone } from './shared/time-zone.js';
 import { ChangeUserEmail } from './users/change-user-email.js';
@@ -274,7 +274,7 @@ export function createCoreModule(
       ...defaultAutomationSettings,
       ...settings.automation,
     });
-    bind<CoreLimits>(CORE_LIMITS).toConstantValue({ ...defaultCoreLimits, ...settings.limits });
+    bind<CoreLimits>(CORE_LIMITS).toConstantValue(coreLimitsOf(settings));
     bind<BoxSettings>(BOX_SETTINGS).toConstantValue({ ...defaultBoxSettings, ...settings.boxes });
     bind<RetentionSettings>(RETENTION_SETTINGS).toConstantValue({
       ...defaultRetentionSettings,

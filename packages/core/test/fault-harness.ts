@@ -1,6 +1,7 @@
 import {
   type AutomationSet,
   defaultAutomationSettings,
+  defaultCoreLimits,
   type ReadingRepository,
   sensorTopics,
 } from '@hortus/core';
@@ -8,7 +9,7 @@ import { FakeClock, instance, type Instance, type SharedStore, sharedStore } fro
 
 /**
  * A seeded, randomized run of the automation engine on the simulated clock, with faults: the box silent and
- * back, readings late, duplicated or from beyond the allowed skew, restarts, store outages, clock steps,
+ * back, readings late, duplicated or from beyond the allowed skew, restarts, store outages, clock steps (ahead and back),
  * a person's switches, the action deleted and created again, lockouts whose inputs go stale or block (a
  * humidity limit, and an interlock with a fan a person switches). After every tick the invariants of issue 34
  * are checked; a run answers the first violation, with what reproduces it (its seed).
@@ -22,6 +23,8 @@ const STEP_MS = 60_000;
 export const LIMITS = { maxOnMs: 30 * 60_000, minOnMs: 2 * 60_000, minOffMs: 5 * 60_000 };
 const STALE_AFTER_MS = 15 * 60_000;
 const MAX_READING_AGE_MS = defaultAutomationSettings.maxReadingAgeMs;
+/** How far ahead of the server's clock ingest accepts a stamp: further ahead is "from the future". */
+const MAX_CLOCK_SKEW_MS = defaultCoreLimits.maxClockSkewMs;
 
 const thermostat: AutomationSet[] = [
   {
@@ -110,6 +113,11 @@ export async function faultRun(seed: number, steps: number, breakage: Breakage =
     });
   };
   await create();
+  /**
+   * Every switch of pump_1 in the order it happened, with the clock's time then: the history's stamps are
+   * out of order once the clock has stepped back, so the invariants read this instead.
+   */
+  const switches: SwitchSeen[] = [{ value: 'off', at: clock.now().getTime(), by: 'created' }];
   let temperature = 15 + next() * 10;
   let humidity = 70 + next() * 25;
   let humidityNewest: { value: number; time: number } | undefined;
@@ -138,6 +146,10 @@ export async function faultRun(seed: number, steps: number, breakage: Breakage =
     if (chance(0.01)) {
       step += Math.floor(next() * 60) * 60_000;
       count('clock step');
+    } else if (chance(0.005)) {
+      // NTP corrects a clock that ran ahead: time goes back by up to 10 minutes, stored stamps lie ahead.
+      step = -Math.floor(1 + next() * 10) * 60_000;
+      count('clock step back');
     }
     clock.set(new Date(clock.now().getTime() + step).toISOString());
     const now = clock.now().getTime();
@@ -193,9 +205,10 @@ export async function faultRun(seed: number, steps: number, breakage: Breakage =
     }
     if (chance(0.03)) {
       const value = chance(0.5) ? 'on' : 'off';
-      await server.setValue
-        .execute({ group: 'gh', object: 'pump_1', value, actor: { kind: 'cli' } })
-        .catch(() => undefined);
+      await server.setValue.execute({ group: 'gh', object: 'pump_1', value, actor: { kind: 'cli' } }).then(
+        () => switches.push({ value, at: now, by: 'person' }),
+        () => undefined,
+      );
       count('person switch');
     }
     if (chance(0.005) && deletedUntil === 0) {
@@ -204,6 +217,7 @@ export async function faultRun(seed: number, steps: number, breakage: Breakage =
       count('action deleted');
     } else if (deletedUntil !== 0 && now >= deletedUntil) {
       await create();
+      switches.push({ value: 'off', at: now, by: 'created' });
       deletedUntil = 0;
     }
     if (chance(0.02)) {
@@ -216,21 +230,39 @@ export async function faultRun(seed: number, steps: number, breakage: Breakage =
     recentOutages = [...recentOutages.slice(-4), outage.on];
     const result = await server.engine.tick();
     outage.on = false;
+    for (const event of result.switched)
+      if (event.object === 'pump_1')
+        switches.push({ value: event.value, at: event.at.getTime(), by: 'engine' });
     // A tick the store failed is tried again at the next: each one in the last few adds a step of slack.
-    const slack = (2 + recentOutages.filter(Boolean).length) * step;
+    const slack = (2 + recentOutages.filter(Boolean).length) * Math.max(step, STEP_MS);
     if (now - newestReading <= STALE_AFTER_MS) lastFresh = now;
     const blocking = await lockoutBlocks(base, now, humidityNewest);
     if (blocking === undefined) blockedSince = undefined;
     else blockedSince ??= now;
     const violation =
-      (await checkInvariants(base, now, slack, staleFrom, lastFresh, result.switched)) ??
-      (await checkLockouts(base, now, slack, blocking, blockedSince, result.switched));
+      (await checkInvariants(base, now, slack, staleFrom, lastFresh, result.switched, switches)) ??
+      (await checkLockouts(base, now, slack, blocking, blockedSince, result.switched, switches));
     if (violation !== undefined) return { seed, ticks: tick + 1, faults, violation };
   }
   return { seed, ticks: steps, faults };
 }
 
 type Switched = Awaited<ReturnType<Instance['engine']['tick']>>['switched'];
+
+interface SwitchSeen {
+  readonly value: string;
+  readonly at: number;
+  /** `created`: the action was created (off); no switch, so no cycling limit counts from it. */
+  readonly by: 'engine' | 'person' | 'created';
+}
+
+/** When the newest run of `on` switches began (consecutive ones continue it), or undefined when off. */
+function onSince(switches: readonly SwitchSeen[]): number | undefined {
+  let since: number | undefined;
+  for (let index = switches.length - 1; index >= 0 && switches[index]?.value === 'on'; index -= 1)
+    since = switches[index]?.at;
+  return since;
+}
 
 /**
  * Whether a lockout of pump_1 surely blocks now, and why, decided here from the store alone (not with the
@@ -260,6 +292,7 @@ async function checkLockouts(
   blocking: string | undefined,
   blockedSince: number | undefined,
   switched: Switched,
+  switches: readonly SwitchSeen[],
 ): Promise<string | undefined> {
   if (blocking === undefined || blockedSince === undefined) return undefined;
   const at = new Date(now).toISOString();
@@ -268,8 +301,8 @@ async function checkLockouts(
       return `${at}: ${event.trigger} switched pump_1 on across a lockout (${blocking})`;
   const action = await store.actions.find('gh', 'pump_1');
   if (action?.value !== 'on' || now - blockedSince <= slack) return undefined;
-  const [last] = await store.actionHistory.list('gh', 'pump_1', 1);
-  if (last?.actor.kind === 'engine' && last.value === 'on')
+  const last = switches.at(-1);
+  if (last?.by === 'engine' && last.value === 'on')
     return `${at}: the engine kept pump_1 on across a lockout (${blocking}) since ${new Date(blockedSince).toISOString()}`;
   return undefined;
 }
@@ -281,44 +314,41 @@ async function checkInvariants(
   staleFrom: number,
   lastFresh: number,
   switched: Switched,
+  switches: readonly SwitchSeen[],
 ): Promise<string | undefined> {
   const at = new Date(now).toISOString();
   for (const event of switched) {
     if (event.trigger === 'sensor' && event.reading !== undefined) {
       const age = event.at.getTime() - event.reading.time.getTime();
       if (age > MAX_READING_AGE_MS) return `${at}: switched ${event.value} on a reading ${age} ms old`;
-      if (age < 0) return `${at}: switched ${event.value} on a reading from the future`;
+      if (-age > MAX_CLOCK_SKEW_MS) return `${at}: switched ${event.value} on a reading from the future`;
     }
   }
-  const history = await store.actionHistory.list('gh', 'pump_1', 50);
   for (const event of switched) {
     if (event.trigger !== 'sensor' && event.trigger !== 'time') continue;
-    const index = history.findIndex(
-      (entry) => entry.actor.kind === 'engine' && entry.at.getTime() === event.at.getTime(),
+    const index = switches.findIndex(
+      (entry) => entry.by === 'engine' && entry.at === event.at.getTime() && entry.value === event.value,
     );
-    const previous = history[index + 1];
-    if (index < 0 || previous === undefined || previous.value === event.value) continue;
+    const previous = switches[index - 1];
+    if (index < 0 || previous === undefined || previous.by === 'created' || previous.value === event.value)
+      continue;
     const least = previous.value === 'on' ? LIMITS.minOnMs : LIMITS.minOffMs;
-    const since = event.at.getTime() - previous.at.getTime();
+    const since = event.at.getTime() - previous.at;
     if (since < least)
       return `${at}: ${event.trigger} rule switched ${event.value} ${since} ms after the last switch`;
   }
   const action = await store.actions.find('gh', 'pump_1');
   if (action?.value !== 'on') return undefined;
-  // Since when it is on: the oldest of the newest run of `on` entries.
-  let onSince: number | undefined;
-  for (const entry of history) {
-    if (entry.value !== 'on') break;
-    onSince = entry.at.getTime();
-  }
-  if (onSince === undefined) return undefined;
+  const since = onSince(switches);
+  if (since === undefined) return undefined;
   // The engine sees a switch at its next tick at the latest: the slack holds that tick and the step made.
-  if (now - onSince > LIMITS.maxOnMs + slack)
-    return `${at}: on for ${now - onSince} ms, past its maximum on-time of ${LIMITS.maxOnMs}`;
-  const lastOn = history[0];
+  // On the server's clock: a clock stepped back by N minutes lengthens a running on-time by N minutes.
+  if (now - since > LIMITS.maxOnMs + slack)
+    return `${at}: on for ${now - since} ms, past its maximum on-time of ${LIMITS.maxOnMs}`;
+  const lastOn = switches.at(-1);
   if (now > staleFrom + slack && lastOn !== undefined) {
-    const byPerson = lastOn.actor.kind !== 'engine';
-    if (!(byPerson && lastOn.at.getTime() > lastFresh))
+    const byPerson = lastOn.by === 'person';
+    if (!(byPerson && lastOn.at > lastFresh))
       return `${at}: on with every input stale since ${new Date(staleFrom).toISOString()}`;
   }
   return undefined;

@@ -116,6 +116,63 @@ export function insertOne(
   );
 }
 
+/** What Arduino's HTTPClient sends before a request's own headers (COMPAT "Boxes", the wire). */
+export const HTTP_CLIENT_HEADERS: Readonly<Record<string, string>> = {
+  'User-Agent': 'ESP32HTTPClient',
+  Connection: 'keep-alive',
+  'Accept-Encoding': 'identity;q=1,chunked;q=0.1,*;q=0',
+};
+
+/**
+ * The firmware's insertOne byte for byte: its headers in its order, and the body pasted together as text,
+ * so the group it was told goes in unescaped, as the firmware does it.
+ */
+export function pastedInsertOne(
+  api: TestServer,
+  box: Onboarded,
+  topic: string,
+  value: string,
+  stamp: string,
+  group = box.group,
+): Promise<Reply> {
+  return toBoxEndpoint(
+    api,
+    box,
+    'insertOne',
+    {
+      ...HTTP_CLIENT_HEADERS,
+      'Content-Type': 'application/ejson',
+      Accept: 'application/json',
+      'api-key': box.apiKey,
+    },
+    '{"collection":"datas","database":"Website","dataSource":"Cluster0","document":{"topic":"' +
+      topic +
+      '","group":"' +
+      group +
+      '","value":"' +
+      value +
+      '","time":{"$date":"' +
+      stamp +
+      '"}}}',
+  );
+}
+
+/** The firmware's find byte for byte: its headers in its order, no filter at all. */
+export function pastedFind(api: TestServer, box: Pick<Onboarded, 'host' | 'url' | 'apiKey'>): Promise<Reply> {
+  return toBoxEndpoint(
+    api,
+    box,
+    'find',
+    {
+      ...HTTP_CLIENT_HEADERS,
+      'Content-Type': 'application/json',
+      'Access-Control-Request-Headers': '*',
+      'api-key': box.apiKey,
+    },
+    '{"collection":"actions","database":"Website","dataSource":"Cluster0"}',
+  );
+}
+
 /** The firmware's find: no filter at all. */
 export function find(
   api: TestServer,
@@ -134,7 +191,7 @@ export function find(
 export type Latest = { topic: string; value: number; time: string; group: string };
 
 export async function latestOf(api: TestServer, group: string): Promise<Latest[]> {
-  const reply = await api.get(`/api/data/latestdata/All?groupId=${group}`);
+  const reply = await api.get(`/api/data/latestdata/All?groupId=${encodeURIComponent(group)}`);
   expect(reply.status).to.equal(200);
   return reply.json() as Latest[];
 }

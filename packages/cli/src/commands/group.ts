@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   alertEvents,
+  boxGroupName,
   ConfigureGroupNotify,
   ConflictError,
   CreateGroup,
@@ -91,6 +92,12 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
             }),
           );
           outputFor(io, command).result(created, showGroup);
+          const told = boxGroupName(created.name);
+          // A documented decision (docs/boxes.md): such names work, so they are noted, not refused.
+          if (told !== created.name)
+            io.stderr.write(
+              `hortus: note: firmware 1.0.4 boxes cannot carry ", \\ or control characters, so they are told this group as ${JSON.stringify(told)}; their readings still land in this group\n`,
+            );
         },
       ),
     'hortus group create greenhouse-1 --package medium --employee alice bob',

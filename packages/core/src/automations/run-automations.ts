@@ -20,7 +20,7 @@ import { type Group } from '../groups/group.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
-import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
+import { CORE_SETTINGS, coreLimitsOf, type CoreSettings } from '../shared/settings.js';
 import { type AutomationEvent, type AutomationTrigger, type NewAutomationEvent } from './automation-event.js';
 import { type WakeUps } from './wake-ups.js';
 import { type CyclingHold, cyclingHold, holds } from './cycling.js';
@@ -323,7 +323,11 @@ export class RunAutomations {
     const topic = sensorTopic(rule.sensor);
     if (topic === undefined) return undefined;
     const reading = await this.readings.latest(action.group, topic);
-    if (reading === undefined || now.getTime() - reading.time.getTime() > this.settings.maxReadingAgeMs) {
+    if (reading === undefined) return undefined;
+    const age = now.getTime() - reading.time.getTime();
+    // Too old, or further ahead than ingest allows: a clock stepped back (NTP) leaves stamps ahead of it,
+    // and a rule acts on them only once the clock has caught up to within the allowed skew.
+    if (age > this.settings.maxReadingAgeMs || -age > coreLimitsOf(this.coreSettings).maxClockSkewMs) {
       return undefined;
     }
     const ruleKey = sensorRuleStateKey(action, rule);

@@ -51,6 +51,11 @@ export const defaultCoreLimits: CoreLimits = {
 };
 
 /** The variable that sets each limit, with its default and bounds. */
+/** The limits in force: the defaults with what the settings change. */
+export function coreLimitsOf(settings: CoreSettings): CoreLimits {
+  return { ...defaultCoreLimits, ...settings.limits };
+}
+
 export const coreLimitVariables = {
   MAX_CLOCK_SKEW_MS: { limit: 'maxClockSkewMs', min: 0, max: 7 * 86_400_000 },
   MAX_TOPICS_PER_GROUP: { limit: 'maxTopicsPerGroup', min: 1, max: 100_000 },

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Action, BoxStamp, InvalidInputError, MAX_BOX_DOCUMENTS } from '@hortus/core';
+import { type Action, boxGroupName, BoxStamp, InvalidInputError, MAX_BOX_DOCUMENTS } from '@hortus/core';
 import { object, text } from './schemas.js';
 import {
   type HttpUseCases,
@@ -173,7 +173,8 @@ export function onboardingRoutes(settings: BoxRouteSettings): RouterSpec {
         summary: 'Onboarding of a box (firmware 1.0.4), by its deviceId header',
         description:
           'Headers `deviceId` (the MAC as the box sends it, bytes reversed), `updateVersion`, `lastactive` ' +
-          '(ms since boot). A registered, unlocked device gets `{group, host, url, apiKey}`: its group, the ' +
+          '(ms since boot). A registered, unlocked device gets `{group, host, url, apiKey}`: its group (each `"`, `\\` ' +
+          'or control character as `_`: the firmware pastes the name into its JSON unescaped), the ' +
           `HTTPS host and path of the box endpoint (\`${BOX_ENDPOINT_PATH}\`), and its own key. Any other box ` +
           `gets 400 \`{"message":"${UNKNOWN_DEVICE_MESSAGE}"}\` (so it keeps trying) and is listed by ` +
           '`hortus device pending`; refusals beyond UNKNOWN_DEVICE_PER_MINUTE per address are a 429.',
@@ -203,7 +204,8 @@ export function onboardingRoutes(settings: BoxRouteSettings): RouterSpec {
           });
           if (!outcome.registered) return json({ message: UNKNOWN_DEVICE_MESSAGE }, 400);
           return json({
-            group: outcome.device.group,
+            // The box pastes this into every reading's JSON unescaped and we never read it back.
+            group: boxGroupName(outcome.device.group),
             host: boxHost(input, settings),
             url: BOX_ENDPOINT_PATH,
             apiKey: outcome.apiKey,

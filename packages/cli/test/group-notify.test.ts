@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,10 @@ import { type Container } from 'inversify';
 import { hortus, type StoreContainer, storeContainer } from './harness.js';
 
 const stdin = (text: string): Readable => Readable.from([text]);
+/** The masked form: origin, `/…` and the first 6 hex digits of the whole URL's SHA-256. */
+const masked = (url: string): string =>
+  `${new URL(url).origin}/… #${createHash('sha256').update(new URL(url).toString()).digest('hex').slice(0, 6)}`;
+const pattern = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/gu, '\\$&');
 const SECRET = 'stdin-secret-0123456789';
 const HOOK = 'https://hook%20user:pa55word@hooks.example.org/services/T0KEN-in-the-path?key=querytoken';
 
@@ -40,9 +45,7 @@ describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
     expect(added.code, added.stderr).to.equal(0);
     expect(added.stdout + added.stderr).not.to.match(/T0KEN|querytoken|pa55word|hook%20user|stdin-secret/u);
     const shown = JSON.parse(added.stdout) as { webhooks: { url: string; secret: string }[] };
-    expect(shown.webhooks).to.deep.equal([
-      { url: 'https://hooks.example.org/…oken', format: 'json', secret: '…6789' },
-    ]);
+    expect(shown.webhooks).to.deep.equal([{ url: masked(HOOK), format: 'json', secret: '…6789' }]);
     expect((await stored())?.webhooks).to.deep.equal([{ url: new URL(HOOK).toString(), secret: SECRET }]);
 
     const second = await hortus(
@@ -53,9 +56,14 @@ describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
     expect(second.code, second.stderr).to.equal(0);
     const listed = await hortus(container, ['group', 'notify', 'gh']);
     expect(listed.stdout).to.match(
-      /^Webhook 1: +https:\/\/hooks\.example\.org\/…oken \(json, secret …6789\)$/mu,
+      new RegExp(`^Webhook 1: +${pattern(masked(HOOK))} \\(json, secret …6789\\)$`, 'mu'),
     );
-    expect(listed.stdout).to.match(/^Webhook 2: +https:\/\/ntfy\.example\.org\/… \(json, secret …hars\)$/mu);
+    expect(listed.stdout).to.match(
+      new RegExp(
+        `^Webhook 2: +${pattern(masked('https://ntfy.example.org/gh'))} \\(json, secret …hars\\)$`,
+        'mu',
+      ),
+    );
     expect(listed.stdout).not.to.match(/T0KEN|querytoken|pa55word|\\n/u);
   });
 
@@ -144,16 +152,10 @@ describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
       'https://hooks.example.org/other/secret-path-token',
     ]);
     expect(unknown.code).to.not.equal(0);
-    expect(unknown.stderr).to.contain('has no webhook https://hooks.example.org/…');
+    expect(unknown.stderr).to.contain('has no webhook https://hooks.example.org/… #');
     expect(unknown.stderr).not.to.contain('secret-path-token');
 
-    const removed = await hortus(container, [
-      'group',
-      'notify',
-      'gh',
-      '--remove-webhook',
-      'https://hooks.example.org/…oken',
-    ]);
+    const removed = await hortus(container, ['group', 'notify', 'gh', '--remove-webhook', masked(HOOK)]);
     expect(removed.code, removed.stderr).to.equal(0);
     expect((await stored())?.webhooks).to.deep.equal([]);
   });
@@ -195,7 +197,9 @@ describe('hortus group notify: hook URLs and secrets stay out of sight', () => {
       'ntfy',
     ]);
     expect(ntfy.code, ntfy.stderr).to.equal(0);
-    expect(ntfy.stdout).to.match(/^Webhook 1: +https:\/\/ntfy\.example\.org\/… \(ntfy, secret whsec_/mu);
+    expect(ntfy.stdout).to.match(
+      /^Webhook 1: +https:\/\/ntfy\.example\.org\/… #[0-9a-f]{6} \(ntfy, secret whsec_/mu,
+    );
     await hortus(container, ['group', 'notify', 'gh', '--add-webhook', 'https://hooks.example.org/x']);
     const hooks = (await stored())?.webhooks ?? [];
     expect(hooks.map((hook) => hook.format)).to.deep.equal(['ntfy', undefined]);

@@ -4,6 +4,7 @@ export * from './shared/clock.port.js';
 export * from './shared/attempt-counter.port.js';
 export * from './shared/in-process-attempt-counter.js';
 export * from './shared/logger.port.js';
+export * from './shared/digest.port.js';
 export * from './shared/settings.js';
 export * from './shared/env.js';
 export * from './shared/store-lifecycle.port.js';

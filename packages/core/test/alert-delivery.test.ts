@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   ALERT_OUTBOX_REPOSITORY,
   type AlertOutboxRepository,
@@ -18,10 +19,12 @@ import {
   SCHEDULER,
   type Scheduler,
   sensorTopics,
+  isMaskedWebhookUrl,
   maskWebhookUrl,
   redactUrl,
   withOriginsOnly,
 } from '@hortus/core';
+import { sha256Hex } from '@hortus/identity';
 import { createTestApp, expect, type TestApp } from './support.js';
 
 /** The outgoing seam: keeps what it is handed, and fails the first `failures` deliveries. */
@@ -227,6 +230,27 @@ describe('alert delivery', () => {
     ]);
   });
 
+  it('when two hooks on one host are listed, then their masked forms differ and remove takes either unambiguously', async () => {
+    const app = await greenhouse();
+    const configure = app.get(ConfigureGroupNotify);
+    const seedlings = { url: 'https://ntfy.example.org/seedlings', secret: hook.secret };
+    await configure.execute({
+      group: 'gh',
+      addWebhook: { ...hook, url: 'https://ntfy.example.org/greenhouse' },
+    });
+    const listed = await configure.execute({ group: 'gh', addWebhook: seedlings });
+    const [greenhouseHook, seedlingsHook] = listed.webhooks.map((h) => h.masked);
+    expect(greenhouseHook).to.match(/^https:\/\/ntfy\.example\.org\/… #[0-9a-f]{6}$/u);
+    expect(seedlingsHook).to.not.equal(greenhouseHook);
+
+    const after = await configure.execute({ group: 'gh', removeWebhook: ` ${greenhouseHook ?? ''} ` });
+    expect(after.webhooks.map((h) => h.url)).to.deep.equal([seedlings.url]);
+    await expect(configure.execute({ group: 'gh', removeWebhook: greenhouseHook ?? '' })).to.be.rejectedWith(
+      NotFoundError,
+      new RegExp(`no webhook ${(greenhouseHook ?? '').replace(/[.*+?^${}()|[\]\\/]/gu, '\\$&')}$`, 'u'),
+    );
+  });
+
   it('when a group is deleted, then its queued messages are cancelled and a new group of that name does not feed its webhooks', async () => {
     const app = await greenhouse();
     await app.get(ConfigureGroupNotify).execute({ group: 'gh', addWebhook: hook });
@@ -271,17 +295,27 @@ describe('alert delivery', () => {
 });
 
 describe('webhook URLs out of sight', () => {
-  it('when a hook URL is logged or listed, then only its origin shows, with the last 4 characters of a long rest', () => {
+  it('when a hook URL is logged or listed, then only its origin shows, listed with a digest of the whole URL', () => {
     expect(redactUrl('https://u:p@hooks.example.org:8443/x/T0KEN?k=v')).to.equal(
       'https://***@hooks.example.org:8443',
     );
     expect(redactUrl('not a url')).to.equal('an unparsable URL');
-    expect(maskWebhookUrl('https://ntfy.example.org')).to.equal('https://ntfy.example.org');
-    expect(maskWebhookUrl('https://ntfy.example.org/gh')).to.equal('https://ntfy.example.org/…');
-    expect(maskWebhookUrl('https://u:p@ntfy.example.org/')).to.equal('https://ntfy.example.org/…');
-    expect(maskWebhookUrl('https://hooks.example.org/services/T0/B1/xyz123')).to.equal(
-      'https://hooks.example.org/…z123',
+    const masked = (url: string): string => maskWebhookUrl(url, sha256Hex);
+    const first6 = (url: string): string => createHash('sha256').update(url).digest('hex').slice(0, 6);
+    expect(masked('https://ntfy.example.org')).to.equal('https://ntfy.example.org');
+    // Two paths on one host used to show alike; the path itself (the ntfy topic, a token) stays hidden.
+    expect(masked('https://ntfy.example.org/greenhouse')).to.equal(
+      `https://ntfy.example.org/… #${first6('https://ntfy.example.org/greenhouse')}`,
     );
+    expect(masked('https://ntfy.example.org/greenhouse')).to.not.equal(
+      masked('https://ntfy.example.org/seedlings'),
+    );
+    expect(masked('https://u:p@ntfy.example.org/')).to.match(
+      /^https:\/\/ntfy\.example\.org\/… #[0-9a-f]{6}$/u,
+    );
+    expect(masked('https://hooks.example.org/services/T0/B1/xyz123')).to.not.contain('z123');
+    expect(isMaskedWebhookUrl(masked('https://ntfy.example.org/gh'))).to.equal(true);
+    expect(isMaskedWebhookUrl('https://ntfy.example.org/gh')).to.equal(false);
     expect(withOriginsOnly('Request timed out: POST http://127.0.0.1:9/hook/T0KEN?k=v (after 1 s)')).to.equal(
       'Request timed out: POST http://127.0.0.1:9 (after 1 s)',
     );

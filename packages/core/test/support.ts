@@ -3,7 +3,7 @@ import * as chai from 'chai';
 import chaiAsPromised from 'chai-as-promised';
 import { Container, type Newable } from 'inversify';
 import { memoryStoreModule } from '@hortus/adapter-memory';
-import { identityModule, identitySettingsFromEnv } from '@hortus/identity';
+import { identityModule, identitySettingsFromEnv, sha256Hex } from '@hortus/identity';
 import {
   type Clock,
   COMMIT_FEED,
@@ -11,6 +11,8 @@ import {
   type CoreSettings,
   createCoreModule,
   defaultCoreSettings,
+  SHA256_HEX,
+  type Sha256Hex,
 } from '@hortus/core';
 
 chai.use(chaiAsPromised);
@@ -60,5 +62,7 @@ export function createTestApp(
     identityModule(identitySettingsFromEnv({})),
   );
   container.bind<CommitFeed>(COMMIT_FEED).toConstantValue(options.commitFeed ?? unconfiguredFeed);
+  // Hashing is no I/O and has no fake worth having: the platform's own, as the application binds it.
+  container.bind<Sha256Hex>(SHA256_HEX).toConstantValue(sha256Hex);
   return { container, clock, get: <T>(useCase: Newable<T>): T => container.get<T>(useCase) };
 }

@@ -165,9 +165,16 @@ describe('Administration over HTTP', () => {
     expect(added.text).not.to.contain('secret-token').and.not.to.contain(hook.secret);
     expect(added.json()).to.deep.include({ events: ['opened'] });
     const listed = await call('admin', 'GET', `/api/alerts/notify?group=${group}`);
-    expect((listed.json() as { webhooks: { url: string }[] }).webhooks).to.deep.equal([
-      { url: 'https://hooks.example.org', format: 'json', secret: '…!!!!' },
-    ]);
+    const [shownHook] = (listed.json() as { webhooks: { url: string }[] }).webhooks;
+    // As the CLI lists it: origin, `/…` and a digest of the whole URL, which remove takes.
+    expect(shownHook).to.deep.include({ format: 'json', secret: '…!!!!' });
+    expect(shownHook?.url).to.match(/^https:\/\/hooks\.example\.org\/… #[0-9a-f]{6}$/u);
+    const removed = await call('admin', 'PUT', '/api/alerts/notify', {
+      group,
+      removeWebhook: shownHook?.url,
+    });
+    expect(removed.status, removed.text).to.equal(200);
+    expect(removed.json()).to.deep.include({ webhooks: [] });
   });
 });
 

@@ -7,6 +7,8 @@ import {
   type BoxKeyDeriver,
   FIRMWARE_DIGEST,
   type FirmwareDigest,
+  SHA256_HEX,
+  type Sha256Hex,
 } from '@hortus/core';
 import { ContainerModule } from 'inversify';
 
@@ -36,5 +38,6 @@ export function nodeCryptoModule(): ContainerModule {
     bind<AccessKeySecrets>(ACCESS_KEY_SECRETS).toConstantValue(new NodeAccessKeySecrets());
     bind<BoxKeyDeriver>(BOX_KEY_DERIVER).toConstantValue(new NodeBoxKeyDeriver());
     bind<FirmwareDigest>(FIRMWARE_DIGEST).toConstantValue(sha256Hex);
+    bind<Sha256Hex>(SHA256_HEX).toConstantValue(sha256Hex);
   });
 }

@@ -11,7 +11,6 @@ import {
   type Group,
   groupPackages,
   ListGroups,
-  maskWebhookUrl,
   SetGroupRetention,
   UpdateGroupSettings,
   webhookFormats,
@@ -285,7 +284,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
           const shown = {
             ...settings,
             webhooks: settings.webhooks.map((hook) => ({
-              url: maskWebhookUrl(hook.url),
+              url: hook.masked,
               format: hook.format ?? 'json',
               secret: hook.url === added ? hook.secret : `…${hook.secret.slice(-4)}`,
             })),

@@ -13,7 +13,8 @@ import {
   wantsEmail,
 } from './alert-message.js';
 import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from './alert-outbox.port.js';
-import { maskWebhookUrl } from './webhook-url.js';
+import { SHA256_HEX, type Sha256Hex } from '../shared/digest.port.js';
+import { isMaskedWebhookUrl, maskWebhookUrl } from './webhook-url.js';
 
 export interface NotifyChange {
   readonly group: string;
@@ -56,18 +57,39 @@ function isWebhookFormat(value: string): value is WebhookFormat {
   return (webhookFormats as readonly string[]).includes(value);
 }
 
-/** A hook is named by its whole URL, or by the masked form listings show when that names only one. */
-function findWebhook(webhooks: readonly Webhook[], given: string, group: string): string {
-  const masked = webhooks.filter((hook) => maskWebhookUrl(hook.url) === given.trim());
-  if (masked.length > 1)
-    throw InvalidInputError.forField('url', `several webhooks show as ${given.trim()}: give the whole URL`);
-  const found = masked[0]?.url ?? webhooks.find((hook) => hook.url === requireWebhookUrl(given))?.url;
+/**
+ * A hook is named by its whole URL, or by the masked form listings show (its digest tells hooks on one origin
+ * apart; should two digests meet, the whole URL is asked for).
+ */
+function findWebhook(
+  webhooks: readonly Webhook[],
+  given: string,
+  group: string,
+  sha256Hex: Sha256Hex,
+): string {
+  const wanted = given.trim();
+  const masked = isMaskedWebhookUrl(wanted);
+  const matches = masked
+    ? webhooks.filter((hook) => maskWebhookUrl(hook.url, sha256Hex) === wanted)
+    : webhooks.filter((hook) => hook.url === requireWebhookUrl(wanted));
+  if (matches.length > 1)
+    throw InvalidInputError.forField('url', `several webhooks show as ${wanted}: give the whole URL`);
+  const found = matches[0]?.url;
   if (found === undefined)
-    throw new NotFoundError('group', `Group ${group} has no webhook ${maskWebhookUrl(given)}`);
+    throw new NotFoundError(
+      'group',
+      `Group ${group} has no webhook ${masked ? wanted : maskWebhookUrl(wanted, sha256Hex)}`,
+    );
   return found;
 }
 
-export type NotifyView = GroupNotifySettings & {
+/** A hook as the use case answers it: `masked` is the one form every listing shows (CLI, HTTP, audit). */
+export interface ShownWebhook extends Webhook {
+  readonly masked: string;
+}
+
+export type NotifyView = Omit<GroupNotifySettings, 'webhooks'> & {
+  readonly webhooks: readonly ShownWebhook[];
   readonly email?: string;
   /** Messages still queued for a webhook this change removed, now cancelled. */
   readonly cancelled?: number;
@@ -80,6 +102,7 @@ export class ConfigureGroupNotify {
     @inject(ALERT_OUTBOX_REPOSITORY) private readonly outbox: AlertOutboxRepository,
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(RecordAudit) private readonly audit: RecordAudit,
+    @inject(SHA256_HEX) private readonly sha256Hex: Sha256Hex,
   ) {}
 
   async execute(change: NotifyChange): Promise<NotifyView> {
@@ -93,7 +116,7 @@ export class ConfigureGroupNotify {
     let { webhooks, events } = current;
     let removed: string | undefined;
     if (change.removeWebhook !== undefined) {
-      const url = findWebhook(webhooks, change.removeWebhook, group.name);
+      const url = findWebhook(webhooks, change.removeWebhook, group.name, this.sha256Hex);
       webhooks = webhooks.filter((hook) => hook.url !== url);
       removed = url;
     }
@@ -130,7 +153,7 @@ export class ConfigureGroupNotify {
       // Secrets stay out of the trail: hooks by URL origin and format only.
       const shown = (settings: { webhooks: readonly Webhook[]; events: readonly string[] }): unknown => ({
         webhooks: settings.webhooks.map((hook) => ({
-          url: maskWebhookUrl(hook.url),
+          url: maskWebhookUrl(hook.url, this.sha256Hex),
           format: hook.format ?? 'json',
         })),
         events: settings.events,
@@ -151,6 +174,7 @@ export class ConfigureGroupNotify {
     const email = wantsEmail(group.settings);
     return {
       ...next,
+      webhooks: webhooks.map((hook) => ({ ...hook, masked: maskWebhookUrl(hook.url, this.sha256Hex) })),
       ...(email === undefined ? {} : { email }),
       ...(cancelled === undefined ? {} : { cancelled }),
     };

@@ -4,7 +4,6 @@ import {
   BOX_ALERTS_KEY,
   type NotifyView,
   readBoxAlerts,
-  redactUrl,
   severities,
   watchedRanges,
   webhookFormats,
@@ -37,12 +36,12 @@ const number = (description: string): Record<string, unknown> => ({
   description: `${description}; \`null\` drops it`,
 });
 
-/** What the webhooks of a group look like outside the store: URLs to their host, the secret's end only. */
+/** What the webhooks of a group look like outside the store: URLs masked as the CLI lists them, the secret's end only. */
 function shownNotify(view: NotifyView): Record<string, unknown> {
   return {
     ...view,
     webhooks: view.webhooks.map((hook) => ({
-      url: redactUrl(hook.url),
+      url: hook.masked,
       format: hook.format ?? 'json',
       secret: `…${hook.secret.slice(-4)}`,
     })),
@@ -159,7 +158,8 @@ const alertRoutes: readonly RouteSpec[] = [
     writes: false,
     summary: "Where a group's alerts are sent",
     description:
-      '`{group, email?, events, webhooks: [{url, format, secret}]}` (`hortus group notify <group>`): each URL to its host, ' +
+      '`{group, email?, events, webhooks: [{url, format, secret}]}` (`hortus group notify <group>`): each URL masked ' +
+      '(`https://host/… #a1b2c3`: its origin and a digest of the whole URL, as `removeWebhook` takes it), ' +
       "each secret's last 4 characters only.",
     query: groupQuery,
     responses: { 200: { description: 'The settings' }, 404: { description: '`{message}`: no such group' } },

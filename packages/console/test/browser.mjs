@@ -65,6 +65,8 @@ for (let at = now - 7 * 86_400_000; at < now - 86_400_000; at += 600_000) {
 }
 await writeFile(join(dataDir, 'week.csv'), `${rows.join('\n')}\n`);
 await run(['readings', 'import', join(dataDir, 'week.csv')]);
+// A lockout, which the automations page lists in words.
+await run(['action', 'lockout', 'pump_1', '--group', 'demo', '--sensor', 'humidity', '--above', '95']);
 const userHelp = await run(['user', 'create', '--help']);
 const roles = userHelp.includes('--role');
 const people = ['admin', 'operator', 'viewer'];
@@ -216,6 +218,10 @@ try {
 
     await visit(page, 'automations/demo', 'Automations of demo');
     await shows(page.getByRole('heading', { name: /pump_1/u }), 'automations shows pump_1');
+    await shows(
+      page.getByText('pump_1: esp/air/humidity above 95'),
+      'automations lists the lockout of pump_1 in words',
+    );
     await axePage(page, 'automations');
     await shoot(page, 'automations');
 

@@ -26,15 +26,26 @@ interface Preview {
   readonly switches: readonly PreviewEntry[];
 }
 
+/** GET /api/actions/lockouts: each action's lockouts, in words, and whether each blocks it now. */
+interface ActionLockouts {
+  readonly object: string;
+  readonly lockouts: readonly {
+    readonly id: number;
+    readonly text: string;
+    readonly active: boolean;
+    readonly reason?: string;
+  }[];
+}
+
 async function loadAutomations(group: string) {
   const [actions, safety] = await Promise.all([actionsOf(group), safetyOf(group)]);
   const details = await Promise.all(
     actions.map((action) => actionDetail(group, action.object).catch(() => undefined)),
   );
   const histories = await Promise.all(actions.map((action) => historyOf(group, action.object, 20)));
-  const lockouts = await optionalGet<{ message: unknown[] }>(`/api/actions/lockouts?${q({ group })}`).catch(
-    () => undefined,
-  );
+  const lockouts = await optionalGet<{ message: ActionLockouts[] }>(
+    `/api/actions/lockouts?${q({ group })}`,
+  ).catch(() => undefined);
   const preview = await optionalGet<{ message: Preview }>(
     `/api/actions/preview?${q({ group, hours: 24 })}`,
   ).catch(() => undefined);
@@ -46,7 +57,9 @@ async function loadAutomations(group: string) {
     safety,
     details,
     histories,
-    lockouts: lockouts?.message,
+    lockouts: lockouts?.message.flatMap((action) =>
+      action.lockouts.map((lockout) => ({ object: action.object, ...lockout })),
+    ),
     preview: preview?.message.switches,
     log: log.message,
   };
@@ -105,8 +118,13 @@ export function AutomationsPage(props: { session: Session; group: string }) {
               <p>None.</p>
             ) : (
               <ul>
-                {data.lockouts.map((entry, index) => (
-                  <li key={index}>{JSON.stringify(entry)}</li>
+                {data.lockouts.map((entry) => (
+                  <li key={`${entry.object}-${entry.id}`} class={entry.active ? 'bad' : ''}>
+                    {entry.object}: {entry.text}
+                    {entry.active
+                      ? ` (blocking now${entry.reason === undefined ? '' : `: ${entry.reason}`})`
+                      : ''}
+                  </li>
                 ))}
               </ul>
             )}

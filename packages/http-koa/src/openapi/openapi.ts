@@ -1,4 +1,5 @@
-import { type JsonSchema, entitySchemas } from '../routes/schemas.js';
+import { entitySchemas } from '../routes/entity-schemas.js';
+import { type JsonSchema } from '../routes/schemas.js';
 import { type RouteSpec, type RouterSpec } from '../routes/routing.js';
 
 export const API_VERSION = '0.1.0';

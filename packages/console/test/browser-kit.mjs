@@ -74,7 +74,7 @@ export async function webhookReceiver() {
     url: `http://127.0.0.1:${port}/hook`,
     received,
     /** Resolves when `condition()` holds, or rejects after `ms` with `what`. */
-    until(condition, what, ms = 15_000) {
+    until(condition, what, ms = 30_000) {
       if (condition()) return Promise.resolve();
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {

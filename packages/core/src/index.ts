@@ -197,6 +197,7 @@ export * from './accounts/verify-session.js';
 export * from './accounts/invite-user.js';
 export * from './accounts/delete-user.js';
 export * from './migration/legacy.js';
+export * from './migration/wall-clock-times.js';
 export * from './migration/copy-legacy-records.js';
 export * from './store-copy/copy-store.js';
 export { countReadings } from './store-copy/listings.js';

@@ -124,6 +124,21 @@ describe('boxes silent since the server started (power cuts)', () => {
     );
   });
 
+  it('when a locked box asked to onboard from another address since the start, then it is not named: it is not silent, its move needs approving', async () => {
+    const store = sharedStore();
+    const clock = await beforeThePowerCut(store, { gh: [BOX_A, BOX_B] });
+    await store.devices.update(BOX_B, { locked: true });
+    const server = instance(store, clock);
+    await server.engine.tick();
+    await store.devices.update(BOX_B, {
+      moveRequest: { at: new Date('2026-06-10T12:00:40Z'), address: '192.0.2.9', from: '192.0.2.7' },
+    });
+    clock.set('2026-06-10T12:10:01Z');
+    const messages = (await server.engine.tick()).alerts.map((n) => n.message);
+    expect(messages).to.have.length(1);
+    expect(messages[0]).to.contain(BOX_A).and.not.contain(BOX_B);
+  });
+
   it('when the server restarts while the alert is open, then it is not raised again, and closes once its boxes report', async () => {
     const store = sharedStore();
     const clock = await beforeThePowerCut(store, { gh: [BOX_A, BOX_B] });

@@ -87,7 +87,12 @@ async function sh(command: string, cwd: string, env: Record<string, string>): Pr
   // Its own process group, so that a stall ends with everything the line started (npx, pnpm, npm, tsc).
   const child = spawn('sh', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // Its standard output alone is what it answers (a warning on stderr must not break a --json answer).
+  let answer = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    answer += chunk.toString();
+  });
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   let stalled = false;
   let stuck = '';
@@ -105,7 +110,7 @@ async function sh(command: string, cwd: string, env: Record<string, string>): Pr
         `its processes then (what each thread waited in):\n${stuck}`,
     );
   if (code !== 0) throw new Error(`RUN ${command} exited ${code}:\n${output.slice(-4000)}`);
-  return output;
+  return answer;
 }
 
 function execForm(args: string): string[] {

@@ -1,9 +1,11 @@
-import { isUnavailableError } from '@hortus/adapter-mongo';
+import { isUnavailableError, schemaVersionCollection } from '@hortus/adapter-mongo';
 import { dbNameInUri } from '@hortus/adapter-mongo/settings';
 import {
   CopyLegacyRecords,
   redactUrl,
   coreLimitsFromEnv,
+  createCoreModule,
+  defaultCoreSettings,
   InvalidInputError,
   isValidTimeZone,
   legacyCollections,
@@ -12,6 +14,7 @@ import {
   StoreUnavailableError,
   WallClockTimes,
 } from '@hortus/core';
+import { Container } from 'inversify';
 import { type Db } from 'mongodb';
 import { loadDataConfig } from './app/config.js';
 import { Interrupted, UsageError } from './exit-codes.js';
@@ -71,6 +74,14 @@ export function bulkDeadlines(env: RunIo['env']): RunIo['env'] {
   return { ...env, MONGODB_TIMEOUT_MS: String(MIGRATE_STORE_TIMEOUT_MS) };
 }
 
+/** The copy onto a new, empty in-memory store: what a dry run runs records through, then forgets. */
+async function dryRunShadow(): Promise<CopyLegacyRecords> {
+  const { memoryStoreModule } = await import('@hortus/adapter-memory');
+  const container = new Container();
+  container.load(createCoreModule(defaultCoreSettings), memoryStoreModule());
+  return container.get(CopyLegacyRecords);
+}
+
 /** Copies every collection of the original (see legacyCollections) and answers the report. */
 export async function migrate(
   io: RunIo,
@@ -84,6 +95,14 @@ export async function migrate(
   const present = new Set(
     (await source.listCollections({}, { nameOnly: true }).toArray()).map((info) => info.name),
   );
+  // Hortus's own MongoDB has groups, users and devices too: its schema versions tell it from the original's.
+  if (present.has(schemaVersionCollection.name)) {
+    throw new UsageError(
+      `the database ${source.databaseName} at ${redactUrl(options.from, 'path')} is a Hortus database ` +
+        `(it has Hortus's ${schemaVersionCollection.name}), not the original service's: --from must name ` +
+        "the original's database; to copy one Hortus store into another use `hortus store copy`",
+    );
+  }
   if (!legacyCollections.some((name) => present.has(name))) {
     throw new UsageError(
       `the database ${source.databaseName} at ${redactUrl(options.from, 'path')} holds none of the original ` +
@@ -117,6 +136,7 @@ export async function migrate(
     new Progress(io.stderr, { event: 'migrate.progress', unit: 'documents' }),
     stop.requested,
     latest,
+    target === undefined ? await dryRunShadow() : undefined,
   );
   try {
     for (const collection of report.collections) {

@@ -75,16 +75,40 @@ describe(`hortus box simulate against a running server (${testStore} store)`, fu
     ]);
 
     expect(code, stdout + stderr).to.equal(0);
-    expect(stdout).to.contain('onboarded as 100aa286f24: group north, data to https://127.0.0.1:');
-    expect(stdout).to.match(/round 1 at box time \S+Z: readings 12 x 201/u);
-    expect(stdout).to.match(/round 2 at box time \S+Z: readings 12 x 201/u);
-    expect(stdout).to.contain('would switch: pump_1 on, led_1 off, ventilator_1 off, ventilator_2 off');
+    expect(stdout).to.contain(
+      'onboarded as 100aa286f24 (attempt 1): group north, data to https://127.0.0.1:',
+    );
+    expect(stdout).to.contain('update check: 204, nothing offered');
+    expect(stdout).to.match(/round 1: readings 12 x 201, box time \S+Z to \S+Z, over TLSv1\.2/u);
+    expect(stdout).to.match(/round 2: readings 12 x 201, box time \S+Z to \S+Z, over TLSv1\.2/u);
+    expect(stdout).to.contain(
+      'round 2: actions 200, would switch: pump_1 on, led_1 off, ventilator_1 off, ventilator_2 off',
+    );
     const latest = await container.get(GetLatestReadingsOfGroup).execute({ group: 'north' });
     expect(latest).to.have.length(12);
     // Stamped in Berlin wall time with a Z, stored as the real instant (within the seconds of the run).
     for (const reading of latest) {
       expect(reading.time.getTime()).to.be.within(Math.floor(before / 1000) * 1000 - 1000, Date.now() + 1000);
     }
+  });
+
+  it("when a sensor read fails, then the box's `nan` reading is answered and told, and the run still succeeds", async () => {
+    const { code, stdout, stderr } = await hortus(undefined, [
+      'box',
+      'simulate',
+      '--backend',
+      running.url,
+      '--device',
+      '24:6F:28:AA:00:01',
+      '--count',
+      '1',
+      '--nan',
+      'esp/air/humidity',
+    ]);
+
+    expect(code, stdout + stderr).to.equal(0);
+    expect(stdout).to.contain('esp/air/humidity (nan): 400 {"message":"value must be a finite number"}');
+    expect(stdout).to.match(/round 1: readings 11 x 201, 1 x 400, box time /u);
   });
 
   it('when the box is not registered, then every onboarding is refused and it exits 2 saying a box would give up', async () => {

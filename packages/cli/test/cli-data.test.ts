@@ -39,6 +39,44 @@ describe(`hortus CLI: notifications, deletion and readings (in-process, ${testSt
       expect(table[1]).to.include('alert.range').and.include('{"max":1500}');
       expect((await hortus(container, ['audit', '--since', 'nope'])).code).to.equal(2);
     });
+
+    it('when the CLI changes actions, devices, retention, metrics and a stage, then each change is in the trail under the console', async () => {
+      const run = async (...args: string[]): Promise<void> => {
+        const result = await hortus(container, args);
+        expect(result.code, `${args.join(' ')}: ${result.stderr}`).to.equal(0);
+      };
+      await run('group', 'create', 'gh-b');
+      await run('action', 'create', 'pump_1', '--group', 'gh-b');
+      await run('action', 'safety', 'pump_1', '--group', 'gh-b', '--safe', 'off', '--stale-after', '15m');
+      await run('action', 'lockout', 'pump_1', '--group', 'gh-b', '--sensor', 'temperature', '--below', '2');
+      await run('action', 'lockout', 'pump_1', '--group', 'gh-b', '--remove', '1');
+      await run('action', 'delete', 'pump_1', '--group', 'gh-b');
+      await run('device', 'create', '24:6F:28:AA:00:09', '--group', 'gh-b', '--type', 'sensor-box');
+      await run('group', 'retention', 'gh-b', '90');
+      await run('group', 'metrics', 'gh-b', '--vpd');
+      await run('group', 'stage', 'gh-b', '--clear');
+
+      const all = JSON.parse((await hortus(container, ['audit', '--group', 'gh-b', '--json'])).stdout) as {
+        action: string;
+        actor: { kind: string; id?: string };
+        before?: unknown;
+        after?: unknown;
+      }[];
+      expect(all.map((e) => e.action)).to.deep.equal([
+        'group.metrics',
+        'group.retention',
+        'device.create',
+        'action.delete',
+        'action.lockout.remove',
+        'action.lockout.add',
+        'action.safety',
+        'action.create',
+        'group.create',
+      ]);
+      expect(all.every((e) => e.actor.kind === 'cli' && typeof e.actor.id === 'string')).to.equal(true);
+      expect(all[1]).to.deep.include({ before: { retentionDays: null }, after: { retentionDays: 90 } });
+      expect(all[6]).to.deep.include({ before: {}, after: { safe: 'off', staleAfterMs: 900_000 } });
+    });
   });
 
   describe('notifications', () => {

@@ -11,11 +11,12 @@ import {
   statSync,
 } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import { dockerRunExample, envOf, type Instruction, readDockerfile, root, type Stage } from './recipes.js';
 
 // No container engine runs where Hortus is developed and tested (deploy.test.ts runs the recipes where one
 // does). This suite reads deploy/Dockerfile and does what an engine would, outside a container: the build
@@ -23,55 +24,10 @@ import { expect } from 'chai';
 // final stage's COPYs, then its CMD with its ENV, and its HEALTHCHECK. Absolute paths of the image map
 // into a scratch directory, which is why the recipe's RUN lines name none.
 
-const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const dockerfile = readFileSync(join(root, 'deploy/Dockerfile'), 'utf8');
+const stages = readDockerfile();
+const secret = 'a-simulated-secret-that-is-long-enough-00';
 /** The full build takes minutes: CI runs it (HORTUS_TEST_CONTAINER_RECIPE=1, see .ci/run); the reading always runs. */
 const simulate = process.env['HORTUS_TEST_CONTAINER_RECIPE'] === '1';
-
-interface Instruction {
-  readonly keyword: string;
-  readonly args: string;
-}
-interface Stage {
-  readonly from: string;
-  readonly name?: string;
-  readonly instructions: Instruction[];
-}
-
-function parseDockerfile(text: string): Stage[] {
-  const logical = text
-    .replace(/\\\n/gu, ' ')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#'));
-  const stages: Stage[] = [];
-  for (const line of logical) {
-    const [keyword = '', ...rest] = line.split(/\s+/u);
-    const args = rest.join(' ');
-    if (keyword.toUpperCase() === 'FROM') {
-      const [from = '', as, name] = args.split(/\s+/u);
-      stages.push({ from, ...(as?.toUpperCase() === 'AS' && name ? { name } : {}), instructions: [] });
-    } else {
-      const stage = stages.at(-1);
-      if (stage === undefined) throw new Error(`${keyword} before FROM`);
-      stage.instructions.push({ keyword: keyword.toUpperCase(), args });
-    }
-  }
-  return stages;
-}
-
-/** ENV a=b c=d (the key=value form only) as pairs. */
-function envOf(stage: Stage): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const { args } of stage.instructions.filter(({ keyword }) => keyword === 'ENV')) {
-    for (const pair of args.split(/\s+/u)) {
-      const at = pair.indexOf('=');
-      if (at <= 0) throw new Error(`ENV ${args}: only the key=value form is simulated`);
-      env[pair.slice(0, at)] = pair.slice(at + 1);
-    }
-  }
-  return env;
-}
 
 function only(stage: Stage, keyword: string): Instruction {
   const found = stage.instructions.filter((instruction) => instruction.keyword === keyword);
@@ -131,7 +87,12 @@ async function sh(command: string, cwd: string, env: Record<string, string>): Pr
   // Its own process group, so that a stall ends with everything the line started (npx, pnpm, npm, tsc).
   const child = spawn('sh', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // Its standard output alone is what it answers (a warning on stderr must not break a --json answer).
+  let answer = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    answer += chunk.toString();
+  });
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   let stalled = false;
   let stuck = '';
@@ -149,7 +110,7 @@ async function sh(command: string, cwd: string, env: Record<string, string>): Pr
         `its processes then (what each thread waited in):\n${stuck}`,
     );
   if (code !== 0) throw new Error(`RUN ${command} exited ${code}:\n${output.slice(-4000)}`);
-  return output;
+  return answer;
 }
 
 function execForm(args: string): string[] {
@@ -173,6 +134,18 @@ async function statusOf(port: string, path: string, host: string): Promise<numbe
   });
 }
 
+/** The status of a GET over HTTPS that takes any certificate, as a box does (TLS=self-signed). */
+async function fetchInsecure(url: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const request = httpsRequest(url, { rejectUnauthorized: false }, (response) => {
+      response.resume();
+      response.once('end', () => resolve(response.statusCode));
+    });
+    request.once('error', reject);
+    request.end();
+  });
+}
+
 function seconds(since: number): number {
   return Math.round((Date.now() - since) / 1000);
 }
@@ -188,10 +161,9 @@ function sizeOf(path: string): number {
 describe('deploy/Dockerfile, read and simulated outside a container', function () {
   // CI bounds the step at 15 minutes (.ci/run); a RUN line is ended after 6.
   this.timeout(14 * 60_000);
-  const stages = parseDockerfile(dockerfile);
   const [build, final] = stages;
 
-  it('when read, then the final stage has Node.js 24, no RUN line (so no compilers), /app and /data from the build stage, user node owning /data, ALLOWED_HOSTS, a health check and a CMD', () => {
+  it('when read, then the final stage has Node.js 24, no RUN line (so no compilers), /app, /data and /backups from the build stage, user node owning the last two, ALLOWED_HOSTS, a health check and a CMD', () => {
     expect(stages).to.have.length(2);
     expect(build?.name).to.equal('build');
     expect(build?.from).to.match(/^node:24-/u);
@@ -199,7 +171,11 @@ describe('deploy/Dockerfile, read and simulated outside a container', function (
     const last = final as Stage;
     expect(last.instructions.map(({ keyword }) => keyword)).to.not.include('RUN');
     const copies = last.instructions.filter(({ keyword }) => keyword === 'COPY').map(({ args }) => args);
-    expect(copies).to.deep.equal(['--from=build /app /app', '--from=build --chown=node:node /data /data']);
+    expect(copies).to.deep.equal([
+      '--from=build /app /app',
+      '--from=build --chown=node:node /data /data',
+      '--from=build --chown=node:node /backups /backups',
+    ]);
     expect(only(last, 'USER').args).to.equal('node');
     const env = envOf(last);
     expect(env).to.include({ NODE_ENV: 'production', HORTUS_DATA_DIR: '/data', PORT: '8080' });
@@ -240,19 +216,8 @@ describe('deploy/Dockerfile, read and simulated outside a container', function (
     expect(runs.filter((args) => /^npx --no-install tsc -b /u.test(args))).to.have.length(1);
   });
 
-  it('when compose.yaml is read, then every service restarts unless stopped and Hortus gets ALLOWED_HOSTS', () => {
-    const file = readFileSync(join(root, 'deploy/compose.yaml'), 'utf8');
-    // The services block: from `services:` to the next key at the top level.
-    const compose = /^services:\n((?:[ #].*\n|\n)*)/mu.exec(file)?.[1] ?? '';
-    const services = [...compose.matchAll(/^ {2}(\w[\w-]*):$/gmu)].map((match) => match[1]);
-    expect(services).to.include.members(['hortus', 'mongo', 'mosquitto']);
-    const restarts = [...compose.matchAll(/^ {4}restart: (.+)$/gmu)].map((match) => match[1]);
-    expect(restarts).to.deep.equal(services.map(() => 'unless-stopped'));
-    expect(compose).to.match(/^ {6}ALLOWED_HOSTS: \S+/mu);
-  });
-
   (simulate ? it : it.skip)(
-    `when each RUN line runs without a TTY in a copy of the build context, then /app holds only production packages, and CMD serves with the image's ENV: healthy, 421 to unknown host names, SIGTERM exits 0${
+    `when each RUN line runs without a TTY in a copy of the build context, then /app holds only production packages, and CMD serves with the image's ENV and the docs' docker run settings: healthy, 421 to unknown host names, HTTPS with a self-signed certificate, hortus from PATH writing the store the server reads, SIGTERM exits 0${
       simulate ? '' : ' (skipped: HORTUS_TEST_CONTAINER_RECIPE=1 runs it; CI does)'
     }`,
     async () => {
@@ -300,33 +265,58 @@ describe('deploy/Dockerfile, read and simulated outside a container', function (
           `      /app holds ${Math.round(sizeOf(app) / 1e6)} MB, of which node_modules ${Math.round(sizeOf(join(app, 'node_modules')) / 1e6)} MB\n`,
         );
         // mkdir -m 700: only the user the server runs as reads the data directory.
-        expect(statSync(inImage('/data')).mode & 0o777).to.equal(0o700);
+        for (const path of ['/data', '/backups'])
+          expect(statSync(inImage(path)).mode & 0o777, path).to.equal(0o700);
+        // `hortus` on the image's PATH: a link to the launcher, which runs on the image's Node.js.
+        expect(lstatSync(inImage('/app/bin/hortus')).isSymbolicLink()).to.equal(true);
 
+        // The image's ENV with the docs' `docker run -e …` on top, as that example runs it. Its MQTT_URL is
+        // the operator's broker: here a port nothing listens on (the bridge retries; discovery's settings are
+        // still parsed), so that no run touches the machine's broker.
         const finalStage = final as Stage;
-        const env = envOf(finalStage);
-        const mapped = Object.fromEntries(
+        const example = dockerRunExample();
+        const env: Record<string, string> = {
+          ...envOf(finalStage),
+          ...Object.fromEntries(Object.entries(example.env).map(([key, value]) => [key, value ?? secret])),
+          MQTT_URL: 'mqtt://127.0.0.1:1',
+        };
+        const mapped: Record<string, string> = Object.fromEntries(
           Object.entries(env).map(([key, value]) => [key, value.startsWith('/') ? inImage(value) : value]),
         );
+        // PATH's /app/bin is the image's; its /usr/local/bin holds the base image's node: this test's.
+        mapped['PATH'] = (env['PATH'] ?? '')
+          .split(':')
+          .map((entry) =>
+            entry === '/usr/local/bin'
+              ? dirname(process.execPath)
+              : entry.startsWith('/app')
+                ? inImage(entry)
+                : entry,
+          )
+          .join(':');
         const started = Date.now();
         const [command = '', ...argv] = execForm(only(finalStage, 'CMD').args);
         expect(command).to.equal('node');
-        // Loopback instead of every interface, and a free port: the rest is the image's ENV.
-        const serverEnv = imageEnv({ ...mapped, HOST: '127.0.0.1', PORT: '0' });
+        // Loopback instead of every interface, and free ports: the rest is the image's ENV and the example's.
+        const serverEnv = { ...imageEnv(mapped), HOST: '127.0.0.1', PORT: '0', HTTPS_PORT: '0' };
+        const appDir = inImage(only(finalStage, 'WORKDIR').args);
         server = spawn(process.execPath, argv, {
-          cwd: inImage(only(finalStage, 'WORKDIR').args),
+          cwd: appDir,
           env: serverEnv,
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         let log = '';
         server.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
         server.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
-        let url: string | undefined;
-        for (let waited = 0; url === undefined && waited < 120_000; waited += 200) {
-          url = /"event":"listening","url":"(http:\/\/[^"]+)"/u.exec(log)?.[1];
-          if (url === undefined) await sleep(200);
+        let listening: { url: string; httpsUrl?: string } | undefined;
+        for (let waited = 0; listening === undefined && waited < 120_000; waited += 200) {
+          const line = log.split('\n').find((text) => text.includes('"event":"listening"'));
+          listening =
+            line === undefined ? undefined : (JSON.parse(line) as { url: string; httpsUrl?: string });
+          if (listening === undefined) await sleep(200);
         }
-        expect(url, log).to.be.a('string');
-        const port = new URL(url as string).port;
+        expect(listening?.httpsUrl, log).to.be.a('string');
+        const port = new URL(listening?.url ?? '').port;
 
         // HEALTHCHECK's command, as the engine would run it inside the container.
         const health = execForm(/CMD (\[.*\])$/u.exec(only(finalStage, 'HEALTHCHECK').args)?.[1] ?? '[]');
@@ -338,9 +328,37 @@ describe('deploy/Dockerfile, read and simulated outside a container', function (
         expect(await new Promise((resolve) => checked.once('close', resolve))).to.equal(0);
 
         // Not /healthz: it answers whatever the Host (orchestrators probe it by address or by any name).
-        expect(await statusOf(port, '/api/openapi.json', `hortus.example.org:${port}`)).to.equal(421);
-        expect(await statusOf(port, '/api/openapi.json', `localhost:${port}`)).to.equal(200);
+        const allowed = example.env['ALLOWED_HOSTS'] ?? '';
+        expect(await statusOf(port, '/api/openapi.json', `other.example.org:${port}`)).to.equal(421);
+        expect(await statusOf(port, '/api/openapi.json', `${allowed}:${port}`)).to.equal(200);
         expect(readdirSync(inImage('/data'))).to.include('hortus.db');
+
+        // TLS=self-signed: HTTPS answers (boxes do not check the certificate), which lies in the data volume.
+        const secure = await fetchInsecure(`${listening?.httpsUrl ?? ''}/healthz`);
+        expect(secure).to.equal(200);
+        expect(existsSync(inImage('/data/tls/self-signed-cert.pem'))).to.equal(true);
+
+        // Admin commands as `docker exec <container> hortus …` runs them: the container's ENV and WORKDIR,
+        // `hortus` from PATH. What they write, the running server answers with: the same store.
+        const exec = async (line: string): Promise<string> => {
+          const ran = Date.now();
+          const output = await sh(line, appDir, serverEnv);
+          process.stdout.write(`      ${line.slice(0, 60)} ${seconds(ran)} s\n`);
+          return output;
+        };
+        const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string })
+          .version;
+        expect((await exec('hortus --version')).trim()).to.equal(version);
+        const { secret: adminKey } = JSON.parse(
+          await exec('hortus keys create --name ops --kind admin --json'),
+        ) as { secret: string };
+        await exec('hortus group create greenhouse-1');
+        await exec('hortus device claim 100aa286f24 --group greenhouse-1');
+        const devices = await fetch(`${listening?.url ?? ''}/api/devices?group=greenhouse-1`, {
+          headers: { authorization: `Bearer ${adminKey}` },
+        });
+        expect(devices.status).to.equal(200);
+        expect(JSON.stringify(await devices.json())).to.include('100aa286f24');
 
         process.stdout.write(`      CMD, HEALTHCHECK and the requests ${seconds(started)} s\n`);
         const exited = new Promise<number | null>((resolve) => server?.once('exit', resolve));

@@ -95,7 +95,15 @@ function App() {
   })();
   return (
     <>
-      <a class="skip" href="#main">
+      <a
+        class="skip"
+        href="#main"
+        onClick={(event) => {
+          // The hash is the route: following #main would open the overview. Move the focus instead.
+          event.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <Nav

@@ -96,15 +96,21 @@ export interface Press {
 export function usePress(): Press {
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | undefined>(undefined);
+  // A busy button is aria-disabled, not disabled: a disabled button drops the keyboard's focus.
+  const running = useRef(false);
   const run = (request: () => Promise<unknown>, done: () => void): void => {
+    if (running.current) return;
+    running.current = true;
     setBusy(true);
     setProblem(undefined);
     request().then(
       () => {
+        running.current = false;
         setBusy(false);
         done();
       },
       (error: unknown) => {
+        running.current = false;
         setBusy(false);
         setProblem(error instanceof Error ? error.message : String(error));
       },

@@ -35,6 +35,8 @@ import { NameActor } from './shared/name-actor.js';
 import { RecordAudit } from './audit/record-audit.js';
 import { ListAuditTrail } from './audit/list-audit-trail.js';
 import { EvaluateAlerts } from './alerts/evaluate-alerts.js';
+import { CheckBoxesSilentSinceStart } from './alerts/boxes-silent-since-start.js';
+import { SERVER_START, type ServerStart } from './shared/server-start.js';
 import { AutomationEngine } from './automations/automation-engine.js';
 import {
   AUTOMATION_SETTINGS,
@@ -214,6 +216,7 @@ export const useCases = [
   RemoveActionLockout,
   ListActionLockouts,
   EvaluateAlerts,
+  CheckBoxesSilentSinceStart,
   QueueAlertMessages,
   DeliverAlertMessages,
   ConfigureGroupNotify,
@@ -270,6 +273,7 @@ export function createCoreModule(
   return new ContainerModule(({ bind }) => {
     bind<CoreSettings>(CORE_SETTINGS).toConstantValue(settings);
     bind<Clock>(CLOCK).toConstantValue(clock);
+    bind<ServerStart>(SERVER_START).toConstantValue({ at: clock.now() });
     bind<AutomationSettings>(AUTOMATION_SETTINGS).toConstantValue({
       ...defaultAutomationSettings,
       ...settings.automation,

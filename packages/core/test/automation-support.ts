@@ -9,6 +9,7 @@ import {
   ACTION_HISTORY_REPOSITORY,
   AUTOMATION_LOG_REPOSITORY,
   type AutomationSet,
+  type BoxSettings,
   AutomationEngine,
   BacktestAutomations,
   PreviewAutomations,
@@ -71,10 +72,11 @@ export function instance(
   clock: FakeClock,
   timeZone = 'Europe/Berlin',
   scheduler: Scheduler = noScheduler,
+  boxes: Partial<BoxSettings> = {},
 ) {
   const container = new Container();
   container.load(
-    createCoreModule({ timeZone, commitsCacheMs: 60_000, automation: { deadBand: 0.5 } }, clock),
+    createCoreModule({ timeZone, commitsCacheMs: 60_000, automation: { deadBand: 0.5 }, boxes }, clock),
     new ContainerModule(({ bind }) => {
       bind(READING_REPOSITORY).toConstantValue(store.readings);
       bind(ACTION_REPOSITORY).toConstantValue(store.actions);

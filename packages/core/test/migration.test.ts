@@ -315,7 +315,7 @@ describe('moving over from the original service', () => {
         outcome: 'merged',
         notes: [
           'added employees Ben',
-          "settings differ: kept Hortus's",
+          "settings differ: kept Hortus's; --update brings the original's over",
           "package differs: kept Hortus's small (original: big)",
         ],
       });

@@ -40,6 +40,37 @@ describe('HTTP GET /api/audit', () => {
     });
   });
 
+  it('when an admin key registers a device, invites a user and makes a reset link over HTTP, then each is in the trail under the key, without the code or the link', async () => {
+    const device = await api.call(
+      'GET',
+      '/api/devices/create?deviceId=24:6F:28:AA:00:07&group=tomatoes&type=sensor-box',
+      { headers: admin },
+    );
+    expect(device.status, device.text).to.equal(201);
+    const invite = await api.call('POST', '/api/admin/users/invitations', {
+      headers: admin,
+      json: { email: 'ben@example.org', group: 'tomatoes' },
+    });
+    expect(invite.status, invite.text).to.equal(201);
+    await api.seed.user('ada@example.org');
+    const reset = await api.call('POST', '/api/admin/users/reset-link', {
+      headers: admin,
+      json: { email: 'ada@example.org' },
+    });
+    expect(reset.status, reset.text).to.equal(200);
+
+    const reply = await api.call('GET', '/api/audit?limit=10', { headers: admin });
+
+    const entries = reply.json() as { action: string; target: string; actor: unknown }[];
+    const byAction = (action: string) => entries.filter((entry) => entry.action === action);
+    for (const action of ['device.create', 'user.invite', 'user.reset-link']) {
+      expect(byAction(action), action).to.have.lengthOf(1);
+      expect(byAction(action)[0]?.actor, action).to.deep.equal({ kind: 'key', id: adminId });
+    }
+    expect(reply.text).to.not.include((invite.json() as { code: string }).code);
+    expect(reply.text).to.not.include((reset.json() as { link: string }).link);
+  });
+
   it('when a key that is not an admin asks, then 403; without a key, 401', async () => {
     expect((await api.call('GET', '/api/audit', { headers: client })).status).to.equal(403);
     expect((await api.call('GET', '/api/audit')).status).to.equal(401);

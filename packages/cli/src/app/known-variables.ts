@@ -25,6 +25,7 @@ export const knownVariables: readonly string[] = [
   'BODY_LIMIT_BYTES',
   'BODY_TIMEOUT_MS',
   'BOX_PUBLIC_HOST',
+  'BOX_START_GRACE_MS',
   'BOX_TIME_ZONE',
   'CLIENT_CSP',
   'CLIENT_DIR',

@@ -8,7 +8,7 @@ import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { say, table } from '../output.js';
 import { UsageError } from '../exit-codes.js';
-import { groupOption, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
+import { consoleActor, groupOption, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 
 interface LockoutOptions {
   group: string;
@@ -68,9 +68,15 @@ export function registerActionLockoutCommands(action: Command, io: RunIo): void 
           throw new UsageError('--remove takes no --sensor, --below, --above, --while or --is');
         const view = await store(command, async (useCase) => {
           if (options.remove !== undefined)
-            await useCase(RemoveActionLockout).execute({ group: options.group, object, id: options.remove });
+            await useCase(RemoveActionLockout).execute({
+              actor: consoleActor(),
+              group: options.group,
+              object,
+              id: options.remove,
+            });
           else if (adding)
             await useCase(AddActionLockout).execute({
+              actor: consoleActor(),
               group: options.group,
               object,
               lockout: {

@@ -9,7 +9,7 @@ import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { fields } from '../output.js';
 import { UsageError } from '../exit-codes.js';
-import { durationOption } from './shared.js';
+import { consoleActor, durationOption } from './shared.js';
 import { groupOption, outputFor, storeFor, withExamples } from './shared.js';
 
 const safeChoices = ['off', 'on', 'hold', 'default'];
@@ -79,6 +79,7 @@ export function registerActionSafetyCommand(action: Command, io: RunIo): void {
           const view = await store(command, async (useCase) => {
             if (options.safe !== undefined || options.staleAfter !== undefined)
               await useCase(SetActionSafety).execute({
+                actor: consoleActor(),
                 group: options.group,
                 object,
                 safe: options.safe === 'default' ? null : options.safe,

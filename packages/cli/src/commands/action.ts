@@ -155,6 +155,7 @@ export function registerActionCommands(program: Command, io: RunIo): void {
           const created = await store(command, async (useCase) => {
             await requireGroup(useCase, options.group, options.createGroup === true);
             return useCase(CreateAction).execute({
+              actor: consoleActor(),
               group: options.group,
               object,
               value: options.value,
@@ -243,7 +244,7 @@ export function registerActionCommands(program: Command, io: RunIo): void {
       .addOption(groupOption())
       .action(async (object: string, options: { group: string }, command: Command) => {
         const deleted = await store(command, (useCase) =>
-          useCase(DeleteAction).execute({ group: options.group, object }),
+          useCase(DeleteAction).execute({ actor: consoleActor(), group: options.group, object }),
         );
         outputFor(io, command).result(deleted, (a) => say`Deleted action ${a.object} of group ${a.group}.`);
       }),

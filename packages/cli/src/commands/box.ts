@@ -1,84 +1,28 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { boxIdOfMac, macOfRegisteredId } from '@hortus/core';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
+import {
+  berlinStampOf,
+  FIRMWARE_TOPICS,
+  FIRMWARE_TYPE,
+  FIRMWARE_VERSION,
+  findRequest,
+  insertOneRequest,
+  isNewer,
+  type Onboarding,
+  onboardingOf,
+  onboardingRequest,
+  RELAYS,
+  switchesOf,
+  updateCheckRequest,
+  valueOf,
+} from './box-firmware.js';
+import { type BoxAnswer, exchange } from './box-wire.js';
 import { withExamples } from './shared.js';
 
-/** What firmware 1.0.4 posts every round, one request per sensor. */
-const SENSORS: readonly (readonly [topic: string, base: number, spread: number])[] = [
-  ['esp/air/temperature', 21, 4],
-  ['esp/air/humidity', 55, 15],
-  ['esp/air/pressure', 1013, 8],
-  ['esp/air/gasResistance', 120, 40],
-  ['esp/ground/moisture/1', 45, 10],
-  ['esp/ground/moisture/2', 48, 10],
-  ['esp/ground/light/colorTemp', 5200, 800],
-  ['esp/ground/light/lux', 800, 600],
-  ['esp/ground/light/red', 300, 100],
-  ['esp/ground/light/green', 320, 100],
-  ['esp/ground/light/blue', 280, 100],
-  ['esp/ground/light/clear', 900, 300],
-];
-/** The topics a box of firmware 1.0.4 posts, in its order. */
-export const FIRMWARE_TOPICS: readonly string[] = SENSORS.map(([topic]) => topic);
-const RELAYS = ['pump_1', 'led_1', 'ventilator_1', 'ventilator_2'] as const;
-const FIRMWARE_VERSION = '1.0.4';
-const NOT_FOUND_BODY = '{"message":"Invalid device ID or device not found"}';
-
-interface Answer {
-  readonly status: number;
-  readonly text: string;
-}
-
-/**
- * One request on a new connection, as the box's HTTP client makes it; an https:// address is never checked
- * against a CA, as the firmware never checks it.
- */
-function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<Answer> {
-  const target = new URL(url);
-  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    const sent = send(
-      target,
-      { method, headers, agent: false, rejectUnauthorized: false, timeout: 5000 },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
-        response.on('error', reject);
-      },
-    );
-    sent.on('timeout', () => sent.destroy(new Error('no answer within 5 s')));
-    sent.on('error', reject);
-    sent.end(body);
-  });
-}
-
-/**
- * The box's wall-clock time: it sets TZ to Berlin's rule and formats local time with a literal `Z`, so its
- * stamps are 1 h (winter) or 2 h (summer) ahead of the instant.
- */
-export function berlinStampOf(instant: Date): string {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-GB', {
-      timeZone: 'Europe/Berlin',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    })
-      .formatToParts(instant)
-      .map(({ type, value }) => [type, value]),
-  );
-  return `${parts['year']}-${parts['month']}-${parts['day']}T${parts['hour']}:${parts['minute']}:${parts['second']}.000Z`;
-}
+export { berlinStampOf, FIRMWARE_TOPICS } from './box-firmware.js';
 
 /** The box's id as it sends it, from any registered spelling of its MAC (or the box's own form). */
 function boxIdOf(device: string): string {
@@ -103,47 +47,53 @@ function seconds(text: string): number {
   return value;
 }
 
+/** `--nan a --nan b` collects both; `all` stands for every topic. */
+function failedSensor(text: string, previous: readonly string[]): string[] {
+  if (text !== 'all' && !FIRMWARE_TOPICS.includes(text)) {
+    throw new InvalidArgumentError(`must be "all" or one of the box's topics: ${FIRMWARE_TOPICS.join(', ')}`);
+  }
+  return [...previous, text];
+}
+
 interface SimulateOptions {
   readonly backend: string;
   readonly device: string;
   readonly count: number;
   readonly interval: number;
   readonly tries: number;
+  readonly updateEvery: number;
+  readonly nan: readonly string[];
 }
 
-interface Onboarding {
-  readonly group: string;
-  readonly host: string;
-  readonly url: string;
-  readonly apiKey: string;
-}
+const answerText = (answer: BoxAnswer): string =>
+  answer.status === 0 ? `no answer (${answer.error ?? 'unknown'})` : `${answer.status} ${answer.text}`.trim();
 
+/**
+ * Onboarding as the box does it: tried while the status is not 200, 1 s apart; any 200 ends the tries,
+ * and one the box cannot use leaves it with empty strings until it is power-cycled.
+ */
 async function onboard(
   io: RunIo,
   options: SimulateOptions,
   boxId: string,
   bootedAt: number,
 ): Promise<Onboarding> {
-  const address = `${options.backend.replace(/\/+$/u, '')}/api/hardware`;
   for (let attempt = 1; attempt <= options.tries; attempt += 1) {
-    const answer = await call(address, 'GET', {
-      'Content-Type': 'application/json',
-      deviceId: boxId,
-      updateVersion: FIRMWARE_VERSION,
-      lastactive: String(Date.now() - bootedAt),
-    }).catch((error: unknown): Answer => ({
-      status: 0,
-      text: error instanceof Error ? error.message : String(error),
-    }));
-    if (answer.status === 200 && answer.text !== NOT_FOUND_BODY) {
-      const body = JSON.parse(answer.text) as Partial<Onboarding>;
-      const { group = '', host = '', url = '', apiKey = '' } = body;
-      io.stdout.write(`onboarded as ${boxId}: group ${group}, data to https://${host}${url}\n`);
-      return { group, host, url, apiKey };
+    const answer = await exchange(onboardingRequest(options.backend, boxId, Date.now() - bootedAt));
+    if (answer.status === 200) {
+      const box = onboardingOf(answer.status, answer.text);
+      if (box === undefined) {
+        throw new UsageError(
+          `${options.backend} answered 200 ${answer.text}: a box stops trying at any 200 and, with nothing ` +
+            'usable in it, posts to https:///… with empty strings until it is power-cycled',
+        );
+      }
+      io.stdout.write(
+        `onboarded as ${boxId} (attempt ${attempt}): group ${box.group}, data to https://${box.host}${box.url}\n`,
+      );
+      return box;
     }
-    io.stdout.write(
-      `onboarding attempt ${attempt}: ${answer.status === 0 ? 'no answer' : answer.status} ${answer.text}\n`,
-    );
+    io.stdout.write(`onboarding attempt ${attempt}: ${answerText(answer)}\n`);
     if (attempt < options.tries) await sleep(1000);
   }
   throw new UsageError(
@@ -152,58 +102,92 @@ async function onboard(
   );
 }
 
-/** What a box does: onboarding, then rounds of 12 readings and one find; prints what it would switch. */
+/** The updater's check and what it would decide; true when the check itself failed. */
+async function checkForUpdate(io: RunIo, backend: string): Promise<boolean> {
+  const answer = await exchange(updateCheckRequest(backend));
+  if (answer.status === 204) {
+    io.stdout.write('update check: 204, nothing offered\n');
+    return false;
+  }
+  if (answer.status !== 200 && answer.status !== 301) {
+    io.stdout.write(`update check: ${answerText(answer)}\n`);
+    return true;
+  }
+  let manifest: { type?: unknown; version?: unknown; url?: unknown } = {};
+  try {
+    manifest = (JSON.parse(answer.text) ?? {}) as typeof manifest;
+  } catch {
+    io.stdout.write(
+      `update check: ${answer.status} with a manifest the updater cannot read: ${answer.text}\n`,
+    );
+    return true;
+  }
+  const { type, version, url } = manifest;
+  let decision: string;
+  if (type !== FIRMWARE_TYPE) decision = `not for this updater (type ${String(type)}), nothing to do`;
+  else if (typeof version !== 'string' || !isNewer(version)) {
+    decision = `version ${String(version)} is not newer than ${FIRMWARE_VERSION}, nothing to do`;
+  } else if (typeof url === 'string' && /^https:/iu.test(url)) {
+    decision = `${version} at ${url}: the updater refuses https:// images, nothing is installed`;
+  } else {
+    decision =
+      `${version} at ${String(url)}: a box would download it; boxes built as 1.0.4 have no second ` +
+      'app slot, so the install fails on them';
+  }
+  io.stdout.write(`update check: ${answer.status}, ${decision}\n`);
+  return false;
+}
+
+/**
+ * What a box does after onboarding: the updater's check now and every 100 s; every round the actions
+ * first, then one request per sensor, each stamped when it is sent. Prints what the box would switch.
+ */
 async function simulate(io: RunIo, options: SimulateOptions): Promise<void> {
   const boxId = boxIdOf(options.device);
   const bootedAt = Date.now();
   const box = await onboard(io, options, boxId, bootedAt);
-  const endpoint = `https://${box.host}${box.url}`;
-  const headers = { 'Content-Type': 'application/ejson', Accept: 'application/json', 'api-key': box.apiKey };
-  const relays = new Map<string, string>();
+  const relays = new Map<string, 'on' | 'off'>();
+  const failed = new Set(options.nan.includes('all') ? FIRMWARE_TOPICS : options.nan);
   let failures = 0;
+  let lastUpdateCheck = Number.NEGATIVE_INFINITY;
   for (let round = 1; round <= options.count; round += 1) {
     if (round > 1) await sleep(options.interval * 1000);
-    const time = berlinStampOf(new Date());
-    const statuses = new Map<number, number>();
-    for (const [index, [topic, base, spread]] of SENSORS.entries()) {
-      const value = (base + spread * Math.sin(Date.now() / 60_000 + index)).toFixed(2);
-      const body = JSON.stringify({
-        collection: 'datas',
-        database: 'Website',
-        dataSource: 'Cluster0',
-        document: { topic, group: box.group, value, time: { $date: time } },
-      });
-      const answer = await call(`${endpoint}/action/insertOne`, 'POST', headers, body).catch(
-        (error: unknown): Answer => ({ status: 0, text: String(error) }),
-      );
-      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-      if (answer.status !== 200 && answer.status !== 201) {
-        failures += 1;
-        io.stdout.write(`  ${topic}: ${answer.status === 0 ? 'no answer' : answer.status} ${answer.text}\n`);
-      }
+    if (Date.now() - lastUpdateCheck >= options.updateEvery * 1000) {
+      lastUpdateCheck = Date.now();
+      if (await checkForUpdate(io, options.backend)) failures += 1;
     }
-    const summary = [...statuses].map(([status, count]) => `${count} x ${status === 0 ? 'failed' : status}`);
-    io.stdout.write(`round ${round} at box time ${time}: readings ${summary.join(', ')}\n`);
-    const found = await call(
-      `${endpoint}/action/find`,
-      'POST',
-      { 'Content-Type': 'application/json', 'api-key': box.apiKey },
-      JSON.stringify({ collection: 'actions', database: 'Website', dataSource: 'Cluster0' }),
-    ).catch((error: unknown): Answer => ({ status: 0, text: String(error) }));
-    if (found.status !== 200) {
+    const found = await exchange(findRequest(box));
+    if (found.status === 200) {
+      for (const [relay, state] of switchesOf(found.text)) relays.set(relay, state);
+      const switched = RELAYS.map((relay) => `${relay} ${relays.get(relay) ?? 'off'}`);
+      io.stdout.write(`round ${round}: actions 200, would switch: ${switched.join(', ')}\n`);
+    } else {
       failures += 1;
-      io.stdout.write(`  actions: ${found.status === 0 ? 'no answer' : found.status} ${found.text}\n`);
-      continue;
+      io.stdout.write(`round ${round}: actions ${answerText(found)}; the relays stay as they are\n`);
     }
-    const documents =
-      (JSON.parse(found.text) as { documents?: { object?: unknown; value?: unknown }[] }).documents ?? [];
-    for (const { object, value } of documents) {
-      if (typeof object === 'string' && (RELAYS as readonly string[]).includes(object)) {
-        relays.set(object, value === 'on' ? 'on' : 'off');
-      }
+    const statuses = new Map<number, number>();
+    const stamps: string[] = [];
+    let tls: string | undefined;
+    for (const [index, topic] of FIRMWARE_TOPICS.entries()) {
+      const stamp = berlinStampOf(new Date());
+      stamps.push(stamp);
+      const value = valueOf(index, Date.now(), failed.has(topic));
+      const answer = await exchange(insertOneRequest(box, topic, value, stamp));
+      tls ??= answer.tls;
+      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+      const stored = answer.status === 200 || answer.status === 201;
+      // A failed sensor's `nan` may be refused (4xx); no answer or a 5xx is a failure all the same.
+      const expected = value === 'nan' ? answer.status >= 200 && answer.status < 500 : stored;
+      if (!expected) failures += 1;
+      if (!stored) io.stdout.write(`  ${topic}${value === 'nan' ? ' (nan)' : ''}: ${answerText(answer)}\n`);
     }
-    const switched = RELAYS.map((relay) => `${relay} ${relays.get(relay) ?? 'off'}`);
-    io.stdout.write(`  would switch: ${switched.join(', ')}\n`);
+    const summary = [...statuses].map(
+      ([status, count]) => `${count} x ${status === 0 ? 'no answer' : status}`,
+    );
+    io.stdout.write(
+      `round ${round}: readings ${summary.join(', ')}, box time ${stamps[0]} to ${stamps.at(-1)}` +
+        `${tls === undefined ? '' : `, over ${tls}`}\n`,
+    );
   }
   if (failures > 0) throw new Error(`${failures} requests of the simulated box failed`);
 }
@@ -217,9 +201,10 @@ export function registerBoxCommands(program: Command, io: RunIo): void {
     box
       .command('simulate')
       .description(
-        'act as an HTTP box (firmware 1.0.4): onboard at the backend, then every round post 12 readings ' +
-          'stamped as the box stamps them and read the actions, over HTTPS without checking the ' +
-          'certificate; prints what the box would switch. Checks DNS, proxy and certificates before a box is powered',
+        'act as an HTTP box (firmware 1.0.4), sending the bytes it sends: onboard at the backend, ask for ' +
+          'firmware updates, then every round read the actions and post 12 readings, each stamped as the box ' +
+          'stamps it; over TLS 1.2 only, with the host as SNI (an IP address too) and no certificate check. ' +
+          'Prints what the box would switch. Checks DNS, proxy and certificates before a box is powered',
       )
       .requiredOption(
         '--backend <url>',
@@ -227,18 +212,36 @@ export function registerBoxCommands(program: Command, io: RunIo): void {
       )
       .requiredOption('--device <id>', 'the device as registered (its MAC, e.g. 24:6F:28:AA:00:01)')
       .addOption(new Option('--count <n>', 'rounds to run').argParser(positive).default(3))
-      .addOption(new Option('--interval <seconds>', 'between rounds').argParser(seconds).default(20))
+      .addOption(
+        new Option('--interval <seconds>', 'between rounds (a box: 20)').argParser(seconds).default(20),
+      )
       .addOption(
         new Option('--tries <n>', 'onboarding attempts, 1 s apart (a box makes 50)')
           .argParser(positive)
           .default(50),
       )
+      .addOption(
+        new Option(
+          '--update-every <seconds>',
+          'between update checks; the first comes right after onboarding',
+        )
+          .argParser(seconds)
+          .default(100),
+      )
+      .addOption(
+        new Option(
+          '--nan <topic>',
+          'send `nan` for this topic, as a box does when a sensor read fails (repeatable; "all" for every topic)',
+        )
+          .argParser(failedSensor)
+          .default([], 'none'),
+      )
       .action(async (options: SimulateOptions) => {
         if (!/^https?:\/\/[^/\s]+\/?$/u.test(options.backend)) {
           throw new UsageError('--backend must be http(s)://host[:port], as compiled into the box');
         }
-        await simulate(io, options);
+        await simulate(io, { ...options, backend: options.backend.replace(/\/+$/u, '') });
       }),
-    'hortus box simulate --backend http://greenhouse.lan:8080 --device 246f28aa0001 --count 5',
+    'hortus box simulate --backend http://greenhouse.lan:8080 --device 246f28aa0001 --count 5 --nan esp/air/humidity',
   );
 }

@@ -256,7 +256,9 @@ function registerBoxDeviceCommands(device: Command, io: RunIo): void {
       )
       .argument('<id>', 'the device in any id form')
       .action(async (id: string, _options: unknown, command: Command) => {
-        const approved = await store(command, (useCase) => useCase(ApproveDeviceMove).execute({ id }));
+        const approved = await store(command, (useCase) =>
+          useCase(ApproveDeviceMove).execute({ actor: consoleActor(), id }),
+        );
         outputFor(io, command).result(approved, showDevice);
       }),
     'hortus device approve-move 24:6F:28:AA:00:01',
@@ -326,7 +328,12 @@ export function registerDeviceCommands(program: Command, io: RunIo): void {
           if (problems.length > 0 || type === undefined) throw new UsageError(problems.join('\n'));
           const created = await store(command, async (useCase) => {
             await requireGroup(useCase, options.group, options.createGroup === true);
-            return useCase(CreateDevice).execute({ deviceId, group: options.group, type });
+            return useCase(CreateDevice).execute({
+              actor: consoleActor(),
+              deviceId,
+              group: options.group,
+              type,
+            });
           });
           outputFor(io, command).result(created, showRegistered);
         },

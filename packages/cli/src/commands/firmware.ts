@@ -12,7 +12,7 @@ import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
-import { listOrNote, outputFor, storeFor, withExamples } from './shared.js';
+import { consoleActor, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 
 const forGroup = (): Option =>
   new Option('-g, --group <name>', 'only boxes of this group (default: every box)');
@@ -92,6 +92,7 @@ export function registerFirmwareCommands(program: Command, io: RunIo): void {
         const data = await readImage(file);
         const published = await store(command, (useCase) =>
           useCase(PublishFirmware).execute({
+            actor: consoleActor(),
             data,
             version,
             ...(options.group === undefined ? {} : { group: options.group }),
@@ -136,6 +137,7 @@ export function registerFirmwareCommands(program: Command, io: RunIo): void {
       .action(async (version: string, options: { group?: string }, command: Command) => {
         await store(command, (useCase) =>
           useCase(WithdrawFirmware).execute({
+            actor: consoleActor(),
             version,
             ...(options.group === undefined ? {} : { group: options.group }),
           }),

@@ -4,7 +4,7 @@ import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields } from '../output.js';
 import { Progress } from '../progress.js';
-import { outputFor, storeFor, withExamples } from './shared.js';
+import { consoleActor, outputFor, storeFor, withExamples } from './shared.js';
 
 /** Said wherever DLI is shown: the boxes' light sensor saturates, so full sun reads low. */
 export const LUX_CEILING_NOTE =
@@ -63,6 +63,7 @@ export function registerGroupMetricsCommand(group: Command, io: RunIo): void {
         const output = outputFor(io, command);
         const change = {
           group: name,
+          actor: consoleActor(),
           ...(options.vpd === undefined ? {} : { vpd: options.vpd }),
           ...(options.dewPoint === undefined ? {} : { dewPoint: options.dewPoint }),
           ...(options.dli === undefined ? {} : { dli: options.dli }),

@@ -14,7 +14,7 @@ import { parse } from 'yaml';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
 import { fields, say, table } from '../output.js';
-import { outputFor, storeFor, withExamples } from './shared.js';
+import { consoleActor, outputFor, storeFor, withExamples } from './shared.js';
 
 interface StageOptions {
   recipe?: string;
@@ -125,7 +125,9 @@ export function registerGroupStageCommand(group: Command, io: RunIo): void {
           options.recipe !== undefined || options.stage !== undefined || options.started !== undefined;
         if (options.clear === true) {
           if (changes) throw new UsageError('--clear takes no other option');
-          const result = await store(command, (useCase) => useCase(ClearStage).execute({ group: name }));
+          const result = await store(command, (useCase) =>
+            useCase(ClearStage).execute({ actor: consoleActor(), group: name }),
+          );
           outputFor(io, command).result(result, (r) =>
             r.removed ? say`Group ${r.group} has no recipe any more.` : say`Group ${r.group} had no recipe.`,
           );
@@ -141,6 +143,7 @@ export function registerGroupStageCommand(group: Command, io: RunIo): void {
         const recipe = options.recipe === undefined ? undefined : await readRecipe(options.recipe);
         const result = await store(command, (useCase) =>
           useCase(AssignStage).execute({
+            actor: consoleActor(),
             group: name,
             ...(recipe === undefined ? {} : { recipe }),
             ...(options.stage === undefined ? {} : { stage: options.stage }),

@@ -141,7 +141,7 @@ export function registerGroupCommands(program: Command, io: RunIo): void {
       .argument('<days>', 'whole days (1 to 36500), off, or default')
       .action(async (name: string, days: string, _options: object, command: Command) => {
         const updated = await store(command, (useCase) =>
-          useCase(SetGroupRetention).execute({ group: name, days }),
+          useCase(SetGroupRetention).execute({ actor: consoleActor(), group: name, days }),
         );
         outputFor(io, command).result(updated, showGroup);
       }),

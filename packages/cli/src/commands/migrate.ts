@@ -24,7 +24,8 @@ export function registerMigrateCommand(program: Command, io: RunIo): void {
       .option('--dry-run', 'read and check everything, write nothing')
       .option(
         '--update',
-        'on a re-run, bring over action values, rules and chart settings that changed in the original ' +
+        'on a re-run, bring over action values, rules, chart settings and group settings (key by key, ' +
+          'keeping keys only Hortus has) that changed in the original ' +
           "since Hortus got its copy (without it Hortus's are kept and each difference is noted)",
       )
       .addOption(

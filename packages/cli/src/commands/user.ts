@@ -159,7 +159,9 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       )
       .action(async (email: string, _options: object, command: Command) => {
         const password = await readPassword(io);
-        const updated = await store(command, (useCase) => useCase(SetPassword).execute({ email, password }));
+        const updated = await store(command, (useCase) =>
+          useCase(SetPassword).execute({ actor: consoleActor(), email, password }),
+        );
         outputFor(io, command).result(updated, showUser);
       }),
     'printf \'%s\' "$PASSWORD" | hortus user set-password ada@example.org --password-stdin',
@@ -171,7 +173,7 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .argument('<email>', "the user's e-mail")
       .action(async (email: string, _options: object, command: Command) => {
         const { user: found, link } = await store(command, (useCase) =>
-          useCase(RequestPasswordReset).linkFor({ email }),
+          useCase(RequestPasswordReset).linkFor({ actor: consoleActor(), email }),
         );
         outputFor(io, command).result({ userId: found.id, email: found.email, link }, () => link);
       }),
@@ -186,7 +188,9 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       )
       .argument('<email>', "the user's e-mail")
       .action(async (email: string, _options: object, command: Command) => {
-        const revoked = await store(command, (useCase) => useCase(RevokeSessions).execute({ email }));
+        const revoked = await store(command, (useCase) =>
+          useCase(RevokeSessions).execute({ actor: consoleActor(), email }),
+        );
         outputFor(io, command).result(
           revoked,
           (done) =>
@@ -203,7 +207,7 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .addOption(groupOption())
       .action(async (email: string, options: { group: string }, command: Command) => {
         const { invitation, code } = await store(command, (useCase) =>
-          useCase(InviteUser).execute({ email, group: options.group }),
+          useCase(InviteUser).execute({ actor: consoleActor(), email, group: options.group }),
         );
         outputFor(io, command).result(
           { ...invitation, code },
@@ -240,8 +244,8 @@ export function registerUserCommands(program: Command, io: RunIo): void {
       .action(async (user: string, newEmail: string, _options: object, command: Command) => {
         const updated = await store(command, (useCase) =>
           user.includes('@')
-            ? useCase(ChangeUserEmail).byEmail({ email: user, newEmail }, OPERATOR)
-            : useCase(ChangeUserEmail).execute({ userId: user, newEmail }, OPERATOR),
+            ? useCase(ChangeUserEmail).byEmail({ email: user, newEmail, actor: consoleActor() }, OPERATOR)
+            : useCase(ChangeUserEmail).execute({ userId: user, newEmail, actor: consoleActor() }, OPERATOR),
         );
         outputFor(io, command).result(updated, showUser);
       }),

@@ -96,7 +96,17 @@ export class CollectionCopier {
     private readonly stopRequested: () => boolean,
     /** Readings later than this (ms: the run's clock plus MAX_CLOCK_SKEW_MS) are refused. */
     private readonly latest: number,
+    /**
+     * In a dry run: the copy onto an empty in-memory store, for the few records of groups, users, devices,
+     * actions and charts, so that the dry run counts what a real run into an empty store writes.
+     */
+    private readonly shadow?: CopyLegacyRecords,
   ) {}
+
+  /** Where groups, users, devices, actions and charts are copied: the target, or a dry run's shadow. */
+  private get records(): CopyLegacyRecords | undefined {
+    return this.target?.copy ?? this.shadow;
+  }
 
   /** Answers false when a stop was requested before the collection was done. */
   async copy(report: CollectionReport): Promise<boolean> {
@@ -182,16 +192,12 @@ export class CollectionCopier {
         return this.eachDocument(report, batch, async (document) => {
           const { record, notes } = legacyChartRecord(document, new Date());
           list(report.notes, legacyId(document), notes);
-          return this.target?.copy.copyChartRecord(
-            record,
-            this.owners.get(record.userId),
-            this.options.update,
-          );
+          return this.records?.copyChartRecord(record, this.owners.get(record.userId), this.options.update);
         });
       case 'groups':
         return this.eachDocument(report, batch, (document) =>
           this.copyOne(report, document, legacyGroup(document), (group) =>
-            this.target?.copy.copyGroup(group),
+            this.records?.copyGroup(group, this.options.update),
           ),
         );
       case 'users':
@@ -202,14 +208,14 @@ export class CollectionCopier {
         );
       case 'devices':
         return this.eachDocument(report, batch, (document) =>
-          this.copyOne(report, document, { record: legacyDevice(document), notes: [] }, (device) =>
-            this.target?.copy.copyDevice(device),
+          this.copyOne(report, document, legacyDevice(document), (device) =>
+            this.records?.copyDevice(device),
           ),
         );
       case 'actions':
         return this.eachDocument(report, batch, (document) =>
           this.copyOne(report, document, legacyAction(document), (action) =>
-            this.target?.copy.copyAction(action, this.options.update),
+            this.records?.copyAction(action, this.options.update),
           ),
         );
       case 'tokens':
@@ -332,7 +338,10 @@ export class CollectionCopier {
           `e-mail differs only in case from user ${seen.id} (${seen.email}): will be kept as its own account`,
         ]);
       }
-      return undefined;
+      // The shadow's outcome counts; its notes name in-memory ids, so the note above stands for them.
+      const shadowed = await this.shadow?.copyUser(user);
+      if (shadowed?.userId !== undefined) this.owners.set(id, shadowed.userId);
+      return shadowed === undefined ? undefined : { outcome: shadowed.outcome, notes: [] };
     }
     const copied = await this.target.copy.copyUser(user);
     if (copied.userId !== undefined) this.owners.set(id, copied.userId);

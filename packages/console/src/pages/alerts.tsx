@@ -8,7 +8,7 @@ function AcknowledgeButton(props: { alert: Notification; onDone: () => void }) {
     <>
       <button
         type="button"
-        disabled={press.busy}
+        aria-disabled={press.busy}
         onClick={() => press.run(() => acknowledge(props.alert), props.onDone)}
       >
         Acknowledge

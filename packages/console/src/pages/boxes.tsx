@@ -25,7 +25,7 @@ function AdminButton(props: { label: string; path: string; body: unknown; onDone
     <>
       <button
         type="button"
-        disabled={press.busy}
+        aria-disabled={press.busy}
         onClick={() => press.run(() => post(props.path, props.body), props.onDone)}
       >
         {props.label}

@@ -30,7 +30,7 @@ export function Switch(props: {
         role="switch"
         aria-checked={on}
         class={`switch ${on ? 'on' : 'off'}`}
-        disabled={press.busy}
+        aria-disabled={press.busy}
         onClick={() =>
           press.run(() => switchAction(props.group, action.object, on ? 'off' : 'on'), props.onSwitched)
         }

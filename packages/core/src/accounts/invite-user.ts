@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
@@ -17,11 +19,13 @@ export class InviteUser {
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(USER_REPOSITORY) private readonly users: UserRepository,
     @inject(TOKEN_SERVICE) private readonly tokens: TokenService,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
   async execute(input: {
     email: unknown;
     group: unknown;
+    actor?: Actor;
   }): Promise<{ invitation: Invitation; code: string }> {
     const email = requireEmail(input.email);
     const group = requireText(input.group, 'group');
@@ -32,6 +36,14 @@ export class InviteUser {
       throw new ConflictError('user', 'A user with this e-mail exists already');
     }
     const invitation = { email: emailKey(email), group };
-    return { invitation, code: await this.tokens.issueInvitation(invitation) };
+    const code = await this.tokens.issueInvitation(invitation);
+    // That one was made, for whom and into which group; never the code, which is the invitation itself.
+    await this.audit.execute(input.actor, {
+      action: 'user.invite',
+      target: invitation.email,
+      group,
+      after: invitation,
+    });
+    return { invitation, code };
   }
 }

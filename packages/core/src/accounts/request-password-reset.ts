@@ -1,4 +1,6 @@
 import { inject, injectable, optional } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { NotFoundError } from '../shared/errors.js';
 import { LOGGER, type Logger } from '../shared/logger.port.js';
@@ -23,6 +25,7 @@ export class RequestPasswordReset {
     @inject(MAILER) private readonly mailer: Mailer,
     @inject(ACCOUNT_SETTINGS) private readonly settings: AccountSettings,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
     @inject(LOGGER) @optional() private readonly logger?: Logger,
   ) {}
 
@@ -89,10 +92,20 @@ export class RequestPasswordReset {
   }
 
   /** A fresh link for an administrator without mail (`hortus user reset-link`); it replaces older ones. */
-  async linkFor(input: { email: unknown }): Promise<{ readonly user: User; readonly link: string }> {
+  async linkFor(input: {
+    email: unknown;
+    actor?: Actor;
+  }): Promise<{ readonly user: User; readonly link: string }> {
     const user = await this.users.findByEmail(requireEmail(input.email));
     if (user === undefined) throw new NotFoundError('user', 'User not found.');
-    return { user, link: await this.newLink(user) };
+    const link = await this.newLink(user);
+    // That a link was made, for whom and until when; never the link, which opens the account.
+    await this.audit.execute(input.actor, {
+      action: 'user.reset-link',
+      target: user.email,
+      after: { expiresAt: new Date(this.clock.now().getTime() + this.settings.resetTokenTtlMs) },
+    });
+    return { user, link };
   }
 
   private async newLink(user: User): Promise<string> {

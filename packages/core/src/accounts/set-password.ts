@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { NotFoundError } from '../shared/errors.js';
 import { requireEmail, type User } from '../users/user.js';
 import { USER_REPOSITORY, type UserRepository } from '../users/user.port.js';
@@ -12,9 +14,10 @@ export class SetPassword {
     @inject(USER_REPOSITORY) private readonly users: UserRepository,
     @inject(PASSWORD_HASHER) private readonly hasher: PasswordHasher,
     @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
-  async execute(input: { email: unknown; password: unknown }): Promise<User> {
+  async execute(input: { email: unknown; password: unknown; actor?: Actor }): Promise<User> {
     const email = requireEmail(input.email);
     const password = requirePassword(input.password, 'password', 'new', this.commonPasswords);
     const user = await this.users.findByEmail(email);
@@ -23,6 +26,12 @@ export class SetPassword {
       endSessions: true,
     });
     if (version === undefined) throw new NotFoundError('user', 'User not found.');
+    // That it was set (and the sessions ended); never the password nor its hash.
+    await this.audit.execute(input.actor, {
+      action: 'user.password',
+      target: user.email,
+      after: { passwordSet: true, sessionsEnded: true },
+    });
     return user;
   }
 }

@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { actorOf } from '../shared/actor.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { ConflictError, ForbiddenError, InvalidInputError, isDomainError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
@@ -49,6 +51,7 @@ export class SignUp {
     @inject(COMMON_PASSWORDS) private readonly commonPasswords: CommonPasswords,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(SignUpThrottle) private readonly throttle: SignUpThrottle,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
   /**
@@ -95,6 +98,14 @@ export class SignUp {
       await this.users.delete(user.id).catch(() => false);
       throw error;
     }
+    // Who: the admin who signed them up, else the new user themselves (by invitation or open sign-up).
+    const caller = context.caller;
+    await this.audit.execute(caller.kind === 'anonymous' ? { kind: 'user', id: user.id } : actorOf(caller), {
+      action: 'user.create',
+      target: user.email,
+      group: user.group,
+      after: { email: user.email, group: user.group, role: user.role, origin: allowed.origin },
+    });
     return user;
   }
 

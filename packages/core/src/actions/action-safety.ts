@@ -1,11 +1,14 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
 import { type ActionSafetyState, SafeMode } from '../automations/safe-mode.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { requireSettings } from '../groups/group.js';
+import { type Actor } from '../shared/actor.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { requireInteger, requireText } from '../shared/validation.js';
 import {
+  type ActionControls,
   MAX_STALE_AFTER_MS,
   MIN_STALE_AFTER_MS,
   readActionControls,
@@ -14,7 +17,7 @@ import {
   withActionControls,
 } from './action-limits.js';
 import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
-import { requireActionOfGroup } from './set-action-limit.js';
+import { findActionOfGroup } from './action-of-group.js';
 
 /** One action's safe state, freshness limit and safe mode, as the CLI and `GET /api/actions/safety` show it. */
 export interface ActionSafetyView extends ActionSafetyState {
@@ -57,9 +60,16 @@ export class SetActionSafety {
   constructor(
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
-  async execute(input: { group: unknown; object: unknown; safe?: unknown; staleAfterMs?: unknown }) {
+  async execute(input: {
+    group: unknown;
+    object: unknown;
+    safe?: unknown;
+    staleAfterMs?: unknown;
+    actor?: Actor;
+  }): Promise<void> {
     const name = requireText(input.group, 'group');
     const object = requireText(input.object, 'object');
     if (
@@ -72,8 +82,9 @@ export class SetActionSafety {
       input.staleAfterMs === undefined || input.staleAfterMs === null
         ? input.staleAfterMs
         : requireInteger(input.staleAfterMs, 'stale-after', MIN_STALE_AFTER_MS, MAX_STALE_AFTER_MS);
-    const group = await requireActionOfGroup(this.groups, this.actions, name, object);
+    const { group } = await findActionOfGroup(this.groups, this.actions, name, object);
     const controls = readActionControls(group.settings);
+    const before = safetyPart(controls.get(object));
     const entry: Record<string, unknown> = { ...controls.get(object) };
     if (input.safe === null) delete entry['safe'];
     else if (input.safe !== undefined) entry['safe'] = input.safe as SafeState;
@@ -85,5 +96,20 @@ export class SetActionSafety {
       requireSettings(withActionControls(group.settings, controls)),
     );
     if (updated === undefined) throw new NotFoundError('group', `Group ${name} not found`);
+    await this.audit.execute(input.actor, {
+      action: 'action.safety',
+      target: object,
+      group: group.name,
+      before,
+      after: safetyPart(readActionControls(updated.settings).get(object)),
+    });
   }
+}
+
+/** The safety part of an action's controls, for the audit trail (absent parts: the defaults). */
+function safetyPart(controls: ActionControls | undefined): Pick<ActionControls, 'safe' | 'staleAfterMs'> {
+  return {
+    ...(controls?.safe === undefined ? {} : { safe: controls.safe }),
+    ...(controls?.staleAfterMs === undefined ? {} : { staleAfterMs: controls.staleAfterMs }),
+  };
 }

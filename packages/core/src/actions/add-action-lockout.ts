@@ -1,10 +1,13 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { isPlainObject, requireText } from '../shared/validation.js';
 import { type Lockout } from './action.js';
 import { MAX_LOCKOUTS_PER_ACTION, parseLockout, sameLockout } from './action-lockouts.js';
 import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
+import { findActionOfGroup } from './action-of-group.js';
 
 /**
  * Adds a lockout to an action: `{sensor, below|above}` (a sensor name or a topic) or `{while, is}` (another
@@ -16,17 +19,20 @@ export class AddActionLockout {
   constructor(
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
-  async execute(input: { group: unknown; object: unknown; lockout: unknown }): Promise<readonly Lockout[]> {
+  async execute(input: {
+    group: unknown;
+    object: unknown;
+    lockout: unknown;
+    actor?: Actor;
+  }): Promise<readonly Lockout[]> {
     const name = requireText(input.group, 'group');
     const object = requireText(input.object, 'object');
     if (!isPlainObject(input.lockout)) throw InvalidInputError.forField('lockout', 'must be an object');
     const wanted = parseLockout(input.lockout, object);
-    const group = await this.groups.findByName(name);
-    if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
-    const action = await this.actions.find(group.name, object);
-    if (action === undefined) throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
+    const { group, action } = await findActionOfGroup(this.groups, this.actions, name, object);
     if ('while' in wanted && (await this.actions.find(group.name, wanted.while)) === undefined)
       throw InvalidInputError.forField('while', `no action ${wanted.while} in group ${group.name}`);
     const lockouts = action.lockouts ?? [];
@@ -40,6 +46,13 @@ export class AddActionLockout {
     ]);
     if (updated === undefined)
       throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
+    await this.audit.execute(input.actor, {
+      action: 'action.lockout.add',
+      target: object,
+      group: group.name,
+      before: lockouts,
+      after: updated.lockouts ?? [],
+    });
     return updated.lockouts ?? [];
   }
 }

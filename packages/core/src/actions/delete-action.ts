@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { NotFoundError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
@@ -16,16 +18,33 @@ export class DeleteAction {
   constructor(
     @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
     @inject(ACTION_HISTORY_REPOSITORY) private readonly history: ActionHistoryRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
-  async execute(input: { group: unknown; object: unknown }): Promise<{ group: string; object: string }> {
+  async execute(input: {
+    group: unknown;
+    object: unknown;
+    actor?: Actor;
+  }): Promise<{ group: string; object: string }> {
     const group = requireText(input.group, 'group');
     const object = requireText(input.object, 'object');
-    if (!(await this.actions.delete(group, object))) {
+    // Read first, for the trail: what was deleted (its value and rules; its history is not configuration).
+    const existing = await this.actions.find(group, object);
+    if (existing === undefined || !(await this.actions.delete(group, object))) {
       throw new NotFoundError('action', `Group ${group} has no action ${object}`);
     }
     // Its history goes with it: a new action of that name starts without another's past.
     await this.history.deleteByAction(group, object);
+    await this.audit.execute(input.actor, {
+      action: 'action.delete',
+      target: object,
+      group,
+      before: {
+        value: existing.value,
+        automations: existing.automations,
+        ...(existing.lockouts === undefined ? {} : { lockouts: existing.lockouts }),
+      },
+    });
     return { group, object };
   }
 }

@@ -1,9 +1,12 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 import { type Lockout } from './action.js';
 import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
+import { findActionOfGroup } from './action-of-group.js';
 
 /** Removes one lockout of an action by its id, or every one (`all`). Answers the lockouts left. */
 @injectable()
@@ -11,18 +14,21 @@ export class RemoveActionLockout {
   constructor(
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(ACTION_REPOSITORY) private readonly actions: ActionRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
-  async execute(input: { group: unknown; object: unknown; id: unknown }): Promise<readonly Lockout[]> {
+  async execute(input: {
+    group: unknown;
+    object: unknown;
+    id: unknown;
+    actor?: Actor;
+  }): Promise<readonly Lockout[]> {
     const name = requireText(input.group, 'group');
     const object = requireText(input.object, 'object');
     const id = input.id === 'all' ? 'all' : Number(input.id);
     if (id !== 'all' && !(Number.isInteger(id) && id > 0))
       throw InvalidInputError.forField('id', 'must be the number of a lockout, or all');
-    const group = await this.groups.findByName(name);
-    if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
-    const action = await this.actions.find(group.name, object);
-    if (action === undefined) throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
+    const { group, action } = await findActionOfGroup(this.groups, this.actions, name, object);
     const lockouts = action.lockouts ?? [];
     if (id !== 'all' && !lockouts.some((lockout) => lockout.id === id))
       throw new NotFoundError('action', `${object} in group ${group.name} has no lockout ${id}`);
@@ -30,6 +36,13 @@ export class RemoveActionLockout {
     const updated = await this.actions.setLockouts(group.name, object, kept);
     if (updated === undefined)
       throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
+    await this.audit.execute(input.actor, {
+      action: 'action.lockout.remove',
+      target: object,
+      group: group.name,
+      before: lockouts,
+      after: updated.lockouts ?? [],
+    });
     return updated.lockouts ?? [];
   }
 }

@@ -4,7 +4,7 @@ import { type Actor } from '../shared/actor.js';
 import { ENGINE_STATE_REPOSITORY, type EngineStateRepository } from '../automations/engine-state.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
-import { type Group, requireSettings } from '../groups/group.js';
+import { requireSettings } from '../groups/group.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { requireInteger, requireText } from '../shared/validation.js';
 import {
@@ -18,6 +18,7 @@ import {
   withActionControls,
 } from './action-limits.js';
 import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
+import { findActionOfGroup } from './action-of-group.js';
 
 export interface ActionLimitView {
   readonly group: string;
@@ -41,20 +42,6 @@ export function limitPart(controls: ActionControls | undefined): ActionLimitView
     ...(controls?.minOffMs === undefined ? {} : { minOffMs: controls.minOffMs }),
   };
   return Object.keys(part).length === 0 ? undefined : part;
-}
-
-/** Reads the group and checks the action exists; shared by the use cases that edit `actionLimits`. */
-export async function requireActionOfGroup(
-  groups: GroupRepository,
-  actions: ActionRepository,
-  name: string,
-  object: string,
-): Promise<Group> {
-  const group = await groups.findByName(name);
-  if (group === undefined) throw new NotFoundError('group', `Group ${name} not found`);
-  if ((await actions.find(group.name, object)) === undefined)
-    throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
-  return group;
 }
 
 /**
@@ -90,7 +77,7 @@ export class SetActionLimit {
       changes.set(field, given === null ? undefined : requireInteger(given, label, min, max));
     }
     if (changes.size === 0) throw InvalidInputError.forField('max-on', 'is required');
-    const group = await requireActionOfGroup(this.groups, this.actions, name, object);
+    const { group } = await findActionOfGroup(this.groups, this.actions, name, object);
     const controls = readActionControls(group.settings);
     const before = controls.get(object) ?? {};
     if (changes.has('maxOnMs') && (changes.get('maxOnMs') === undefined) !== (before.maxOnMs === undefined))

@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { type AlertChange } from './alert-message.js';
+import { CheckBoxesSilentSinceStart } from './boxes-silent-since-start.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from '../automations/automation-settings.js';
 import {
   ENGINE_STATE_REPOSITORY,
@@ -72,6 +73,7 @@ export class EvaluateAlerts {
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
     @inject(CORE_LIMITS) private readonly limits: CoreLimits,
     @inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository,
+    @inject(CheckBoxesSilentSinceStart) private readonly silentSinceStart: CheckBoxesSilentSinceStart,
   ) {}
 
   /** Every group in turn; the engine calls evaluateGroup itself so that one failing group stops no other. */
@@ -93,6 +95,13 @@ export class EvaluateAlerts {
   async evaluateGroup(group: Group, now: Date, wake?: WakeUps): Promise<GroupAlerts> {
     const outcome: GroupAlerts = { raised: [], changes: [], withheld: [] };
     await this.checkSilentBoxes(group, now, outcome, wake);
+    const sinceStart = await this.silentSinceStart.check(group, now, wake);
+    if (sinceStart !== undefined && 'withheld' in sinceStart)
+      outcome.withheld.push({ group: group.name, topic: 'boxes-since-start', kind: 'no-data' });
+    else if (sinceStart !== undefined) {
+      outcome.raised.push(sinceStart.notification);
+      outcome.changes.push(sinceStart);
+    }
     const latest = await this.readings.latestOfEveryTopic(group.name);
     if (latest.length === 0) return outcome;
     // Appended one by one: a spread of a group's topics as arguments overflows the stack past ~100k.

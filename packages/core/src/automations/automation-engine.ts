@@ -11,7 +11,11 @@ import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { type AutomationEvent } from './automation-event.js';
 import { DueSchedule } from './due-schedule.js';
 import { AUTOMATION_SETTINGS, type AutomationSettings } from './automation-settings.js';
-import { ENGINE_STATE_REPOSITORY, engineStateKey, type EngineStateRepository } from './engine-state.port.js';
+import {
+  ENGINE_STATE_REPOSITORY,
+  type EngineStateRepository,
+  lastEngineRunKey,
+} from './engine-state.port.js';
 import { type BlockedSwitch } from './lockouts.js';
 import { AdvanceStages } from '../stages/advance-stages.js';
 import { type StageStarted } from '../stages/start-stage.js';
@@ -215,7 +219,7 @@ export class AutomationEngine {
    * start (or the demo) shows what the rules say now.
    */
   private async lastRun(): Promise<Date> {
-    const at = (await this.state.get(lastRunKey))?.value['at'];
+    const at = (await this.state.get(lastEngineRunKey))?.value['at'];
     return new Date(typeof at === 'number' ? at : 0);
   }
 
@@ -224,17 +228,15 @@ export class AutomationEngine {
   }
 }
 
-const lastRunKey = engineStateKey('engine', 'lastRun');
-
 /**
  * Records that the rules were evaluated up to `at` (unless a later run is recorded): the engine then
  * catches up only slots after it. A migration records its cut-over so, so slots from before the move,
  * which the old service ran, do not fire again.
  */
 export async function markEngineRun(state: EngineStateRepository, at: Date): Promise<void> {
-  const stored = await state.get(lastRunKey);
+  const stored = await state.get(lastEngineRunKey);
   const previous = stored?.value['at'];
   if (typeof previous === 'number' && previous >= at.getTime()) return;
   // Losing the race to another engine is fine: it ran just as recently.
-  await state.compareAndSet(lastRunKey, stored?.version ?? 0, { at: at.getTime() }, at);
+  await state.compareAndSet(lastEngineRunKey, stored?.version ?? 0, { at: at.getTime() }, at);
 }

@@ -35,6 +35,9 @@ export function engineStateKey(...parts: readonly string[]): string {
   return JSON.stringify(parts);
 }
 
+/** Where the engines keep when the rules were last evaluated (`{at}`, milliseconds since the epoch). */
+export const lastEngineRunKey = engineStateKey('engine', 'lastRun');
+
 /** Where the side a sensor rule last saw is kept: the engine reads and writes it, safe mode re-arms it. */
 export function sensorRuleStateKey(
   action: { readonly group: string; readonly object: string },

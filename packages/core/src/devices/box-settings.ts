@@ -13,6 +13,11 @@ export interface BoxSettings {
   readonly unknownPerMinute: number;
   /** A device's last-seen time is written at most this often, not on each of its 13 requests a round. */
   readonly lastSeenWriteMs: number;
+  /**
+   * Registered boxes that were reporting before the server started and have sent nothing since, this long
+   * after the start, are named in one alert per group (BOX_START_GRACE_MS); 0 turns the alert off.
+   */
+  readonly startGraceMs: number;
 }
 
 export const BOX_SETTINGS = Symbol.for('hortus.BoxSettings');
@@ -25,7 +30,12 @@ export const defaultBoxSettings: BoxSettings = {
   // A box tries once a second at most, 50 times: two boxes booting behind one address stay under it.
   unknownPerMinute: 120,
   lastSeenWriteMs: 15_000,
+  // A box that boots retries onboarding 50 times over about a minute, then reports every 20 s.
+  startGraceMs: 10 * 60_000,
 };
+
+/** Below this a box has no time to report after the server starts, and every box would be named. */
+const MIN_START_GRACE_MS = 60_000;
 
 /** Derives a device's key from the server's secret, so a box that onboards again gets the same key back. */
 export interface BoxKeyDeriver {
@@ -43,6 +53,7 @@ export function boxSettingsFromEnv(env: Env): BoxSettings {
       DEVICE_SILENT_AFTER_MS: String(defaultBoxSettings.silentAfterMs),
       MAX_PENDING_DEVICES: String(defaultBoxSettings.maxPending),
       UNKNOWN_DEVICE_PER_MINUTE: String(defaultBoxSettings.unknownPerMinute),
+      BOX_START_GRACE_MS: String(defaultBoxSettings.startGraceMs),
     },
     problems,
   );
@@ -54,7 +65,12 @@ export function boxSettingsFromEnv(env: Env): BoxSettings {
     maxPending: integer('MAX_PENDING_DEVICES', 0, 1_000_000),
     unknownPerMinute: integer('UNKNOWN_DEVICE_PER_MINUTE', 1, 100_000),
     lastSeenWriteMs: defaultBoxSettings.lastSeenWriteMs,
+    startGraceMs: integer('BOX_START_GRACE_MS', 0, 86_400_000),
   };
+  if (settings.startGraceMs > 0 && settings.startGraceMs < MIN_START_GRACE_MS)
+    problems.push(
+      `BOX_START_GRACE_MS must be 0 (off) or at least ${MIN_START_GRACE_MS}, got ${settings.startGraceMs}`,
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   return settings;
 }

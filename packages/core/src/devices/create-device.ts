@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { ConflictError, QuotaExceededError } from '../shared/errors.js';
 import { CORE_LIMITS, type CoreLimits } from '../shared/settings.js';
@@ -12,6 +14,7 @@ export interface CreateDeviceInput {
   readonly deviceId: unknown;
   readonly group: unknown;
   readonly type: unknown;
+  readonly actor?: Actor;
 }
 
 @injectable()
@@ -21,6 +24,7 @@ export class CreateDevice {
     @inject(CORE_LIMITS) private readonly limits: CoreLimits,
     @inject(BOX_SETTINGS) private readonly boxes: BoxSettings,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
   /**
@@ -45,6 +49,12 @@ export class CreateDevice {
     const created = await this.devices.create({ deviceId, group, type });
     await this.devices.removePending(deviceId);
     if (mac !== undefined) await this.devices.removePending(boxIdOfMac(mac));
+    await this.audit.execute(input.actor, {
+      action: 'device.create',
+      target: created.deviceId,
+      group: created.group,
+      after: { group: created.group, type: created.type },
+    });
     return created;
   }
 

@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { optionalText } from '../shared/validation.js';
 import { type FirmwareImage, requireFirmwareSize, requireSemver } from './firmware.js';
@@ -16,6 +18,7 @@ export class PublishFirmware {
     @inject(FIRMWARE_REPOSITORY) private readonly firmware: FirmwareRepository,
     @inject(FIRMWARE_DIGEST) private readonly digest: FirmwareDigest,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
   /** `force`: offered also to boxes that cannot update over the air or whose version is unknown. */
@@ -24,6 +27,7 @@ export class PublishFirmware {
     version: unknown;
     group?: unknown;
     force?: boolean;
+    actor?: Actor;
   }): Promise<FirmwareImage> {
     const version = requireSemver(input.version);
     const group = optionalText(input.group, 'group');
@@ -37,6 +41,12 @@ export class PublishFirmware {
       ...(input.force === true ? { forced: true } : {}),
     };
     await this.firmware.add({ ...image, data: input.data });
+    await this.audit.execute(input.actor, {
+      action: 'firmware.publish',
+      target: version,
+      ...(group === undefined ? {} : { group }),
+      after: image,
+    });
     return image;
   }
 }

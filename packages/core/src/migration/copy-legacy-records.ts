@@ -8,6 +8,7 @@ import {
   type EngineValue,
 } from '../automations/engine-state.port.js';
 import { markEngineRun } from '../automations/automation-engine.js';
+import { macOfRegisteredId } from '../devices/device-id.js';
 import { type NewDevice } from '../devices/device.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { type NewGroup } from '../groups/group.js';
@@ -75,9 +76,11 @@ export class CopyLegacyRecords {
 
   /**
    * A group Hortus has under the same name is merged: employees it lacks are added, and its own package
-   * and settings are kept (it may have been changed since), unless it has no settings yet.
+   * and settings are kept (it may have been changed since), unless it has no settings yet. With `update`
+   * the original's settings are brought over: its value wins for each key it has, keys only Hortus has
+   * are kept (see mergeSettings).
    */
-  async copyGroup(group: NewGroup): Promise<Copied> {
+  async copyGroup(group: NewGroup, update = false): Promise<Copied> {
     const existing = await this.groups.findByName(group.name);
     if (existing === undefined) {
       try {
@@ -86,7 +89,7 @@ export class CopyLegacyRecords {
       } catch (error) {
         // Created meanwhile by someone else: merge into that one.
         if (!(error instanceof ConflictError)) throw error;
-        return this.copyGroup(group);
+        return this.copyGroup(group, update);
       }
     }
     const notes: string[] = [];
@@ -94,13 +97,20 @@ export class CopyLegacyRecords {
     // One addEmployee per name, as sign-up adds them: the one way a group's list grows on every store.
     for (const name of missing) await this.groups.addEmployee(group.name, name);
     if (missing.length > 0) notes.push(`added employees ${missing.join(', ')}`);
-    if (JSON.stringify(existing.settings) !== JSON.stringify(group.settings)) {
-      if (isEmptySettings(existing.settings)) {
-        await this.groups.replaceSettings(group.name, group.settings);
-        notes.push('took the settings of the original (Hortus had none)');
-      } else {
-        notes.push("settings differ: kept Hortus's");
-      }
+    const merged = mergeSettings(existing.settings, group.settings);
+    if (JSON.stringify(existing.settings) === JSON.stringify(merged.settings)) {
+      // Nothing the original has differs: Hortus's own keys alone are no difference.
+    } else if (isEmptySettings(existing.settings)) {
+      await this.groups.replaceSettings(group.name, group.settings);
+      notes.push('took the settings of the original (Hortus had none)');
+    } else if (update) {
+      await this.groups.replaceSettings(group.name, merged.settings);
+      notes.push(
+        `settings brought over from the original (${merged.changed.join(', ')})` +
+          (merged.kept.length === 0 ? '' : `; Hortus's own kept (${merged.kept.join(', ')})`),
+      );
+    } else {
+      notes.push("settings differ: kept Hortus's; --update brings the original's over");
     }
     if (existing.package !== group.package) {
       notes.push(`package differs: kept Hortus's ${existing.package} (original: ${group.package})`);
@@ -144,8 +154,19 @@ export class CopyLegacyRecords {
     }
   }
 
-  /** ConflictError when Hortus has the deviceId in another group: one box is one device. */
+  /**
+   * ConflictError when Hortus has the deviceId in another group: one box is one device. A device Hortus
+   * has under another spelling of the same MAC (label, bare, or the box's own form) is that device.
+   */
   async copyDevice(device: NewDevice): Promise<Copied> {
+    const holder = await this.devices.find(device.deviceId, macOfRegisteredId(device.deviceId));
+    if (holder !== undefined) {
+      if (holder.group === device.group) return alreadyThere;
+      throw new ConflictError(
+        'device',
+        `deviceId ${device.deviceId} is registered in another group in Hortus: not copied`,
+      );
+    }
     try {
       await this.devices.create(device);
       return written;
@@ -213,6 +234,8 @@ export class CopyLegacyRecords {
         : userId === record.userId
           ? []
           : [`charts of user ${record.userId} now belong to ${userId}`];
+    // Changes reach the first chart of a name (as the web client's do): the charts in Hortus's order.
+    const order = [...(existing?.charts ?? [])];
     let added = 0;
     let updated = 0;
     for (const chart of record.charts) {
@@ -220,11 +243,20 @@ export class CopyLegacyRecords {
       if (stored === undefined) {
         await this.charts.appendChart(userId, chart);
         have.set(chartKey(chart), chart);
+        order.push(chart);
         added += 1;
         continue;
       }
       const changes = chartChanges(stored.chartData, chart.chartData);
       if (changes.length === 0) continue;
+      const first = order.find((other) => other.chartName === chart.chartName);
+      if (first !== undefined && chartKey(first) !== chartKey(chart)) {
+        notes.push(
+          `chart ${chart.chartName} (${chart.chartId}) differs from the original's, but an earlier chart ` +
+            "has its name and changes reach only that one: not brought over, Hortus's kept",
+        );
+        continue;
+      }
       if (update) {
         for (const change of changes)
           await this.charts.updateChart(userId, chart.chartName, change, chart.updatedAt);
@@ -269,6 +301,50 @@ function chartChanges(from: ChartData, to: ChartData): ChartChange[] {
 
 function chartKey(chart: { chartId: string; chartName: string }): string {
   return JSON.stringify([chart.chartId, chart.chartName]);
+}
+
+/** A group's settings as keyed entries: the original's list of one-key objects, or one object. */
+function settingsEntries(settings: unknown): { list: boolean; entries: [string, unknown][] } | undefined {
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (Array.isArray(settings)) {
+    if (!settings.every((item) => isObject(item) && Object.keys(item).length === 1)) return undefined;
+    return {
+      list: true,
+      entries: (settings as Record<string, unknown>[]).map(
+        (item) => Object.entries(item)[0] as [string, unknown],
+      ),
+    };
+  }
+  return isObject(settings) ? { list: false, entries: Object.entries(settings) } : undefined;
+}
+
+/**
+ * Hortus's settings with the original's brought over: the original's value wins for every key it has (in
+ * its order), the keys only Hortus has follow, kept. Settings of another shape are replaced whole.
+ */
+export function mergeSettings(
+  hortus: unknown,
+  original: unknown,
+): { settings: unknown; changed: string[]; kept: string[] } {
+  const ours = settingsEntries(hortus);
+  const theirs = settingsEntries(original);
+  if (ours === undefined || theirs === undefined || ours.list !== theirs.list) {
+    const same = JSON.stringify(hortus) === JSON.stringify(original);
+    return { settings: original, changed: same ? [] : ['all: their shapes differ'], kept: [] };
+  }
+  const oursByKey = new Map(ours.entries);
+  const theirKeys = new Set(theirs.entries.map(([key]) => key));
+  const changed = theirs.entries
+    .filter(([key, value]) => JSON.stringify(oursByKey.get(key)) !== JSON.stringify(value))
+    .map(([key]) => key);
+  const keptEntries = ours.entries.filter(([key]) => !theirKeys.has(key));
+  const entries = [...theirs.entries, ...keptEntries];
+  return {
+    settings: ours.list ? entries.map(([key, value]) => ({ [key]: value })) : Object.fromEntries(entries),
+    changed,
+    kept: keptEntries.map(([key]) => key),
+  };
 }
 
 function isEmptySettings(settings: unknown): boolean {

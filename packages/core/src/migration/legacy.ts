@@ -1,4 +1,5 @@
 import { type NewAction, parseAutomationsKeepingGood, requireActionValue } from '../actions/action.js';
+import { labelOfMac, macOfBoxId } from '../devices/device-id.js';
 import { type NewDevice, requireDeviceId } from '../devices/device.js';
 import { groupPackages, type GroupPackage, type NewGroup, requireSettings } from '../groups/group.js';
 import {
@@ -16,9 +17,9 @@ import {
 } from '../notifications/notification.js';
 import { type NewReading, requireTopic } from '../readings/reading.js';
 import { InvalidInputError } from '../shared/errors.js';
-import { assertTimeZone, fromLocal, laterInstantOfRepeatedLocal } from '../shared/time-zone.js';
 import { isPlainObject, NAME_MAX_LENGTH, requireText, TEXT_MAX_LENGTH } from '../shared/validation.js';
 import { type ImportedUser, requireEmail } from '../users/user.js';
+import { type WallClockTimes } from './wall-clock-times.js';
 
 /**
  * The collections of the original service, in the order they are copied: groups before the records that
@@ -114,67 +115,6 @@ function optionalLegacyText(value: unknown, field: string, maxLength = NAME_MAX_
 }
 
 /**
- * The original stored a box's local wall time as if it were UTC. Given the zone the boxes ran in, this
- * reads such a time as that zone's wall time and answers the real instant. A wall time that the zone
- * skips (spring forward) moves forward by the gap. The hour the zone shows twice (fall back) is told
- * apart per series (group and topic) by the order the readings are read in, the source's insertion
- * order: a wall time earlier than the series' last one in that hour starts the second pass, whose
- * readings get the later instant.
- */
-export class WallClockTimes {
-  /** Instants by wall-clock minute: readings come in time order, so nearly every lookup is a hit. */
-  private readonly minutes = new Map<number, { earlier: number; later: number | undefined }>();
-  /** Per series, in the repeated hour: the last wall time read and whether the second pass began. */
-  private readonly passes = new Map<string, { day: number; lastWall: number; second: boolean }>();
-  /** Readings placed at the later instant of a repeated hour. */
-  secondPass = 0;
-
-  constructor(readonly timeZone: string) {
-    assertTimeZone(timeZone);
-  }
-
-  instantOf(labelled: Date, series = ''): Date {
-    const ms = labelled.getTime();
-    const minute = Math.floor(ms / 60_000) * 60_000;
-    const instants = this.minuteInstants(minute);
-    if (instants.later === undefined) return new Date(instants.earlier + (ms - minute));
-    const day = Math.floor(ms / 86_400_000);
-    const pass = this.passes.get(series);
-    if (pass === undefined || pass.day !== day) {
-      if (this.passes.size >= 100_000) this.passes.clear();
-      this.passes.set(series, { day, lastWall: ms, second: false });
-      return new Date(instants.earlier + (ms - minute));
-    }
-    if (ms < pass.lastWall) pass.second = true;
-    pass.lastWall = ms;
-    if (!pass.second) return new Date(instants.earlier + (ms - minute));
-    this.secondPass += 1;
-    return new Date(instants.later + (ms - minute));
-  }
-
-  private minuteInstants(minute: number): { earlier: number; later: number | undefined } {
-    let instants = this.minutes.get(minute);
-    if (instants === undefined) {
-      const wall = new Date(minute);
-      const local = {
-        year: wall.getUTCFullYear(),
-        month: wall.getUTCMonth() + 1,
-        day: wall.getUTCDate(),
-        hour: wall.getUTCHours(),
-        minute: wall.getUTCMinutes(),
-      };
-      instants = {
-        earlier: fromLocal(local, this.timeZone).getTime(),
-        later: laterInstantOfRepeatedLocal(local, this.timeZone)?.getTime(),
-      };
-      if (this.minutes.size >= 100_000) this.minutes.clear();
-      this.minutes.set(minute, instants);
-    }
-    return instants;
-  }
-}
-
-/**
  * `datas`: `{time, topic, value: "23.45", group}`; the value becomes a number, never NaN. A time after
  * `latest` (the run's clock plus the allowed skew, in ms) is refused, as a box's would be.
  */
@@ -183,7 +123,13 @@ export function legacyReading(document: LegacyDocument, times?: WallClockTimes, 
   const group = requireText(document['group'], 'group');
   const topic = requireTopic(document['topic']);
   const value = legacyNumber(document['value'], 'value');
-  const time = times === undefined ? labelled : times.instantOf(labelled, JSON.stringify([group, topic]));
+  const time =
+    times === undefined
+      ? labelled
+      : times.instantOf(labelled, JSON.stringify([group, topic]), {
+          storedAt: objectIdTime(legacyId(document))?.getTime(),
+          value,
+        });
   if (latest !== undefined && time.getTime() > latest) {
     throw InvalidInputError.forField(
       'time',
@@ -261,12 +207,25 @@ export function legacyUser(document: LegacyDocument): Converted<ImportedUser> {
   };
 }
 
-/** `devices`: `{deviceId, group, type}`. */
-export function legacyDevice(document: LegacyDocument): NewDevice {
-  return {
-    deviceId: requireDeviceId(document['deviceId']),
+/**
+ * `devices`: `{deviceId, group, type}`. The original matched the id a box sends exactly, so it holds the
+ * box's own form (its MAC's bytes reversed, lower case). Twelve such digits would read as a label's MAC in
+ * Hortus, with the bytes the wrong way round: they are stored as the label's MAC, by which the box is found
+ * too. Fewer digits can only be the box's form and are kept as they are.
+ */
+export function legacyDevice(document: LegacyDocument): Converted<NewDevice> {
+  const given = requireDeviceId(document['deviceId']);
+  const record = {
+    deviceId: given,
     group: requireText(document['group'], 'group'),
     type: requireText(document['type'], 'type'),
+  };
+  const mac = /^[0-9a-f]{12}$/u.test(given) ? macOfBoxId(given) : undefined;
+  if (mac === undefined) return { record, notes: [] };
+  const label = labelOfMac(mac);
+  return {
+    record: { ...record, deviceId: label },
+    notes: [`deviceId ${given} is what the box sends (its MAC reversed): stored as its label MAC ${label}`],
   };
 }
 
@@ -442,6 +401,8 @@ export function legacyChartRecord(document: LegacyDocument, now: Date): Converte
     throw InvalidInputError.forField('charts', 'must be a list');
   }
   const charts: Chart[] = [];
+  /** Index of the first chart of each (chartId, chartName): the one the original's look-ups found. */
+  const firsts = new Map<string, number>();
   (raw ?? []).forEach((entry: unknown, index: number) => {
     if (!isPlainObject(entry)) {
       notes.push(`charts[${index}] is not an object: left out`);
@@ -460,9 +421,20 @@ export function legacyChartRecord(document: LegacyDocument, now: Date): Converte
         return now;
       }
     };
+    const chartId = optionalLegacyText(entry['chartId'], 'chartId', 200) ?? DEFAULT_CHART_ID;
+    const chartName = optionalLegacyText(entry['chartName'], 'chartName', 200) ?? DEFAULT_CHART_NAME;
+    const key = JSON.stringify([chartId, chartName]);
+    const first = firsts.get(key);
+    if (first !== undefined) {
+      notes.push(
+        `charts[${index}] has the chartId and chartName of charts[${first}]: left out, the original showed the first`,
+      );
+      return;
+    }
+    firsts.set(key, index);
     charts.push({
-      chartId: optionalLegacyText(entry['chartId'], 'chartId', 200) ?? DEFAULT_CHART_ID,
-      chartName: optionalLegacyText(entry['chartName'], 'chartName', 200) ?? DEFAULT_CHART_NAME,
+      chartId,
+      chartName,
       chartData,
       createdAt: date('createdAt'),
       updatedAt: date('updatedAt'),

@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
@@ -92,12 +94,25 @@ export class ApplyRetention {
 /** Sets or clears a group's retention override: a number of days, `off` (keep forever) or `default`. */
 @injectable()
 export class SetGroupRetention {
-  constructor(@inject(GROUP_REPOSITORY) private readonly groups: GroupRepository) {}
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
+  ) {}
 
-  async execute(input: { group: unknown; days: unknown }): Promise<Group> {
+  async execute(input: { group: unknown; days: unknown; actor?: Actor }): Promise<Group> {
     const name = requireText(input.group, 'group');
-    const updated = await this.groups.setRetention(name, parseRetention(input.days));
-    if (updated === undefined) throw new NotFoundError('group', 'Group not found');
+    const days = parseRetention(input.days);
+    const before = await this.groups.findByName(name);
+    const updated = before === undefined ? undefined : await this.groups.setRetention(name, days);
+    if (before === undefined || updated === undefined) throw new NotFoundError('group', 'Group not found');
+    // null: the server's default; 0: kept forever.
+    await this.audit.execute(input.actor, {
+      action: 'group.retention',
+      target: updated.name,
+      group: updated.name,
+      before: { retentionDays: before.retentionDays ?? null },
+      after: { retentionDays: updated.retentionDays ?? null },
+    });
     return updated;
   }
 }

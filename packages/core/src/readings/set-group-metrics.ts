@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { requireSettings } from '../groups/group.js';
 import { NotFoundError } from '../shared/errors.js';
@@ -19,6 +21,7 @@ export interface MetricsChange {
   readonly leafOffset?: unknown;
   readonly light?: unknown;
   readonly dayStart?: unknown;
+  readonly actor?: Actor;
 }
 
 export interface GroupMetricsView {
@@ -32,7 +35,10 @@ export interface GroupMetricsView {
  */
 @injectable()
 export class SetGroupMetrics {
-  constructor(@inject(GROUP_REPOSITORY) private readonly groups: GroupRepository) {}
+  constructor(
+    @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
+  ) {}
 
   async execute(change: MetricsChange): Promise<GroupMetricsView> {
     const name = requireText(change.group, 'group');
@@ -51,6 +57,14 @@ export class SetGroupMetrics {
       requireSettings(withMetricsSettings(group.settings, metrics)),
     );
     if (updated === undefined) throw new NotFoundError('group', `Group ${name} not found`);
-    return { group: group.name, metrics: readMetricsSettings(updated.settings) };
+    const after = readMetricsSettings(updated.settings);
+    await this.audit.execute(change.actor, {
+      action: 'group.metrics',
+      target: group.name,
+      group: group.name,
+      before: current,
+      after,
+    });
+    return { group: group.name, metrics: after };
   }
 }

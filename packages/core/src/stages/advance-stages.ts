@@ -1,9 +1,11 @@
 import { inject, injectable, optional } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
 import { groupTimeZone } from '../groups/group-settings.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
 import { LOGGER, type Logger, silentLogger } from '../shared/logger.port.js';
 import { stageAt } from './stage-schedule.js';
+import { STAGE_ENGINE_ACTOR, startedPart, stagePart } from './stage-audit.js';
 import { StartStage, type StageStarted } from './start-stage.js';
 import { STAGE_REPOSITORY, type StageAssignment, type StageRepository } from './stage.port.js';
 
@@ -19,6 +21,7 @@ export class AdvanceStages {
     @inject(GROUP_REPOSITORY) private readonly groups: GroupRepository,
     @inject(StartStage) private readonly start: StartStage,
     @inject(CORE_SETTINGS) private readonly settings: CoreSettings,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
     @inject(LOGGER) @optional() private readonly logger: Logger = silentLogger,
   ) {}
 
@@ -53,6 +56,15 @@ export class AdvanceStages {
       };
       if (!(await this.stages.compareAndSet(moved, version))) return undefined;
       current = { ...moved, version: version + 1 };
+      const started = await this.start.execute(current);
+      await this.audit.execute(STAGE_ENGINE_ACTOR, {
+        action: 'group.stage',
+        target: name,
+        group: name,
+        before: stagePart(assignment),
+        after: started === undefined ? stagePart(moved) : startedPart(moved, started),
+      });
+      return started;
     }
     return current.applied ? undefined : this.start.execute(current);
   }

@@ -1,4 +1,6 @@
 import { inject, injectable } from 'inversify';
+import { RecordAudit } from '../audit/record-audit.js';
+import { type Actor } from '../shared/actor.js';
 import { groupTimeZone } from '../groups/group-settings.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
@@ -8,6 +10,7 @@ import { fromLocal } from '../shared/time-zone.js';
 import { parseDateTime, requireText } from '../shared/validation.js';
 import { parseRecipe, type RecipeStage, requireStage } from './recipe.js';
 import { stageAt } from './stage-schedule.js';
+import { startedPart, stagePart } from './stage-audit.js';
 import { StartStage, type StageStarted } from './start-stage.js';
 import { STAGE_REPOSITORY, type StageRepository } from './stage.port.js';
 
@@ -19,6 +22,7 @@ export interface StageChange {
   readonly stage?: unknown;
   /** When the stage started: a date (local midnight in the group's zone) or a date-time; absent: now. */
   readonly started?: unknown;
+  readonly actor?: Actor;
 }
 
 const datePattern = /^(\d{4})-(\d{2})-(\d{2})$/u;
@@ -53,6 +57,7 @@ export class AssignStage {
     @inject(StartStage) private readonly start: StartStage,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(CORE_SETTINGS) private readonly settings: CoreSettings,
+    @inject(RecordAudit) private readonly audit: RecordAudit,
   ) {}
 
   async execute(change: StageChange): Promise<StageStarted> {
@@ -87,6 +92,13 @@ export class AssignStage {
     const result = await this.start.execute({ ...assignment, version: version + 1 });
     if (result === undefined)
       throw new ConflictError('group', `The stage of group ${group.name} changed meanwhile: try again`);
+    await this.audit.execute(change.actor, {
+      action: 'group.stage',
+      target: group.name,
+      group: group.name,
+      before: current === undefined ? null : stagePart(current),
+      after: startedPart(assignment, result),
+    });
     return result;
   }
 }

@@ -102,8 +102,8 @@ export const adminBoxRoutes: readonly RouteSpec[] = [
       'Lets a locked device onboard once from the address of its refused onboarding; it stays locked (`hortus device approve-move`).',
     params: deviceId,
     responses: { ...deviceAnswers, 409: { description: '`{message}`: no refused onboarding to approve' } },
-    handle: async ({ params }, { approveDeviceMove }) =>
-      json(await approveDeviceMove.execute({ id: params['id'] })),
+    handle: async ({ params, caller }, { approveDeviceMove }) =>
+      json(await approveDeviceMove.execute({ actor: actorOf(caller), id: params['id'] })),
   },
   {
     method: 'post',
@@ -249,8 +249,12 @@ export const adminUserRoutes: readonly RouteSpec[] = [
       404: { description: '`{message}`: no such group' },
       ...adminOnly,
     },
-    handle: async ({ body }, { inviteUser }) => {
-      const { invitation, code } = await inviteUser.execute({ email: body['email'], group: body['group'] });
+    handle: async ({ body, caller }, { inviteUser }) => {
+      const { invitation, code } = await inviteUser.execute({
+        actor: actorOf(caller),
+        email: body['email'],
+        group: body['group'],
+      });
       return json({ ...invitation, code }, 201);
     },
   },
@@ -269,8 +273,11 @@ export const adminUserRoutes: readonly RouteSpec[] = [
       404: { description: '`{message}`: no such user' },
       ...adminOnly,
     },
-    handle: async ({ body }, { requestPasswordReset }) => {
-      const { user, link } = await requestPasswordReset.linkFor({ email: body['email'] });
+    handle: async ({ body, caller }, { requestPasswordReset }) => {
+      const { user, link } = await requestPasswordReset.linkFor({
+        actor: actorOf(caller),
+        email: body['email'],
+      });
       return json({ userId: user.id, email: user.email, link });
     },
   },

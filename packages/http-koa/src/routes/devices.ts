@@ -1,4 +1,4 @@
-import { type Caller, type DeviceView, NotFoundError } from '@hortus/core';
+import { actorOf, type Caller, type DeviceView, NotFoundError } from '@hortus/core';
 import { groupName, groupQuery, object, text } from './schemas.js';
 import { json, type ResponseDoc, type RouterSpec } from './routing.js';
 
@@ -81,7 +81,12 @@ export const deviceRoutes: RouterSpec = {
         500: failed,
       },
       handle: async ({ query, caller }, { createDevice }) => {
-        const input = { deviceId: query['deviceId'], group: query['group'], type: query['type'] };
+        const input = {
+          deviceId: query['deviceId'],
+          group: query['group'],
+          type: query['type'],
+          actor: actorOf(caller),
+        };
         // A caller limited to groups may not learn that another group holds the id (ids are unique across
         // groups): it is answered as a success would be, and left for an administrator (`device pending`).
         const limitedTo = limitedGroupsOf(caller);

@@ -90,6 +90,8 @@ describe('the container recipes, read: boxes, Home Assistant and backups out of 
       MQTT_URL: 'mqtt://mosquitto:1883',
       MQTT_DISCOVERY: 'on',
       MQTT_DISCOVERY_PREFIX: 'homeassistant',
+      // Its broker takes anonymous clients: nobody on the network may switch a pump through it by default.
+      MQTT_COMMANDS: 'off',
     });
     const mosquitto = service('mosquitto');
     expect((mosquitto.ports ?? []).map(publishedPort)).to.deep.include({ host: 1883, container: 1883 });

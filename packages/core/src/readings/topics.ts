@@ -90,3 +90,12 @@ export function nameOfTopic(topic: string): string {
 export function unitOfTopic(topic: string): string | undefined {
   return knownTopics.find((known) => known.topic === topic)?.unit;
 }
+
+/**
+ * A value as people read it, with its topic's unit from knownTopics ("91 %", "23.5 °C"); a topic with no
+ * unit (a raw count, a topic Hortus does not know) shows the number alone.
+ */
+export function withUnit(value: number, topic: string | undefined): string {
+  const unit = topic === undefined ? undefined : unitOfTopic(topic);
+  return unit === undefined || unit === '' ? String(value) : `${value} ${unit}`;
+}

@@ -38,9 +38,11 @@ describe('times and values in words', () => {
     );
   });
 
-  it('when a value of a known topic is put in words, then its unit follows; an unknown topic or a raw count shows the number', () => {
+  it('when a value of a known topic is put in words, then its unit follows (a derived value rounded to two decimals, a reading as sent); an unknown topic or a raw count shows the number', () => {
     expect(withUnit(91, 'esp/air/humidity')).to.equal('91 %');
     expect(withUnit(23.5, 'esp/air/temperature')).to.equal('23.5 °C');
+    expect(withUnit(2.5512861342, 'esp/derived/vpd')).to.equal('2.55 kPa');
+    expect(withUnit(18.7249, 'esp/air/temperature')).to.equal('18.7249 °C');
     expect(withUnit(1013, 'esp/air/pressure')).to.equal('1013 hPa');
     expect(withUnit(1.2, 'esp/derived/vpd')).to.equal('1.2 kPa');
     expect(withUnit(14, 'esp/derived/dli')).to.equal('14 mol m⁻² d⁻¹');

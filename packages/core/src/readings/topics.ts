@@ -97,5 +97,9 @@ export function unitOfTopic(topic: string): string | undefined {
  */
 export function withUnit(value: number, topic: string | undefined): string {
   const unit = topic === undefined ? undefined : unitOfTopic(topic);
-  return unit === undefined || unit === '' ? String(value) : `${value} ${unit}`;
+  // A derived value is computed to full float precision (2.5512861…); people read two decimals. A reading is
+  // shown as its box sent it.
+  const shown =
+    topic !== undefined && isDerivedTopic(topic) ? String(Number(value.toFixed(2))) : String(value);
+  return unit === undefined || unit === '' ? shown : `${shown} ${unit}`;
 }

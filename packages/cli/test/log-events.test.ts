@@ -91,4 +91,78 @@ describe('Documented log events', () => {
       attempts: 8,
     });
   });
+
+  it('when a request line is written by its own method, then it is the same text as the info event, whatever the path holds', () => {
+    const at = new Date('2026-11-29T06:00:00.125Z');
+    const paths = [
+      '/api/current_state',
+      '/api/a"b\\c',
+      '/api/\u0000\u001f\u007f\u2028',
+      '/api/\ud83c\udf31',
+      '/api/\ud800x\udfff',
+      '',
+    ];
+    const lines = paths.flatMap((path, index) => [
+      { requestId: 'b7c1c4f2-5f8e-4f4e-9a59-0a4c7a7d2b11', method: 'GET', path, status: 304, ms: 0.3 },
+      { requestId: `id.${index}:x`, method: 'G"T', path, status: 200, ms: 12, keyId: 'k"\u0001' },
+    ]);
+    let byMethod = '';
+    let byInfo = '';
+    const fast = createJsonLogger(
+      (text) => (byMethod += text),
+      () => at,
+    );
+    const generic = createJsonLogger(
+      (text) => (byInfo += text),
+      () => at,
+    );
+
+    for (const line of lines) {
+      fast.request?.(line);
+      generic.info('request', line);
+    }
+    fast.flush?.();
+    generic.flush?.();
+
+    expect(byMethod).to.equal(byInfo);
+    expect(
+      byMethod
+        .trimEnd()
+        .split('\n')
+        .map((text) => JSON.parse(text) as unknown),
+    ).to.deep.equal(
+      lines.map((line) => ({ time: at.toISOString(), level: 'info', event: 'request', ...line })),
+    );
+  });
+
+  it('when the logger is at warn or writes text, then a request line by its own method is as the info event', () => {
+    const at = new Date('2026-11-29T06:00:00.125Z');
+    const line = { requestId: 'r1', method: 'GET', path: '/api/x', status: 200, ms: 1.2 };
+    for (const [level, format] of [
+      ['warn', 'json'],
+      ['info', 'text'],
+    ] as const) {
+      let byMethod = '';
+      let byInfo = '';
+      const fast = createJsonLogger(
+        (text) => (byMethod += text),
+        () => at,
+        level,
+        format,
+      );
+      const generic = createJsonLogger(
+        (text) => (byInfo += text),
+        () => at,
+        level,
+        format,
+      );
+
+      fast.request?.(line);
+      generic.info('request', line);
+      fast.flush?.();
+      generic.flush?.();
+
+      expect(byMethod, `${level} ${format}`).to.equal(byInfo);
+    }
+  });
 });

@@ -15,7 +15,23 @@ export interface Logger {
   error(event: string, fields?: LogFields): void;
   /** Writes the lines held back so far (a logger may batch them per turn of the event loop). */
   flush?(): void;
+  /**
+   * The `request` event at info level, the line a server writes per request: optional, for a logger that
+   * writes these fixed fields faster than any event's; the same line as `info('request', line)`.
+   */
+  request?(line: RequestLogLine): void;
 }
+
+/** The fields of the `request` event, in the order they are written (a type, so that it is LogFields too). */
+export type RequestLogLine = {
+  readonly requestId: string;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly ms: number;
+  /** The access key's id (never its secret); absent without one. */
+  readonly keyId?: string;
+};
 
 export const LOGGER = Symbol.for('hortus.Logger');
 

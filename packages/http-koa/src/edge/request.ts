@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Middleware } from 'koa';
 import { accessOf } from '../access/access.js';
-import { type Logger } from '@hortus/core';
+import { type Logger, type RequestLogLine } from '@hortus/core';
 import { allowedOrigins, corsHeaderPairs } from '../exchange/answer.js';
 
 /** What every answer carries whichever way it is built: the request id, the log line, CORS. */
@@ -34,12 +34,12 @@ export function logRequest(
   if (logger === undefined) return;
   const { requestId, method, path, status, keyId } = line;
   const ms = Math.round((performance.now() - line.started) * 10) / 10;
-  logger.info(
-    'request',
+  const fields: RequestLogLine =
     keyId === undefined
       ? { requestId, method, path, status, ms }
-      : { requestId, method, path, status, ms, keyId },
-  );
+      : { requestId, method, path, status, ms, keyId };
+  if (logger.request !== undefined) logger.request(fields);
+  else logger.info('request', fields);
 }
 
 /** The request log as Koa middleware: the id is set before anything else runs, the line written after. */

@@ -76,6 +76,11 @@ export class EvaluateAlerts {
     @inject(CheckBoxesSilentSinceStart) private readonly silentSinceStart: CheckBoxesSilentSinceStart,
   ) {}
 
+  /** What must be read before the engine's tick records its run (see CheckBoxesSilentSinceStart.prepare). */
+  async prepare(): Promise<void> {
+    await this.silentSinceStart.prepare();
+  }
+
   /** Every group in turn; the engine calls evaluateGroup itself so that one failing group stops no other. */
   async execute(): Promise<Notification[]> {
     const now = this.clock.now();

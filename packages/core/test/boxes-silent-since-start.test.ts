@@ -182,7 +182,9 @@ describe('boxes silent since the server started (power cuts)', () => {
     clock.set('2026-06-10T13:10:01Z');
     const messages = (await server.engine.tick()).alerts.map((n) => n.message);
     expect(messages).to.have.length(1);
-    expect(messages[0]).to.match(/^Box of group gh has sent nothing since the server started at 2026-06-10T13:00/u);
+    expect(messages[0]).to.match(
+      /^Box of group gh has sent nothing since the server started at 2026-06-10T13:00/u,
+    );
   });
 
   it('when two servers start together on one store, then the alert is raised once', async () => {

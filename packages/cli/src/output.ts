@@ -1,3 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { DEFAULT_TIME_ZONE, formatLocalTime, isValidTimeZone } from '@hortus/core';
+
 /** What the CLI writes to: process.stdout / process.stderr, or a capturing stream in tests. */
 export interface TextSink {
   write(chunk: string): unknown;
@@ -35,10 +38,37 @@ export function printable(text: string): string {
   );
 }
 
-/** One cell as people read it: dates in ISO-8601, structured values as compact JSON, controls escaped. */
+/** The zone one run of the CLI shows times in; a run's own, so two runs in one process do not mix. */
+const displayZones = new AsyncLocalStorage<{ timeZone: string }>();
+
+/** Runs one CLI invocation with its display zone, set (from TIME_ZONE) by `showTimesIn` once it is known. */
+export function withDisplayZone<T>(work: () => Promise<T>): Promise<T> {
+  return displayZones.run({ timeZone: DEFAULT_TIME_ZONE }, work);
+}
+
+/**
+ * Times people read are shown in the configured zone (TIME_ZONE, like time rules): an invalid one is
+ * reported by the commands that read the configuration, and meanwhile shown as UTC.
+ */
+export function showTimesIn(timeZone: string | undefined): void {
+  const store = displayZones.getStore();
+  if (store === undefined) return;
+  const given = timeZone?.trim() ?? '';
+  store.timeZone = given === '' ? DEFAULT_TIME_ZONE : isValidTimeZone(given) ? given : 'UTC';
+}
+
+/**
+ * An instant as people read it: local time in the run's zone, with the zone's name or offset
+ * ("2026-11-29 14:05:03 CET"). `--json` keeps ISO-8601 UTC: it never comes here.
+ */
+export function localTime(instant: Date): string {
+  return formatLocalTime(instant, displayZones.getStore()?.timeZone ?? DEFAULT_TIME_ZONE);
+}
+
+/** One cell as people read it: dates in local time, structured values as compact JSON, controls escaped. */
 export function cell(value: unknown): string {
   if (value === undefined || value === null) return '';
-  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Date) return localTime(value);
   if (typeof value === 'object') return printable(JSON.stringify(value));
   return printable(String(value));
 }

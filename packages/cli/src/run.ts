@@ -5,7 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { registerCommands, withExamples } from './commands/index.js';
 import { describeFailure, exitCodes, type Failure, UsageError } from './exit-codes.js';
 import { type RunIo } from './io.js';
-import { printable } from './output.js';
+import { printable, showTimesIn, withDisplayZone } from './output.js';
 
 export { type RunIo, type SignalSource } from './io.js';
 
@@ -113,6 +113,7 @@ function createProgram(given: RunIo): Command {
   program.addHelpText('after', exitCodeHelp);
   program.hook('preAction', () => {
     io.env = withEnvFile(given.env, program.opts<{ envFile?: string }>().envFile);
+    showTimesIn(io.env['TIME_ZONE']);
   });
   registerCommands(program, io);
   return program;
@@ -133,7 +134,7 @@ function printableMessage(failure: Failure): string {
  */
 export async function run(argv: readonly string[], io: RunIo): Promise<number> {
   try {
-    await createProgram(io).parseAsync([...argv], { from: 'user' });
+    await withDisplayZone(() => createProgram(io).parseAsync([...argv], { from: 'user' }));
     return exitCodes.ok;
   } catch (error) {
     const failure = describeFailure(error);

@@ -255,7 +255,7 @@ describe('hortus user: passwords, reset links, sessions and invitations', () => 
     expect(text.code, text.stderr).to.equal(0);
     expect(text.stdout).to.match(/^ID +EMAIL +GROUP +ROLE +CREATED +HOW/mu);
     expect(text.stdout).to.match(
-      /open@example\.org +greenhouse-1 +operator +\d{4}-\d\d-\d\dT[\d:.]+Z +sign-up$/mu,
+      /open@example\.org +greenhouse-1 +operator +\d{4}-\d\d-\d\d [\d:]+ UTC +sign-up$/mu,
     );
     expect(text.stdout).to.match(/admin@example\.org .* sign-up with an admin key$/mu);
   });

@@ -48,7 +48,7 @@ describe(`hortus action history (${testStore} store)`, () => {
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines[0]).to.match(/^TIME\s+OBJECT\s+VALUE\s+BY$/u);
     expect(lines.slice(1)).to.have.length(1);
-    expect(lines[1]).to.match(/^\d{4}-\d\d-\d\dT\S+Z\s+pump_1\s+off\s+cli$/u);
+    expect(lines[1]).to.match(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\s+pump_1\s+off\s+cli$/u);
   });
 
   it('when the engine or a user switched, then the table says who', async () => {
@@ -71,8 +71,8 @@ describe(`hortus action history (${testStore} store)`, () => {
 
     const { stdout } = await hortus(container, ['action', 'history', 'pump_1', '-g', 'gh-1']);
 
-    expect(stdout).to.match(/2026-06-10T04:31:00\.000Z\s+pump_1\s+off\s+user u-7\n/u);
-    expect(stdout).to.match(/2026-06-10T04:30:00\.000Z\s+pump_1\s+on\s+engine \(time\)\n/u);
+    expect(stdout).to.match(/2026-06-10 04:31:00 UTC\s+pump_1\s+off\s+user u-7\n/u);
+    expect(stdout).to.match(/2026-06-10 04:30:00 UTC\s+pump_1\s+on\s+engine \(time\)\n/u);
   });
 
   it('when nothing was switched, then it says so; an unknown action exits 3, a bad limit exits 2', async () => {

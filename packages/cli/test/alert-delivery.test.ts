@@ -130,8 +130,11 @@ describe('alert delivery across a server crash', function () {
           .digest('base64')}`,
       );
       expect(smtp.delivered[0]?.to).to.deep.equal(['grower@example.org']);
-      expect(smtp.delivered[0]?.data).to.match(/^Subject: \[Hortus\] gh: Temperature/mu);
-      expect(smtp.delivered[0]?.body).to.contain('is above its maximum of 30: 35');
+      // The subject holds °C, so it goes as RFC 2047 words; the body is quoted-printable.
+      expect(smtp.delivered[0]?.data).to.match(/^Subject: =\?UTF-8\?Q\?=5BHortus=5D_gh=3A_Temperature/mu);
+      expect(smtp.delivered[0]?.body).to.contain('is above its maximum of 30 =C2=B0C: 35 =C2=B0C at ');
+      // No TIME_ZONE: Berlin time, the default.
+      expect(smtp.delivered[0]?.body).to.match(/^Time: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d CES?T\r$/mu);
     } finally {
       receiver.close();
       await smtp.close();

@@ -100,7 +100,10 @@ describe(`hortus CLI: notifications, deletion and readings (in-process, ${testSt
       const { stdout } = await hortus(container, ['notifications', 'list', '-g', 'gh-1']);
       const lines = stdout.trimEnd().split('\n');
       expect(lines[0]).to.match(/^TIME +ID +SEVERITY +MESSAGE +TOPIC +VALUE +ACKNOWLEDGED$/);
-      expect(lines.slice(1).map((line) => line.split(' ')[0])).to.deep.equal([...times].reverse());
+      // Local time in TIME_ZONE (the harness's UTC), to the second, with the zone.
+      expect(lines.slice(1).map((line) => line.slice(0, 23))).to.deep.equal(
+        [...times].reverse().map((time) => `${time.slice(0, 10)} ${time.slice(11, 19)} UTC`),
+      );
     });
 
     it('when one is acknowledged, then the list says by whom (this OS user) and it stays open; an unknown id exits 3', async () => {
@@ -262,7 +265,9 @@ describe(`hortus CLI: notifications, deletion and readings (in-process, ${testSt
       expect(new Set(topics).size).to.equal(topics.length);
 
       const one = await hortus(container, ['readings', 'latest', '-g', 'demo', '--topic', 'temperature']);
-      expect(one.stdout).to.match(/^TOPIC +VALUE +TIME\nesp\/air\/temperature +[\d.]+ +\d{4}-\d\d-\d\dT/);
+      expect(one.stdout).to.match(
+        /^TOPIC +VALUE +TIME\nesp\/air\/temperature +[\d.]+ °C +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/,
+      );
     });
 
     it('when seed is run without --demo, then it exits 2', async () => {

@@ -9,14 +9,14 @@ import { expect } from 'chai';
 import { Capture, hortus } from './harness.js';
 
 describe('loadConfig', () => {
-  it('when nothing is set, then the defaults: port 8080, the SQLite file in ./data, UTC, the React dev origin', () => {
+  it('when nothing is set, then the defaults: port 8080, the SQLite file in ./data, Europe/Berlin (the boxes’ zone), the React dev origin', () => {
     const config = loadConfig({});
     expect(config).to.deep.include({
       port: 8080,
       host: '127.0.0.1',
       corsOrigins: ['http://localhost:3000'],
       store: 'sqlite',
-      timeZone: 'UTC',
+      timeZone: 'Europe/Berlin',
       commitsCacheMs: 60000,
       bodyLimitBytes: 1048576,
     });

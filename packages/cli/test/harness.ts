@@ -41,7 +41,7 @@ export class Capture {
 function containerOn(store: ContainerModule, clock: Clock | undefined): Container {
   const container = new Container();
   container.load(
-    createCoreModule(defaultCoreSettings, clock),
+    createCoreModule({ ...defaultCoreSettings, timeZone: 'UTC' }, clock),
     store,
     nodeCryptoModule(),
     // As the composition root binds it: use cases log events (a refused onboarding, ...).
@@ -141,7 +141,8 @@ export async function hortus(
   const code = await run(argv, {
     ...(container === undefined ? {} : { container }),
     ...extra,
-    env: { HORTUS_DATA_DIR: scratchDataDir(), ...extra.env },
+    // Times are shown in TIME_ZONE (default Europe/Berlin); the tests read them in UTC unless they set one.
+    env: { HORTUS_DATA_DIR: scratchDataDir(), TIME_ZONE: 'UTC', ...extra.env },
     stdout,
     stderr,
   });

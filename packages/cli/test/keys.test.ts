@@ -94,7 +94,7 @@ describe('hortus keys', () => {
     const unknown = await hortus(container, ['keys', 'revoke', 'ffffffffffffffffffffffff']);
 
     expect(revoked.code).to.equal(0);
-    expect(revoked.stdout).to.match(/Revoked: +\d{4}-\d{2}-\d{2}T/u);
+    expect(revoked.stdout).to.match(/Revoked: +\d{4}-\d{2}-\d{2} \d\d:/u);
     expect(await authenticate(secret)).to.equal(undefined);
     expect(unknown).to.deep.include({ code: exitCodes.notFound, stderr: 'hortus: Access key not found\n' });
     const listed = JSON.parse((await hortus(container, ['keys', 'list', '--json'])).stdout) as {

@@ -31,7 +31,8 @@ export function derivedMetricsContract(
 ): void {
   describe(`${name}: derived series (DeriveMetrics on the readings and engine state)`, () => {
     const store = freshStorePerTest(createStore);
-    const engine = () => new DeriveMetrics(store().readings, store().engineState, defaultCoreSettings);
+    const engine = () =>
+      new DeriveMetrics(store().readings, store().engineState, { ...defaultCoreSettings, timeZone: 'UTC' });
     const group = groupWith('derived-gh', {
       vpd: true,
       dewPoint: true,

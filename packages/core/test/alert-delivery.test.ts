@@ -77,7 +77,7 @@ describe('alert delivery', () => {
     ]);
     expect(queued[0]?.channel).to.deep.equal({ type: 'email', to: 'grower@example.org' });
     expect(queued[0]?.subject).to.equal(
-      '[Hortus] gh: Temperature (esp/air/temperature) is above its maximum of 30: 31',
+      '[Hortus] gh: Temperature (esp/air/temperature) is above its maximum of 30 °C: 31 °C at 2026-06-10 12:00:00 UTC',
     );
     expect(queued[1]?.payload).to.deep.include({
       group: 'gh',
@@ -95,6 +95,21 @@ describe('alert delivery', () => {
     await temperature(app, 25);
     const back = await app.get(AutomationEngine).tick();
     expect(back.queued.map((m) => m.event)).to.deep.equal(['resolved', 'resolved']);
+  });
+
+  it('when the group has a time zone of its own, then the e-mail reads its local time with units, and the webhook payload keeps UTC', async () => {
+    const app = await greenhouse(new RecordingNotifier(), [
+      { emailNotification: true },
+      { email: 'grower@example.org' },
+      { timeZone: 'America/New_York' },
+    ]);
+    await app.get(ConfigureGroupNotify).execute({ group: 'gh', addWebhook: hook });
+    await temperature(app, 31);
+    const { queued } = await app.get(AutomationEngine).tick();
+    const message =
+      'Temperature (esp/air/temperature) is above its maximum of 30 °C: 31 °C at 2026-06-10 08:00:00 EDT';
+    expect(queued[0]?.text).to.equal(`${message}\n\nGroup: gh\nTime: 2026-06-10 08:00:00 EDT\n`);
+    expect(queued[1]?.payload).to.deep.include({ message, time: '2026-06-10T12:00:00.000Z', value: 31 });
   });
 
   it('when a webhook has a format, then each message to it carries the format to the notifier; json is stored as none', async () => {

@@ -51,7 +51,7 @@ describe('boxes silent since the server started (power cuts)', () => {
     expect(silent.evaluated, 'the grace is a wake-up of the group').to.deep.equal(['gh']);
     expect(silent.alerts.map((n) => [n.message, n.severity])).to.deep.equal([
       [
-        '2 boxes of group gh have sent nothing since the server started at 2026-06-10T12:00:00.000Z: ' +
+        '2 boxes of group gh have sent nothing since the server started at 2026-06-10 14:00:00 CEST: ' +
           '100aa286f24 (MAC 24:6F:28:AA:00:01), 24:6F:28:AA:00:02. Power-cycle them: a box that started ' +
           'before the server could be reached gives up after 50 tries and stays silent until it is ' +
           'switched off and on again',
@@ -100,8 +100,8 @@ describe('boxes silent since the server started (power cuts)', () => {
     clock.set('2026-06-10T12:10:01Z');
     const silent = await server.engine.tick();
     expect(silent.alerts.map((n) => [n.group, n.message.split(':')[0]])).to.deep.equal([
-      ['gh', '2 boxes of group gh have sent nothing since the server started at 2026-06-10T12'],
-      ['seedlings', 'Box of group seedlings has sent nothing since the server started at 2026-06-10T12'],
+      ['gh', '2 boxes of group gh have sent nothing since the server started at 2026-06-10 14'],
+      ['seedlings', 'Box of group seedlings has sent nothing since the server started at 2026-06-10 14'],
     ]);
     expect(silent.alerts[0]?.message).to.contain(BOX_A).and.contain(BOX_B).and.not.contain(BOX_C);
     expect(silent.alerts[1]?.message).to.contain('Power-cycle it:');
@@ -183,7 +183,7 @@ describe('boxes silent since the server started (power cuts)', () => {
     const messages = (await server.engine.tick()).alerts.map((n) => n.message);
     expect(messages).to.have.length(1);
     expect(messages[0]).to.match(
-      /^Box of group gh has sent nothing since the server started at 2026-06-10T13:00/u,
+      /^Box of group gh has sent nothing since the server started at 2026-06-10 15:00:00 CEST/u,
     );
   });
 

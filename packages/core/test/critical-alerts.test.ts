@@ -54,10 +54,10 @@ describe('critical alerts', () => {
 
     expect(await later(app, 29), 'before the interval: nothing again').to.deep.equal([]);
     expect(await later(app, 1)).to.deep.equal([
-      `Reminder 1, not acknowledged: ${HUMIDITY} is above its maximum of 80: 91`,
+      `Reminder 1, not acknowledged: ${HUMIDITY} is above its maximum of 80 %: 91 % at 2026-06-10 12:00:00 UTC`,
     ]);
     expect(await later(app, 30)).to.deep.equal([
-      `Reminder 2, not acknowledged: ${HUMIDITY} is above its maximum of 80: 91`,
+      `Reminder 2, not acknowledged: ${HUMIDITY} is above its maximum of 80 %: 91 % at 2026-06-10 12:00:00 UTC`,
     ]);
 
     const [open] = await app.get(ListOpenNotifications).execute({ group: 'gh' });
@@ -92,7 +92,9 @@ describe('critical alerts', () => {
     const ends = await greenhouse();
     await humidity(ends, 91);
     await ends.get(AutomationEngine).tick();
-    expect(await later(ends, 10, 70)).to.deep.equal([`${HUMIDITY} is back in range: 70`]);
+    expect(await later(ends, 10, 70)).to.deep.equal([
+      `${HUMIDITY} is back in range: 70 % at 2026-06-10 12:10:00 UTC`,
+    ]);
     expect(await later(ends, 30, 70)).to.deep.equal([]);
 
     const ignored = await greenhouse();

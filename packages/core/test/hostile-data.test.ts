@@ -91,7 +91,7 @@ describe('hostile data', () => {
       const raised = await app.get(EvaluateAlerts).execute();
 
       expect(raised.map((n) => n.message)).to.deep.equal([
-        `Temperature (${TEMPERATURE}) is above its maximum of 28: 35`,
+        `Temperature (${TEMPERATURE}) is above its maximum of 28 °C: 35 °C at 2024-06-15 08:30:00 UTC`,
       ]);
     });
 
@@ -169,7 +169,7 @@ describe('hostile data', () => {
       await app.get(IgnoreNotifications).execute({ group: 'a', time: '2024-06-15T08:00:00Z' });
       const room = await app.get(AutomationEngine).tick();
       expect(room.alerts.map((n) => n.message)).to.deep.equal([
-        `Temperature (${TEMPERATURE}) is above its maximum of 28: 35`,
+        `Temperature (${TEMPERATURE}) is above its maximum of 28 °C: 35 °C at 2024-06-15 08:30:00 UTC`,
       ]);
     });
 

@@ -38,7 +38,7 @@ describe('no-data deadlines per topic and per box', () => {
     expect(silent.alerts.map((n) => [n.topic, n.message])).to.deep.equal([
       [
         HUMIDITY,
-        'No data from esp/air/humidity in group gh for 15 minutes (last 55 at 2026-06-10T12:00:00.000Z)',
+        'No data from esp/air/humidity in group gh for 15 minutes (last 55 % at 2026-06-10 14:00:00 CEST)',
       ],
     ]);
     expect(silent.queued.map((message) => message.event)).to.deep.equal(['no-data']);
@@ -50,7 +50,7 @@ describe('no-data deadlines per topic and per box', () => {
     await server.record.execute([{ group: 'gh', topic: HUMIDITY, value: 57 }]);
     const back = await server.engine.tick();
     expect(back.alerts.map((n) => n.message)).to.deep.equal([
-      'Data from esp/air/humidity in group gh is arriving again: 57',
+      'Data from esp/air/humidity in group gh is arriving again: 57 % at 2026-06-10 14:20:00 CEST',
     ]);
     expect(back.queued.map((message) => message.event)).to.deep.equal(['resolved']);
   });
@@ -68,7 +68,7 @@ describe('no-data deadlines per topic and per box', () => {
     const tick = await server.engine.tick();
 
     expect(tick.alerts.map((n) => n.message)).to.deep.equal([
-      'No data from esp/air/humidity in group gh for 3 minutes (last 91 at 2026-06-10T12:00:00.000Z)',
+      'No data from esp/air/humidity in group gh for 3 minutes (last 91 % at 2026-06-10 14:00:00 CEST)',
     ]);
     expect(tick.queued.map((message) => message.event)).to.deep.equal(['no-data']);
   });
@@ -105,7 +105,7 @@ describe('no-data deadlines per topic and per box', () => {
     const silent = await server.engine.tick();
     expect(silent.evaluated).to.deep.equal(['gh']);
     expect(silent.alerts.map((n) => n.message)).to.deep.equal([
-      `No data from box ${MAC} in group gh for 5 minutes (last seen 2026-06-10T12:00:00.000Z)`,
+      `No data from box ${MAC} in group gh for 5 minutes (last seen 2026-06-10 14:00:00 CEST)`,
     ]);
     expect(silent.queued.map((message) => message.event)).to.deep.equal(['no-data']);
     clock.set('2026-06-10T12:06:01Z');

@@ -57,7 +57,8 @@ export function createTestApp(
   const clock = new FakeClock(options.now ?? '2024-06-15T08:30:00.000Z');
   const container = new Container();
   container.load(
-    createCoreModule({ ...defaultCoreSettings, ...options.settings }, clock),
+    // The tests' clocks and time rules are written in UTC; the service's default zone has tests of its own.
+    createCoreModule({ ...defaultCoreSettings, timeZone: 'UTC', ...options.settings }, clock),
     memoryStoreModule(),
     identityModule(identitySettingsFromEnv({})),
   );

@@ -38,23 +38,31 @@ describe('Alert ranges for any topic', () => {
     await hortus.setAlert.execute({ group: 'gh', topic: HUMIDITY, min: 40, max: 80, hysteresis: 5 });
 
     await hortus.reading(HUMIDITY, 91);
-    expect((await hortus.evaluate()).messages).to.deep.equal([`${HUMIDITY} is above its maximum of 80: 91`]);
+    expect((await hortus.evaluate()).messages).to.deep.equal([
+      `${HUMIDITY} is above its maximum of 80 %: 91 % at 2026-06-10 12:00:00 UTC`,
+    ]);
     clock.set('2026-06-10T12:00:10Z');
     await hortus.reading(HUMIDITY, 78);
     expect((await hortus.evaluate()).messages, 'inside, but not by 5: still open').to.deep.equal([]);
     clock.set('2026-06-10T12:00:20Z');
     await hortus.reading(HUMIDITY, 75);
-    expect((await hortus.evaluate()).messages).to.deep.equal([`${HUMIDITY} is back in range: 75`]);
+    expect((await hortus.evaluate()).messages).to.deep.equal([
+      `${HUMIDITY} is back in range: 75 % at 2026-06-10 12:00:20 UTC`,
+    ]);
 
     clock.set('2026-06-10T12:00:30Z');
     await hortus.reading(HUMIDITY, 39);
-    expect((await hortus.evaluate()).messages).to.deep.equal([`${HUMIDITY} is below its minimum of 40: 39`]);
+    expect((await hortus.evaluate()).messages).to.deep.equal([
+      `${HUMIDITY} is below its minimum of 40 %: 39 % at 2026-06-10 12:00:30 UTC`,
+    ]);
     clock.set('2026-06-10T12:00:40Z');
     await hortus.reading(HUMIDITY, 44.9);
     expect((await hortus.evaluate()).messages).to.deep.equal([]);
     clock.set('2026-06-10T12:00:50Z');
     await hortus.reading(HUMIDITY, 45);
-    expect((await hortus.evaluate()).messages).to.deep.equal([`${HUMIDITY} is back in range: 45`]);
+    expect((await hortus.evaluate()).messages).to.deep.equal([
+      `${HUMIDITY} is back in range: 45 % at 2026-06-10 12:00:50 UTC`,
+    ]);
   });
 
   it('when a range has a delay, then the alert opens only once the value has stayed outside that long, and the group asks to be woken then', async () => {
@@ -73,7 +81,9 @@ describe('Alert ranges for any topic', () => {
     expect((await hortus.evaluate()).messages, 'a second short of the delay').to.deep.equal([]);
 
     clock.set('2026-06-10T12:05:00Z');
-    expect((await hortus.evaluate()).messages).to.deep.equal([`${CO2} is above its maximum of 1500: 1750`]);
+    expect((await hortus.evaluate()).messages).to.deep.equal([
+      `${CO2} is above its maximum of 1500: 1750 at 2026-06-10 12:04:59 UTC`,
+    ]);
     clock.set('2026-06-10T12:06:00Z');
     expect((await hortus.evaluate()).messages, 'open once, not again').to.deep.equal([]);
   });
@@ -89,7 +99,7 @@ describe('Alert ranges for any topic', () => {
     expect((await hortus.engine.tick()).alerts).to.have.length(0);
     clock.set('2026-06-10T12:02:00Z');
     expect((await hortus.engine.tick()).alerts.map((n) => n.message)).to.deep.equal([
-      `${CO2} is above its maximum of 1500: 1800`,
+      `${CO2} is above its maximum of 1500: 1800 at 2026-06-10 12:00:00 UTC`,
     ]);
   });
 
@@ -115,7 +125,9 @@ describe('Alert ranges for any topic', () => {
       [],
     );
     clock.set('2026-06-10T12:09:00Z');
-    expect((await hortus.evaluate()).messages).to.deep.equal([`${CO2} is above its maximum of 1500: 1600`]);
+    expect((await hortus.evaluate()).messages).to.deep.equal([
+      `${CO2} is above its maximum of 1500: 1600 at 2026-06-10 12:04:00 UTC`,
+    ]);
   });
 
   it('when the original keys and topic ranges are both set, then both alert; a topic range on the temperature topic wins over tempMin/tempMax', async () => {
@@ -130,9 +142,9 @@ describe('Alert ranges for any topic', () => {
     await hortus.reading('esp/ground/moisture/2', 20);
     await hortus.reading(HUMIDITY, 85);
     expect((await hortus.evaluate()).messages).to.have.members([
-      `Temperature (${TEMPERATURE}) is above its maximum of 30: 31`,
-      'Soil moisture (esp/ground/moisture/2) is below its minimum of 30: 20',
-      `${HUMIDITY} is above its maximum of 80: 85`,
+      `Temperature (${TEMPERATURE}) is above its maximum of 30 °C: 31 °C at 2026-06-10 12:00:00 UTC`,
+      'Soil moisture (esp/ground/moisture/2) is below its minimum of 30 %: 20 % at 2026-06-10 12:00:00 UTC',
+      `${HUMIDITY} is above its maximum of 80 %: 85 % at 2026-06-10 12:00:00 UTC`,
     ]);
 
     const clock2 = new FakeClock(new Date('2026-06-10T12:00:00Z'));

@@ -224,8 +224,9 @@ describe('Automation engine in the server', () => {
         expect(list).to.have.length(1);
         return list;
       });
-      expect(notifications[0]?.message).to.equal(
-        'Temperature (esp/air/temperature) is above its maximum of 30: 31',
+      const message = notifications[0]?.message ?? '';
+      expect(message).to.match(
+        /^Temperature \(esp\/air\/temperature\) is above its maximum of 30 °C: 31 °C at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/u,
       );
       // The tick's log line is written when the whole tick is done, which may be after its writes are visible.
       await eventually(() => {
@@ -241,11 +242,13 @@ describe('Automation engine in the server', () => {
         expect(ticks.flatMap((line) => line['alerts'] as unknown[])).to.deep.include({
           group,
           topic: 'esp/air/temperature',
-          message: 'Temperature (esp/air/temperature) is above its maximum of 30: 31',
+          message,
         });
       });
       expect(api.logger.lines.find((line) => line.event === 'automations started')).to.include({
         tickMs: 20,
+        timeZone: 'UTC',
+        boxTimeZone: 'Europe/Berlin',
       });
     } finally {
       await api.close();

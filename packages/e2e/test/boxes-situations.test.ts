@@ -129,7 +129,7 @@ describe('A box gone quiet', () => {
       message: string;
     }[];
     expect(notifications.map((notification) => notification.message)).to.deep.equal([
-      `No data received from group ${group} for 30 minutes; silent: 24:6F:28:AA:CC:01 (last seen 2025-06-15T12:30:00.000Z)`,
+      `No data received from group ${group} for 30 minutes; silent: 24:6F:28:AA:CC:01 (last seen 2025-06-15 12:30:00 UTC)`,
     ]);
   });
 });

@@ -55,7 +55,7 @@ describe('derived series: a VPD alert and a VPD rule from box readings (issue 35
       await api.get(`/api/notification/latestdata/notifications?groupId=${group}`)
     ).json() as Notification[];
     expect(open.map((n) => n.message)).to.satisfy((messages: string[]) =>
-      messages.some((m) => /^esp\/derived\/vpd is above its maximum of 1\.2: 2\.5/u.test(m)),
+      messages.some((m) => /^esp\/derived\/vpd is above its maximum of 1\.2 kPa: 2\.5\d* kPa at /u.test(m)),
     );
     expect(tick.switched.map((event) => [event.group, event.object, event.value])).to.deep.equal([
       [group, 'fan', 'on'],

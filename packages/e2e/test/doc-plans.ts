@@ -151,7 +151,7 @@ const plans: readonly BlockPlan[] = [
     // The action above is deleted by now; this one was switched on by the CLI only, no engine yet.
     setup:
       'hortus action create pump_1 --group greenhouse-1 && hortus action set pump_1 on --group greenhouse-1',
-    output: { 0: [/TIME\s+OBJECT\s+VALUE\s+BY\n\S+Z\s+pump_1\s+on\s+cli/] },
+    output: { 0: [/TIME\s+OBJECT\s+VALUE\s+BY\n\d{4}-\d\d-\d\d \d\d:\d\d:\d\d CES?T\s+pump_1\s+on\s+cli/] },
   },
   // Nothing was notified at those times here: the exit 3 the doc names.
   { file: 'docs/cli.md', first: 'hortus notifications list', exit: { 1: 3 } },
@@ -185,7 +185,8 @@ EOF`,
     substitute: [['demo', 'greenhouse-1']],
     output: {
       0: [
-        /Deleted \d+ readings? of group greenhouse-1 \(esp\/air\/temperature\) from 2099-01-01T00:00:00\.000Z to 2099-12-31T23:59:59\.999Z\./,
+        // The days are UTC days, shown in TIME_ZONE (not set: Europe/Berlin).
+        /Deleted \d+ readings? of group greenhouse-1 \(esp\/air\/temperature\) from 2099-01-01 01:00:00 CET to 2100-01-01 00:59:59 CET\./,
       ],
       1: [
         /"group": "greenhouse-1",\s+"from": "2025-06-15T10:00:00\.000Z",\s+"to": "2025-06-15T10:05:00\.000Z",\s+"deleted": \d+/,

@@ -181,6 +181,8 @@ export async function startTestServer(
     RATE_LIMIT_PER_MINUTE: '0',
     SIGNUPS_PER_ADDRESS: '0',
     SIGNUPS_TOTAL: '0',
+    // The suites' clocks and time rules are written in UTC (the default zone is Europe/Berlin).
+    TIME_ZONE: 'UTC',
     ...storeEnv(options.store ?? testStore),
     ...env,
   });

@@ -96,9 +96,14 @@ brokerSuite(`Server with the MQTT bridge and the automation engine, against Mosq
 
     await eventually(async () => {
       const reply = await api.get(`/api/notification/latestdata/notifications?groupId=${group}`);
-      expect((reply.json() as { message: string }[]).map((notification) => notification.message)).to.include(
-        'Temperature (esp/air/temperature) is above its maximum of 30: 31',
-      );
+      const messages = (reply.json() as { message: string }[]).map((notification) => notification.message);
+      expect(
+        messages.some((message) =>
+          /^Temperature \(esp\/air\/temperature\) is above its maximum of 30 °C: 31 °C at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/u.test(
+            message,
+          ),
+        ),
+      ).to.equal(true);
     });
 
     // Once the broker acknowledged the publish, a box that subscribes later gets the value at once.

@@ -41,7 +41,7 @@ export async function startAppOnMemory(
   const noCommits: CommitFeed = { recentCommits: () => Promise.resolve([]) };
   const container = new Container();
   container.load(
-    createCoreModule(defaultCoreSettings),
+    createCoreModule({ ...defaultCoreSettings, timeZone: 'UTC' }),
     memoryStoreModule(),
     nodeCryptoModule(),
     identityModule({ ...identitySettingsFromEnv({}), bcryptCost: TEST_BCRYPT_COST }),

@@ -61,7 +61,7 @@ export function harness(
   const events: Record<string, unknown>[] = [];
   const container = new Container();
   container.load(
-    createCoreModule(defaultCoreSettings),
+    createCoreModule({ ...defaultCoreSettings, timeZone: 'UTC' }),
     memoryStoreModule(),
     // Commands that carry a credential are decided by core, which checks keys and log-in tokens.
     nodeCryptoModule(),

@@ -251,6 +251,9 @@ function prepareBackground(
       });
       logger.info('automations started', {
         tickMs: config.automationTickMs,
+        // The zones time rules and box stamps are read in (both Europe/Berlin unless configured).
+        timeZone: config.timeZone,
+        boxTimeZone: config.boxes.timeZone,
         // What this version changes for an installation that ran an older one (CHANGELOG, Unreleased).
         safeMode:
           'an action whose sensor rules read only stale topics (no reading for 10 minutes, or 3 of their usual ' +

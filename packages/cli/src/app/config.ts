@@ -15,6 +15,7 @@ import {
   coreLimitsFromEnv,
   type Env,
   envReader,
+  DEFAULT_TIME_ZONE,
   isValidTimeZone,
   type LogLevel,
   logLevels,
@@ -96,7 +97,7 @@ export const MIN_COMMITS_CACHE_MS = 30_000;
 const DAY_MS = 86_400_000;
 
 export const appDefaults = {
-  TIME_ZONE: 'UTC',
+  TIME_ZONE: DEFAULT_TIME_ZONE,
   COMMITS_CACHE_MS: '60000',
   AUTOMATIONS: 'on',
   AUTOMATION_TICK_MS: '10000',

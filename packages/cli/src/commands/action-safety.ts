@@ -7,7 +7,7 @@ import {
 } from '@hortus/core';
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
-import { fields } from '../output.js';
+import { fields, localTime } from '../output.js';
 import { UsageError } from '../exit-codes.js';
 import { consoleActor, durationOption } from './shared.js';
 import { groupOption, outputFor, storeFor, withExamples } from './shared.js';
@@ -43,7 +43,7 @@ function showSafety(view: ActionSafetyView): string {
       'Safe mode',
       view.since === undefined
         ? 'no'
-        : `since ${view.since.toISOString()}: no fresh reading of ${(view.silentTopics ?? []).join(', ')}`,
+        : `since ${localTime(view.since)}: no fresh reading of ${(view.silentTopics ?? []).join(', ')}`,
     ],
   ]);
 }

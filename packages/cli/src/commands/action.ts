@@ -21,7 +21,7 @@ import {
 import { type Command } from 'commander';
 import { type RunIo } from '../io.js';
 import { type UseCaseResolver } from '../app/data-commands.js';
-import { fields, say, table } from '../output.js';
+import { fields, localTime, say, table } from '../output.js';
 import { UsageError } from '../exit-codes.js';
 import { consoleActor, durationOption } from './shared.js';
 import { registerActionSafetyCommand } from './action-safety.js';
@@ -271,12 +271,7 @@ export function registerActionCommands(program: Command, io: RunIo): void {
               (rows) =>
                 table(
                   ['TIME', 'OBJECT', 'VALUE', 'BY'],
-                  rows.map((entry) => [
-                    entry.at.toISOString(),
-                    entry.object,
-                    entry.value,
-                    byWhom(entry.actor),
-                  ]),
+                  rows.map((entry) => [localTime(entry.at), entry.object, entry.value, byWhom(entry.actor)]),
                 ),
             ),
           );

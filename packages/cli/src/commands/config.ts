@@ -5,7 +5,7 @@ import { newestBackup } from '../app/backups.js';
 import { readStoreSchema } from '../app/data-commands.js';
 import { describeUnknown, unknownVariables } from '../app/known-variables.js';
 import { type RunIo } from '../io.js';
-import { fields } from '../output.js';
+import { fields, localTime } from '../output.js';
 import { outputFor, storeFor, withExamples } from './shared.js';
 
 /** Settings whose value must not be printed: the key names them (`secret`, `password`, `token`). */
@@ -134,7 +134,7 @@ function schemaLines(schema: StoreSchema): [string, unknown][] {
     ['store.schema', `${schema.version} (this Hortus knows up to ${schema.known}; ${state})`],
   ];
   for (const { version, appliedAt } of schema.applied) {
-    lines.push([`store.migration ${version}`, `applied ${appliedAt.toISOString()}`]);
+    lines.push([`store.migration ${version}`, `applied ${localTime(appliedAt)}`]);
   }
   return lines;
 }

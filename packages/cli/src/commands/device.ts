@@ -15,7 +15,7 @@ import {
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
-import { fields, say, table } from '../output.js';
+import { fields, localTime, say, table } from '../output.js';
 import {
   consoleActor,
   createGroupOption,
@@ -47,7 +47,7 @@ function moveOf(device: Device): string[] {
   if (move === undefined) return [];
   return move.approved === true
     ? [`move to ${move.address} approved`]
-    : [`refused from ${move.address} at ${move.at.toISOString()} (approve-move to allow)`];
+    : [`refused from ${move.address} at ${localTime(move.at)} (approve-move to allow)`];
 }
 
 function stateOf(device: DeviceView): string {
@@ -75,7 +75,7 @@ function showDevice(device: Device): string {
       : [
           [
             'Refused onboarding',
-            `${device.moveRequest.at.toISOString()} from ${device.moveRequest.address}` +
+            `${localTime(device.moveRequest.at)} from ${device.moveRequest.address}` +
               (device.moveRequest.approved === true ? ' (approved: accepted once from there)' : ''),
           ] as const,
         ]),
@@ -128,7 +128,7 @@ function registerBoxDeviceCommands(device: Command, io: RunIo): void {
                   uptimeOf(d, d.lastSeenAt ?? now),
                   d.onboardings?.[0] === undefined
                     ? ''
-                    : `${d.onboardings[0].at.toISOString()} from ${d.onboardings[0].address}`,
+                    : `${localTime(d.onboardings[0].at)} from ${d.onboardings[0].address}`,
                   stateOf(d),
                 ]),
               ),

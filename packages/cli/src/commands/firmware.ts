@@ -11,7 +11,7 @@ import {
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
-import { fields, say, table } from '../output.js';
+import { fields, localTime, say, table } from '../output.js';
 import { consoleActor, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 
 const forGroup = (): Option =>
@@ -23,7 +23,7 @@ function showImage(image: FirmwareImage): string {
     ['Group', image.group ?? '(every box)'],
     ['Size', `${image.size} bytes`],
     ['SHA-256', image.sha256],
-    ['Published', image.publishedAt.toISOString()],
+    ['Published', localTime(image.publishedAt)],
     [
       'Forced',
       image.forced === true ? 'yes (offered also to 1.0.4 boxes and boxes of unknown version)' : 'no',
@@ -119,7 +119,7 @@ export function registerFirmwareCommands(program: Command, io: RunIo): void {
                 image.group ?? '(every box)',
                 image.size,
                 image.sha256,
-                image.publishedAt.toISOString(),
+                localTime(image.publishedAt),
                 image.forced === true ? 'yes' : '',
               ]),
             ),

@@ -2,7 +2,7 @@ import { BackfillMetrics, type GroupMetricsView, lightFactorOf, SetGroupMetrics 
 import { type Command } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
-import { fields } from '../output.js';
+import { fields, localTime } from '../output.js';
 import { Progress } from '../progress.js';
 import { consoleActor, outputFor, storeFor, withExamples } from './shared.js';
 
@@ -95,7 +95,7 @@ export function registerGroupMetricsCommand(group: Command, io: RunIo): void {
             showMetrics(view),
             result.from === undefined
               ? 'Backfill: no readings to derive from.'
-              : `Backfill: ${result.stored} values stored, from ${result.from.toISOString()} to ${result.to.toISOString()}.`,
+              : `Backfill: ${result.stored} values stored, from ${localTime(result.from)} to ${localTime(result.to)}.`,
           ].join('\n'),
         );
       }),

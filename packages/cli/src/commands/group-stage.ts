@@ -13,7 +13,7 @@ import { type Command } from 'commander';
 import { parse } from 'yaml';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
-import { fields, say, table } from '../output.js';
+import { fields, localTime, say, table } from '../output.js';
 import { consoleActor, outputFor, storeFor, withExamples } from './shared.js';
 
 interface StageOptions {
@@ -81,7 +81,7 @@ function showView(view: StageView | undefined, group: string): string {
         ? '- (last stage)'
         : view.endsAt === undefined
           ? `${view.next}, by hand`
-          : `${view.next} on ${view.endsAt.toISOString()}`,
+          : `${view.next} on ${localTime(view.endsAt)}`,
     ],
     ['Stages', view.stages.join(', ')],
     ...stageFields(view.stage),

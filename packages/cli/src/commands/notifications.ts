@@ -8,7 +8,7 @@ import {
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { type RunIo } from '../io.js';
-import { fields, say, table } from '../output.js';
+import { fields, localTime, say, table } from '../output.js';
 import { consoleActor, groupOption, listOrNote, outputFor, storeFor, withExamples } from './shared.js';
 
 /** Who acknowledged, as people read it: the e-mail or OS user when known, else the kind and id. */
@@ -16,7 +16,7 @@ function acknowledgedText(notification: Notification): string {
   const ack = notification.acknowledged;
   if (ack === undefined) return '-';
   const who = ack.by.name ?? (ack.by.id === undefined ? ack.by.kind : `${ack.by.kind} ${ack.by.id}`);
-  return `${who} at ${ack.at.toISOString()}`;
+  return `${who} at ${localTime(ack.at)}`;
 }
 
 export function registerNotificationCommands(program: Command, io: RunIo): void {

@@ -4,6 +4,7 @@ import {
   GetLatestReading,
   GetLatestReadingsOfGroup,
   sensorTopics,
+  withUnit,
 } from '@hortus/core';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../exit-codes.js';
@@ -166,7 +167,7 @@ export function registerReadingCommands(program: Command, io: RunIo): void {
           listOrNote(all, say`No readings in group ${options.group}.`, (rows) =>
             table(
               ['TOPIC', 'VALUE', 'TIME'],
-              rows.map((r) => [r.topic, r.value, r.time]),
+              rows.map((r) => [r.topic, withUnit(r.value, r.topic), r.time]),
             ),
           ),
         );

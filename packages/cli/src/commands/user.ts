@@ -56,7 +56,7 @@ function showUsers(users: readonly UserRecord[]): string {
         user.email,
         user.group,
         user.role,
-        user.createdAt?.toISOString() ?? 'unknown',
+        user.createdAt ?? 'unknown',
         originLabels[user.origin],
       ]),
     ),

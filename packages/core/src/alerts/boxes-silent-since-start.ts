@@ -16,7 +16,8 @@ import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port
 import { type Group } from '../groups/group.js';
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
 import { SERVER_START, type ServerStart } from '../shared/server-start.js';
-import { CORE_LIMITS, type CoreLimits } from '../shared/settings.js';
+import { CORE_LIMITS, CORE_SETTINGS, type CoreLimits, type CoreSettings } from '../shared/settings.js';
+import { groupTimeZone } from '../groups/group-settings.js';
 
 /** How often a group with an open alert is looked at again: a box that only polls its actions is no change. */
 const RECHECK_MS = 60_000;
@@ -61,6 +62,7 @@ export class CheckBoxesSilentSinceStart {
     @inject(AUTOMATION_SETTINGS) private readonly settings: AutomationSettings,
     @inject(CORE_LIMITS) private readonly limits: CoreLimits,
     @inject(SERVER_START) private readonly start: ServerStart,
+    @inject(CORE_SETTINGS) private readonly coreSettings: CoreSettings,
   ) {}
 
   /**
@@ -110,7 +112,12 @@ export class CheckBoxesSilentSinceStart {
     const notification = await this.notifications.create({
       group: group.name,
       time: now,
-      message: silentSinceStartText(group.name, ids, this.start.at),
+      message: silentSinceStartText(
+        group.name,
+        ids,
+        this.start.at,
+        groupTimeZone(group.settings, this.coreSettings.timeZone),
+      ),
       severity: 'warning',
     });
     await this.state.compareAndSet(

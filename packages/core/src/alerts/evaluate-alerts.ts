@@ -15,9 +15,13 @@ import { type Notification, type Severity } from '../notifications/notification.
 import { NOTIFICATION_REPOSITORY, type NotificationRepository } from '../notifications/notification.port.js';
 import { type Reading } from '../readings/reading.js';
 import { READING_REPOSITORY, type ReadingRepository } from '../readings/reading.port.js';
+import { type Device } from '../devices/device.js';
 import { DEVICE_REPOSITORY, type DeviceRepository } from '../devices/device.port.js';
 import { CLOCK, type Clock } from '../shared/clock.port.js';
-import { CORE_LIMITS, type CoreLimits } from '../shared/settings.js';
+import { CORE_LIMITS, CORE_SETTINGS, type CoreLimits, type CoreSettings } from '../shared/settings.js';
+import { formatLocalTime } from '../shared/time-zone.js';
+import { groupTimeZone } from '../groups/group-settings.js';
+import { withUnit } from '../readings/topics.js';
 import { EVERY_BOX, readBoxAlerts, watchedRanges, type WatchedRange } from './topic-ranges.js';
 
 /** How often a group with a silent box is looked at again, to see the box return (see checkSilentBoxes). */
@@ -35,7 +39,8 @@ type AlertKind = 'low' | 'high' | 'no-data';
 
 /** What an alert's notification says, and how loud it is. */
 interface AlertText {
-  readonly message: string;
+  /** Made only when the alert changes: the words format a local time, too dear for every reading of a tick. */
+  readonly message: () => string;
   readonly topic?: string;
   readonly value?: number;
   readonly severity: Severity;
@@ -74,11 +79,17 @@ export class EvaluateAlerts {
     @inject(CORE_LIMITS) private readonly limits: CoreLimits,
     @inject(DEVICE_REPOSITORY) private readonly devices: DeviceRepository,
     @inject(CheckBoxesSilentSinceStart) private readonly silentSinceStart: CheckBoxesSilentSinceStart,
+    @inject(CORE_SETTINGS) private readonly coreSettings: CoreSettings,
   ) {}
 
   /** What must be read before the engine's tick records its run (see CheckBoxesSilentSinceStart.prepare). */
   async prepare(): Promise<void> {
     await this.silentSinceStart.prepare();
+  }
+
+  /** An instant in an alert's words: the group's local time (its `timeZone`, else TIME_ZONE), with the zone. */
+  private stamp(group: Group, instant: Date): string {
+    return formatLocalTime(instant, groupTimeZone(group.settings, this.coreSettings.timeZone));
   }
 
   /** Every group in turn; the engine calls evaluateGroup itself so that one failing group stops no other. */
@@ -147,9 +158,10 @@ export class EvaluateAlerts {
     const silent = now.getTime() > deadline;
     if (!silent) wake?.at(deadline + 1);
     await this.transition(group.name, reading.topic, 'no-data', silent, !silent, now, outcome, wake, {
-      message: silent
-        ? `No data from ${reading.topic} in group ${group.name} for ${durationWords(noDataMs)} (last ${reading.value} at ${reading.time.toISOString()})`
-        : `Data from ${reading.topic} in group ${group.name} is arriving again: ${reading.value}`,
+      message: () =>
+        silent
+          ? `No data from ${reading.topic} in group ${group.name} for ${durationWords(noDataMs)} (last ${withUnit(reading.value, reading.topic)} at ${this.stamp(group, reading.time)})`
+          : `Data from ${reading.topic} in group ${group.name} is arriving again: ${withUnit(reading.value, reading.topic)} at ${this.stamp(group, reading.time)}`,
       topic: reading.topic,
       value: reading.value,
       severity: severity ?? 'warning',
@@ -177,7 +189,7 @@ export class EvaluateAlerts {
       if (noDataMs === undefined || seenAt === undefined) continue;
       const silent = now.getTime() > seenAt + noDataMs;
       wake?.at(silent ? now.getTime() + BOX_RECHECK_MS : seenAt + noDataMs + 1);
-      const lastSeen = box.lastSeenAt?.toISOString() ?? '';
+      const lastSeen = box.lastSeenAt === undefined ? '' : this.stamp(group, box.lastSeenAt);
       await this.transition(
         group.name,
         `box:${box.deviceId}`,
@@ -188,9 +200,10 @@ export class EvaluateAlerts {
         outcome,
         wake,
         {
-          message: silent
-            ? `No data from box ${box.deviceId} in group ${group.name} for ${durationWords(noDataMs)} (last seen ${lastSeen})`
-            : `Box ${box.deviceId} in group ${group.name} is reporting again`,
+          message: () =>
+            silent
+              ? `No data from box ${box.deviceId} in group ${group.name} for ${durationWords(noDataMs)} (last seen ${lastSeen})`
+              : `Box ${box.deviceId} in group ${group.name} is reporting again`,
           severity: alert?.severity ?? 'warning',
         },
       );
@@ -217,10 +230,12 @@ export class EvaluateAlerts {
       const outside = kind === 'low' ? reading.value < bound : reading.value > bound;
       const backInside =
         kind === 'low' ? reading.value >= bound + hysteresis : reading.value <= bound - hysteresis;
-      const words = kind === 'low' ? `below its minimum of ${bound}` : `above its maximum of ${bound}`;
-      const message = outside
-        ? `${label} is ${words}: ${reading.value}`
-        : `${label} is back in range: ${reading.value}`;
+      const message = (): string => {
+        const limit = withUnit(bound, reading.topic);
+        const words = kind === 'low' ? `below its minimum of ${limit}` : `above its maximum of ${limit}`;
+        const value = `${withUnit(reading.value, reading.topic)} at ${this.stamp(group, reading.time)}`;
+        return outside ? `${label} is ${words}: ${value}` : `${label} is back in range: ${value}`;
+      };
       await this.transition(
         group.name,
         reading.topic,
@@ -249,24 +264,32 @@ export class EvaluateAlerts {
     const silent = silentMs > this.settings.noDataAlertMs;
     // The first instant the group counts as silent, unless a reading (a change) comes first.
     if (!silent) wake?.at(newest + this.settings.noDataAlertMs + 1);
+    const quiet = silent ? await this.silentBoxes(group, now) : [];
     await this.transition(group.name, '*', 'no-data', silent, !silent, now, outcome, wake, {
-      message: silent
-        ? `No data received from group ${group.name} for ${minutes} minutes${await this.silentBoxes(group, now)}`
-        : `Data from group ${group.name} is arriving again`,
+      message: () =>
+        silent
+          ? `No data received from group ${group.name} for ${minutes} minutes${this.namedBoxes(group, quiet)}`
+          : `Data from group ${group.name} is arriving again`,
       severity: 'warning',
     });
   }
 
-  /** The group's boxes that have been quiet as long, named so the alert says which one to look at. */
-  private async silentBoxes(group: Group, now: Date): Promise<string> {
+  /** The group's boxes that have been quiet as long, so the alert can say which one to look at. */
+  private async silentBoxes(group: Group, now: Date): Promise<Device[]> {
     const quietSince = now.getTime() - this.settings.noDataAlertMs;
-    const quiet = (await this.devices.listByGroup(group.name)).filter(
+    return (await this.devices.listByGroup(group.name)).filter(
       (device) => device.lastSeenAt !== undefined && device.lastSeenAt.getTime() < quietSince,
     );
+  }
+
+  private namedBoxes(group: Group, quiet: readonly Device[]): string {
     if (quiet.length === 0) return '';
     const named = quiet
       .slice(0, 5)
-      .map((device) => `${device.deviceId} (last seen ${device.lastSeenAt?.toISOString() ?? ''})`);
+      .map(
+        (device) =>
+          `${device.deviceId} (last seen ${device.lastSeenAt === undefined ? '' : this.stamp(group, device.lastSeenAt)})`,
+      );
     return `; silent: ${named.join(', ')}${quiet.length > 5 ? ` and ${quiet.length - 5} more` : ''}`;
   }
 
@@ -312,7 +335,12 @@ export class EvaluateAlerts {
       ? { open, openedAt: now.getTime() }
       : { open, ...(openedAt === undefined ? {} : { openedAt }) };
     if (!(await this.state.compareAndSet(alertKey, stored?.version ?? 0, value, now))) return;
-    const created = await this.notifications.create({ group, time: now, ...notification });
+    const created = await this.notifications.create({
+      group,
+      time: now,
+      ...notification,
+      message: notification.message(),
+    });
     if (open) {
       // What a reminder needs: which notification to look at (acknowledged? ignored?) and how loud it is.
       await this.state.compareAndSet(

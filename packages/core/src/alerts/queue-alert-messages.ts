@@ -10,6 +10,9 @@ import {
   wantsEmail,
 } from './alert-message.js';
 import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from './alert-outbox.port.js';
+import { groupTimeZone } from '../groups/group-settings.js';
+import { CORE_SETTINGS, type CoreSettings } from '../shared/settings.js';
+import { formatLocalTime } from '../shared/time-zone.js';
 
 /**
  * Turns what one tick raised for a group into outbox messages, one per channel: the group's e-mail when
@@ -17,7 +20,10 @@ import { ALERT_OUTBOX_REPOSITORY, type AlertOutboxRepository } from './alert-out
  */
 @injectable()
 export class QueueAlertMessages {
-  constructor(@inject(ALERT_OUTBOX_REPOSITORY) private readonly outbox: AlertOutboxRepository) {}
+  constructor(
+    @inject(ALERT_OUTBOX_REPOSITORY) private readonly outbox: AlertOutboxRepository,
+    @inject(CORE_SETTINGS) private readonly settings: CoreSettings,
+  ) {}
 
   async execute(
     group: Group,
@@ -33,6 +39,7 @@ export class QueueAlertMessages {
       ...(notify?.webhooks ?? []).map((hook) => ({ type: 'webhook' as const, ...hook })),
     ];
     if (channels.length === 0) return [];
+    const timeZone = groupTimeZone(group.settings, this.settings.timeZone);
     const items = [
       ...changes.map(({ notification, event, repeat }) => ({
         event,
@@ -62,7 +69,8 @@ export class QueueAlertMessages {
         event: item.event,
         channel,
         subject: `[Hortus] ${group.name}: ${item.message}`,
-        text: `${item.message}\n\nGroup: ${group.name}\nTime: ${item.time.toISOString()}\n`,
+        // People read the text in the group's local time; the payload is for programs, in UTC.
+        text: `${item.message}\n\nGroup: ${group.name}\nTime: ${formatLocalTime(item.time, timeZone)}\n`,
         payload: {
           group: group.name,
           event: item.event,

@@ -1,4 +1,5 @@
 import { labelOfMac, macOfRegisteredId } from '../devices/device-id.js';
+import { formatLocalTime } from '../shared/time-zone.js';
 
 /**
  * The words of the "boxes silent since the server started" alert (see CheckBoxesSilentSinceStart), kept in
@@ -22,12 +23,17 @@ function boxList(group: string, deviceIds: readonly string[]): string {
   return more > 0 ? `${named} and ${more} more (hortus device list --group ${group})` : named;
 }
 
-/** The alert: which boxes, since when, and what to do about it. */
-export function silentSinceStartText(group: string, deviceIds: readonly string[], serverStart: Date): string {
+/** The alert: which boxes, since when (in the group's zone), and what to do about it. */
+export function silentSinceStartText(
+  group: string,
+  deviceIds: readonly string[],
+  serverStart: Date,
+  timeZone: string,
+): string {
   const one = deviceIds.length === 1;
   return (
     `${one ? 'Box' : `${deviceIds.length} boxes`} of group ${group} ${one ? 'has' : 'have'} sent nothing since ` +
-    `the server started at ${serverStart.toISOString()}: ${boxList(group, deviceIds)}. ` +
+    `the server started at ${formatLocalTime(serverStart, timeZone)}: ${boxList(group, deviceIds)}. ` +
     `Power-cycle ${one ? 'it' : 'them'}: a box that started before the server could be reached gives up ` +
     `after 50 tries and stays silent until it is switched off and on again`
   );

@@ -1,5 +1,5 @@
 import { ConfigError, type Env, envReader } from '../shared/env.js';
-import { isValidTimeZone } from '../shared/time-zone.js';
+import { DEFAULT_TIME_ZONE, isValidTimeZone } from '../shared/time-zone.js';
 
 /** How Hortus treats boxes of the HTTP generation (firmware 1.0.4). */
 export interface BoxSettings {
@@ -23,7 +23,7 @@ export interface BoxSettings {
 export const BOX_SETTINGS = Symbol.for('hortus.BoxSettings');
 
 export const defaultBoxSettings: BoxSettings = {
-  timeZone: 'Europe/Berlin',
+  timeZone: DEFAULT_TIME_ZONE,
   // A round is 20 s: three missed rounds.
   silentAfterMs: 60_000,
   maxPending: 1000,

@@ -90,3 +90,16 @@ export function nameOfTopic(topic: string): string {
 export function unitOfTopic(topic: string): string | undefined {
   return knownTopics.find((known) => known.topic === topic)?.unit;
 }
+
+/**
+ * A value as people read it, with its topic's unit from knownTopics ("91 %", "23.5 °C"); a topic with no
+ * unit (a raw count, a topic Hortus does not know) shows the number alone.
+ */
+export function withUnit(value: number, topic: string | undefined): string {
+  const unit = topic === undefined ? undefined : unitOfTopic(topic);
+  // A derived value is computed to full float precision (2.5512861…); people read two decimals. A reading is
+  // shown as its box sent it.
+  const shown =
+    topic !== undefined && isDerivedTopic(topic) ? String(Number(value.toFixed(2))) : String(value);
+  return unit === undefined || unit === '' ? shown : `${shown} ${unit}`;
+}

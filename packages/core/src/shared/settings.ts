@@ -2,10 +2,14 @@ import { type RetentionSettings } from '../readings/apply-retention.js';
 import { type AutomationSettings } from '../automations/automation-settings.js';
 import { MAX_CHARTS_PER_USER } from '../history-charts/history-chart.js';
 import { ConfigError, type Env, envReader } from './env.js';
+import { DEFAULT_TIME_ZONE } from './time-zone.js';
 
 /** Policy values the use cases need; each transport's composition root binds them from its configuration. */
 export interface CoreSettings {
-  /** IANA time zone in which "today" is counted (the /tem route). */
+  /**
+   * IANA time zone (TIME_ZONE) of time rules, "today" (the /tem route, DLI) and the times in alert messages,
+   * for groups without a `timeZone` setting.
+   */
   readonly timeZone: string;
   /** How long a fetched commit list is served before the code host is asked again. */
   readonly commitsCacheMs: number;
@@ -67,7 +71,7 @@ export const coreLimitVariables = {
 } as const satisfies Record<string, { limit: keyof CoreLimits; min: number; max: number }>;
 type CoreLimitVariable = keyof typeof coreLimitVariables;
 
-export const defaultCoreSettings: CoreSettings = { timeZone: 'UTC', commitsCacheMs: 60_000 };
+export const defaultCoreSettings: CoreSettings = { timeZone: DEFAULT_TIME_ZONE, commitsCacheMs: 60_000 };
 
 /** Reads the limits on stored data (MAX_CLOCK_SKEW_MS, MAX_TOPICS_PER_GROUP, ...); throws a ConfigError. */
 export function coreLimitsFromEnv(env: Env): CoreLimits {

@@ -2,6 +2,13 @@ import { Temporal } from 'temporal-polyfill';
 import { InvalidInputError } from './errors.js';
 
 // Zone rules come from Temporal (the polyfill on Node 20): no hand-written offset arithmetic here.
+
+/**
+ * The zone every clock of Hortus is read in unless configured: Berlin, the zone firmware 1.0.4 stamps its
+ * readings in (COMPAT "Boxes"), so that time rules, box stamps and what people are shown agree out of the box.
+ */
+export const DEFAULT_TIME_ZONE = 'Europe/Berlin';
+
 const validity = new Map<string, boolean>();
 
 export function isValidTimeZone(timeZone: string): boolean {
@@ -207,4 +214,38 @@ function exactInstantOfWallClock(wallMs: number, timeZone: string, arrival: Date
 /** The instant as the zone's wall clock shows it, with its offset then (DST included): `2026-03-29T03:30:00+02:00`. */
 export function localTimeText(instant: Date, timeZone: string): string {
   return zoned(instant, timeZone).toString({ timeZoneName: 'never', smallestUnit: 'second' });
+}
+
+const zoneNames = new Map<string, Intl.DateTimeFormat[]>();
+
+/**
+ * The zone's short name at that instant when it has one in letters ("CET", "EDT", "UTC"); else its offset
+ * ("+05:30"). Intl names some zones only in one locale (CET in en-GB, EST in en-US), so both are asked.
+ */
+function zoneLabel(z: Temporal.ZonedDateTime, instant: Date, timeZone: string): string {
+  let formats = zoneNames.get(timeZone);
+  if (formats === undefined) {
+    formats = ['en-US', 'en-GB'].map(
+      (locale) => new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' }),
+    );
+    if (zoneNames.size < 1000) zoneNames.set(timeZone, formats);
+  }
+  for (const format of formats) {
+    const name = format.formatToParts(instant).find((part) => part.type === 'timeZoneName')?.value;
+    if (name !== undefined && /^[A-Z]{2,5}$/u.test(name)) return name;
+  }
+  return z.offset;
+}
+
+const two = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * An instant as people read it: the wall clock of the zone with the zone's name or offset, to the second
+ * ("2026-11-29 14:05:03 CET"). The name tells the two 02:30 of a fall-back night apart (CEST, then CET).
+ */
+export function formatLocalTime(instant: Date, timeZone: string): string {
+  if (Number.isNaN(instant.getTime())) return 'Invalid Date';
+  const z = zoned(instant, timeZone);
+  const year = z.year < 0 || z.year > 9999 ? String(z.year) : String(z.year).padStart(4, '0');
+  return `${year}-${two(z.month)}-${two(z.day)} ${two(z.hour)}:${two(z.minute)}:${two(z.second)} ${zoneLabel(z, instant, timeZone)}`;
 }

@@ -109,8 +109,10 @@ async function pollingFigures(bench) {
           perRun(name, 'node:http hello'),
           {
             atLeast: POLL_304_GOAL_TO_NODE_HTTP,
-            // Issue 38's goal, not reached yet (0.54 to 0.78 on the loaded 2-core machine, Nov 28): failing on
-            // it would fail every commit. It fails the step once reached, by removing this line.
+            // Issue 38's goal, not reached on every route (0.54 to 0.78 on the loaded 2-core machine, Nov 28;
+            // medians 0.71 to 0.79 and single runs 0.49 to 0.89 at load 20 to 27, Nov 29, after the lane's
+            // cuts): a median of 3 can fall past the slack by noise alone. It fails the step once reached
+            // with room, by removing this line.
             reportedOnly: 'the goal is not reached yet',
           },
         ),

@@ -41,27 +41,33 @@ export async function pollRounds(bench, cases, { rounds, seconds, warmupSeconds 
     // Each round visits every case; starting one case later each round spreads the machine's drift.
     const order = cases.map((_, i) => cases[(i + r) % cases.length]);
     for (const one of order) {
-      const headers = await headersOf(one);
-      const answeredBefore = one.conditional ? await answered304(one.server) : 0;
-      const cpuBefore = await one.server.cpu();
-      const result = await load(one.server.url, one.path, seconds, headers);
-      result.cpuPerRequest = ((await one.server.cpu()) - cpuBefore) / result.total;
-      generators.add(result.generator);
-      if (result.generator === 'wrk') {
-        // wrk tells 4xx/5xx apart only; the 304 cases are checked on the server's counters.
-        result.statuses[one.expect] = one.conditional
-          ? (await answered304(one.server)) - answeredBefore
-          : result.statuses.failed === 0
-            ? result.total
-            : 0;
+      // A revision may change during a 304 run (the demo's engine switches once, about 10 s after start): its
+      // polls then answer 200 for a while. That run says nothing of a 304's cost; it is run again on the new
+      // tag, at most twice, so the bench does not fail by chance.
+      for (let attempt = 1; ; attempt += 1) {
+        const headers = await headersOf(one);
+        const answeredBefore = one.conditional ? await answered304(one.server) : 0;
+        const cpuBefore = await one.server.cpu();
+        const result = await load(one.server.url, one.path, seconds, headers);
+        result.cpuPerRequest = ((await one.server.cpu()) - cpuBefore) / result.total;
+        generators.add(result.generator);
+        if (result.generator === 'wrk') {
+          // wrk tells 4xx/5xx apart only; the 304 cases are checked on the server's counters.
+          result.statuses[one.expect] = one.conditional
+            ? (await answered304(one.server)) - answeredBefore
+            : result.statuses.failed === 0
+              ? result.total
+              : 0;
+        }
+        const expected = result.statuses[one.expect] ?? 0;
+        if (result.errors === 0 && expected >= 0.95 * result.total) {
+          runs.get(one.name).push(result);
+          break;
+        }
+        const failure = `${one.name}: expected ${one.expect}, got ${JSON.stringify(result.statuses)}, ${result.errors} errors`;
+        if (!one.conditional || result.errors > 0 || attempt === 3) throw new Error(failure);
+        log(`  ${failure}; its revision changed during the run, so it runs again on the new tag`);
       }
-      const expected = result.statuses[one.expect] ?? 0;
-      if (result.errors > 0 || expected < 0.95 * result.total) {
-        throw new Error(
-          `${one.name}: expected ${one.expect}, got ${JSON.stringify(result.statuses)}, ${result.errors} errors`,
-        );
-      }
-      runs.get(one.name).push(result);
     }
     log(`  round ${r + 1}/${rounds} done`);
   }

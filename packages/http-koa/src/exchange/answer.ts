@@ -336,18 +336,27 @@ function busy(message: string): StoreUnavailableError {
   return new StoreUnavailableError(message);
 }
 
-/** The build's outcome if it comes within `waitMs`; the build itself is not stopped either way. */
-async function withinWait<T>(building: Promise<T>, waitMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
+/**
+ * The build's outcome if it comes within `waitMs`; the build itself is not stopped either way. One promise
+ * and one timer a request: every poll of a changed group (and every full answer of a route not cached) comes
+ * through here.
+ */
+function withinWait<T>(building: Promise<T>, waitMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
       () => reject(new StoreDeadlineError('answer', 'The answer is still being prepared, try again shortly')),
       waitMs,
     );
+    building.then(
+      (outcome) => {
+        clearTimeout(timer);
+        resolve(outcome);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        // Passed on as the build rejected it, as Promise.race did.
+        reject(error as Error);
+      },
+    );
   });
-  try {
-    return await Promise.race([building, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -19,6 +19,14 @@ export function textOf(value: string | string[] | undefined): string {
   return Array.isArray(value) ? value.join(', ') : (value ?? '');
 }
 
+/** The caller's address: the socket's, or behind trusted proxies the one X-Forwarded-For names. */
+export function clientAddressOf(request: IncomingMessage, limits: LaneLimits): string {
+  const socketAddress = request.socket.remoteAddress ?? '';
+  return limits.clientAddress === undefined
+    ? socketAddress
+    : limits.clientAddress(socketAddress, textOf(request.headers['x-forwarded-for']));
+}
+
 /**
  * Takes the caller's rate-limit token, then `admitted(clientAddress)` answers in the lane; a refusal goes to
  * Koa (`refused`), which answers the 429 itself. A refused local take consumed nothing, so Koa takes again;
@@ -30,11 +38,7 @@ export function admitByRate(
   admitted: (clientAddress: string) => void,
   refused: () => void,
 ): void {
-  const socketAddress = request.socket.remoteAddress ?? '';
-  const clientAddress =
-    limits.clientAddress === undefined
-      ? socketAddress
-      : limits.clientAddress(socketAddress, textOf(request.headers['x-forwarded-for']));
+  const clientAddress = clientAddressOf(request, limits);
   if (limits.limiter !== undefined && !limits.limiter.take(clientAddress).allowed) {
     refused();
     return;

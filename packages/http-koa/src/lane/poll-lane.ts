@@ -1,4 +1,4 @@
-import { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { type RequestListener, type ServerResponse } from 'node:http';
 import { ANONYMOUS, type Logger } from '@hortus/core';
 import { type AccessControl } from '../access/access.js';
 import { logRequest, requestIdOf } from '../edge/request.js';
@@ -37,7 +37,7 @@ import {
   type RouterSpec,
   type RouteSpec,
 } from '../routes/routing.js';
-import { admitByRate, type LaneLimits, textOf, writeOnResponse } from './admission.js';
+import { admitByRate, clientAddressOf, type LaneLimits, textOf, writeOnResponse } from './admission.js';
 
 export interface PollLaneOptions extends LaneLimits {
   readonly routers: readonly RouterSpec[];
@@ -68,7 +68,15 @@ interface LaneRoute {
   readonly errorPolicy: RouteErrorPolicy;
   /** What the access check asks of the route's path before routing (routes/policy.ts). */
   readonly check: 'open' | 'account' | 'key';
+  /** Valid queries parsed before, by their text: pollers send the same few again and again. */
+  readonly queries: Map<string, Readonly<Record<string, unknown>>>;
 }
+
+/**
+ * The most parsed queries a route keeps; past it the route starts again with none (queries are the
+ * client's to choose, the memory they hold is not).
+ */
+const KEPT_QUERIES = 256;
 
 /** Without access control every route is open and the caller anonymous. */
 const OPEN = Object.freeze({ access: undefined, caller: ANONYMOUS });
@@ -102,6 +110,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
         answers: options.answering.cacheOf(router),
         errorPolicy: errorPolicyOfRoute(router, spec, undefined),
         check: spec.access === 'open' || spec.access === 'account' ? spec.access : 'key',
+        queries: new Map(),
       });
     }
   }
@@ -118,18 +127,27 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     return routes.get(lower.endsWith('/') ? lower.slice(0, -1) : lower);
   };
 
-  const valid = (spec: RouteSpec, query: Record<string, unknown>): boolean => {
+  /**
+   * The route's query parsed and valid, else undefined (Koa answers it). A valid query is kept by its text,
+   * frozen, since every request that sends the same text shares it.
+   */
+  const validQuery = (route: LaneRoute, search: string): Readonly<Record<string, unknown>> | undefined => {
+    const kept = route.queries.get(search);
+    if (kept !== undefined) return kept;
+    if (tooManyParameters(search)) return undefined;
+    const query = parseQuery(search);
     try {
-      validateParts(spec, { query, params: NO_PARAMS, body: NO_BODY });
-      return true;
+      validateParts(route.spec, { query, params: NO_PARAMS, body: NO_BODY });
     } catch {
-      return false;
+      return undefined;
     }
+    if (route.queries.size >= KEPT_QUERIES) route.queries.clear();
+    route.queries.set(search, Object.freeze(query));
+    return query;
   };
 
   /** Answers a request the lane has taken, with its token: the exchange decides, the lane writes. */
   const respond = (
-    request: IncomingMessage,
     response: ServerResponse,
     started: number,
     path: string,
@@ -139,16 +157,17 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     facts: RequestFacts,
     ifNoneMatch: string,
   ): void => {
-    const { headers } = request;
-    const parts = { query, params: NO_PARAMS, body: NO_BODY };
-    const who = { caller: known.caller, accessRequired: known.access?.required === true };
-    const input = routeInputOf(parts, who, facts);
+    const { headers } = facts;
+    const input = routeInputOf(
+      { query, params: NO_PARAMS, body: NO_BODY },
+      { caller: known.caller, accessRequired: known.access?.required === true },
+      facts,
+    );
     const credentialed =
       access !== undefined &&
       answersToCredential(route.check, known.access?.required === true, credentialSentIn(headers));
     const requestId = requestIdOf(textOf(headers['x-request-id']));
     const leading = frameHeaders(headers.origin ?? '', options.allowedOrigins, credentialed);
-    const failed = { requestId, method: 'GET', path, route: route.pattern };
     /** Writes the answer, and counts and logs it as the chain does. */
     const write = (out: Outgoing): void => {
       if (!writeOnResponse(response, requestId, leading, out)) {
@@ -168,6 +187,7 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       });
     };
     const writeError = (error: unknown): void => {
+      const failed = { requestId, method: 'GET', path, route: route.pattern };
       const context = { ...errorContext, policy: route.errorPolicy, request: failed };
       const { reply, headers: extra } = errorAnswer(error, context);
       write(
@@ -200,13 +220,11 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
     const ifNoneMatch = headers['if-none-match'] ?? '';
     const known =
       access === undefined ? OPEN : access.accessKnownNow(headers.authorization ?? '', headers.cookie);
-    const search = mark === -1 ? '' : url.slice(mark + 1);
-    if (tooManyParameters(search)) {
-      fallback(request, response);
-      return;
-    }
-    const query = parseQuery(search);
-    if (known === undefined || ifNoneMatch.includes('*') || !valid(route.spec, query)) {
+    const query =
+      known === undefined || ifNoneMatch.includes('*')
+        ? undefined
+        : validQuery(route, mark === -1 ? '' : url.slice(mark + 1));
+    if (query === undefined || known === undefined) {
       fallback(request, response);
       return;
     }
@@ -218,21 +236,22 @@ export function pollLane(options: PollLaneOptions, fallback: RequestListener): R
       fallback(request, response);
       return;
     }
+    const factsOf = (clientAddress: string): RequestFacts => ({ clientAddress, headers, ...host });
+    // A count in this process is taken at once, without callbacks; a shared one is asked (admitByRate).
+    if (options.shared === undefined) {
+      const clientAddress = clientAddressOf(request, options);
+      if (options.limiter !== undefined && !options.limiter.take(clientAddress).allowed) {
+        fallback(request, response);
+        return;
+      }
+      respond(response, started, path, route, known, query, factsOf(clientAddress), ifNoneMatch);
+      return;
+    }
     admitByRate(
       request,
       options,
       (clientAddress) =>
-        respond(
-          request,
-          response,
-          started,
-          path,
-          route,
-          known,
-          query,
-          { clientAddress, headers, ...host },
-          ifNoneMatch,
-        ),
+        respond(response, started, path, route, known, query, factsOf(clientAddress), ifNoneMatch),
       () => fallback(request, response),
     );
   };

@@ -134,6 +134,25 @@ export default tseslint.config(
       ],
     },
   },
+  // The console is a browser bundle: core's index would bring inversify and reflect-metadata into it, so it
+  // takes the one pure file it needs, core's list of topics (names and units), and nothing else of Hortus.
+  {
+    files: ['packages/console/src/**/*.ts', 'packages/console/src/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(@hortus/|(\\.\\./)+(?!core/src/readings/topics\\.js$)[^./][^/]*/src/)',
+              message:
+                "The console imports core's src/readings/topics.ts only, as a file (no DI in the bundle).",
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -3,6 +3,7 @@ import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { expect } from 'chai';
 import { loadCertificate } from '../src/app/tls.js';
 import { berlinStampOf } from '../src/commands/box.js';
+import { requestHead } from '../src/commands/box-wire.js';
 import { hortus, scratchDataDir } from './harness.js';
 
 /**
@@ -247,6 +248,14 @@ describe('hortus box simulate on the wire: the bytes of firmware 1.0.4', functio
         reused: false,
       });
     }
+  });
+
+  it('when the backend is an IPv6 address, then Host keeps its brackets, with the port unless it is 80 or 443', () => {
+    const head = (url: string): string | undefined =>
+      requestHead({ method: 'GET', url, headers: [] }).split('\r\n')[1];
+    expect(head('http://[::1]:8080/action/find')).to.equal('Host: [::1]:8080');
+    expect(head('https://[2001:db8::7]/x')).to.equal('Host: [2001:db8::7]');
+    expect(head('http://192.0.2.7:8080/x')).to.equal('Host: 192.0.2.7:8080');
   });
 
   it('when the data endpoint speaks TLS 1.3 only, then every request of the round fails, as on a box, and it exits 1', async () => {

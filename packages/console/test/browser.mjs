@@ -63,6 +63,7 @@ function check(condition, message) {
 const REPEAT_MS = 600;
 const PRESSURE = 'esp/air/pressure';
 const LIGHT = 'esp/ground/light/lux';
+const HUMIDITY = 'esp/air/humidity';
 const hooks = await webhookReceiver();
 await run(['seed', '--demo']);
 const rows = ['group,topic,value,time'];
@@ -114,7 +115,27 @@ const [roles] = await Promise.all([
   run(['action', 'lockout', 'pump_1', '--group', 'demo', '--sensor', 'humidity', '--above', '95']),
   // One after the other: each rewrites the group's alert ranges.
   run(['group', 'alert', 'demo', PRESSURE, '--max', '900', '--severity', 'critical']).then(() =>
-    run(['group', 'alert', 'demo', LIGHT, '--min', '100000', '--severity', 'critical']),
+    run(['group', 'alert', 'demo', LIGHT, '--min', '100000', '--severity', 'critical'])
+      // Settings the alerts page shows in words; none opens an alert while the test runs.
+      .then(() =>
+        run([
+          'group',
+          'alert',
+          'demo',
+          HUMIDITY,
+          '--min',
+          '40',
+          '--max',
+          '85',
+          '--hysteresis',
+          '3',
+          '--delay',
+          '5m',
+          '--no-data',
+          '1h',
+        ]),
+      )
+      .then(() => run(['group', 'alert', 'demo', '--box', '*', '--no-data', '12h'])),
   ),
   run(['group', 'notify', 'demo', '--add-webhook', hooks.url]),
 ]);
@@ -262,6 +283,21 @@ try {
     await page.setViewportSize(WIDE);
     const pump = page.getByRole('switch', { name: /pump_1/u });
     await pump.waitFor();
+    // Latest readings by name, with units from core's list of topics, the topic beside the name.
+    const row = (name, topic) =>
+      page
+        .getByRole('row')
+        .filter({ has: page.getByRole('rowheader', { name }) })
+        .filter({ hasText: topic });
+    check(
+      /^\d+(\.\d+)? °C$/u.test(
+        await row('Air temperature', 'esp/air/temperature').getByRole('cell').first().textContent(),
+      ) &&
+        /^\d+(\.\d{1,2})? kPa$/u.test(
+          await row('VPD', 'esp/derived/vpd').getByRole('cell').first().textContent(),
+        ),
+      'group: the latest readings show names and units (air temperature in °C, VPD in kPa)',
+    );
     await axePage(page, 'group');
     await shoot(page, 'group');
     await fitsNarrow(page, 'group', [['the pump_1 switch', pump]]);
@@ -356,6 +392,21 @@ try {
     await shows(acknowledge, 'alerts shows the critical alert with an Acknowledge button');
     await hooks.until(() => reminders(PRESSURE).length > 0, 'a reminder of the pressure alert');
     check(true, `the unacknowledged pressure alert reminds (${reminders(PRESSURE).length} so far)`);
+    // The ranges and deadlines read in words, with units and names from core's list of topics.
+    for (const words of [
+      'above 900 hPa is critical',
+      'outside 15 – 30 °C is a warning',
+      'outside 40 – 85 % for 5 min or no data for 1 h is a warning · ends 3 % back inside',
+      'no data for 12 h is a warning',
+    ])
+      check(
+        (await page.getByRole('cell', { name: words }).count()) === 1,
+        `alerts: a setting reads "${words}"`,
+      );
+    check(
+      (await page.getByRole('rowheader', { name: /^Air pressure\s*esp\/air\/pressure$/u }).count()) === 1,
+      'alerts: a range is named by its measure, its topic beside it',
+    );
     await fitsNarrow(page, 'alerts', [['Acknowledge', acknowledge]]);
     await page.setViewportSize(WIDE);
     await axePage(page, 'alerts');

@@ -113,6 +113,61 @@ describe('audit trail: every change of configuration', () => {
     await onlyEntry(app, 'action.lockout.add');
   });
 
+  it('when a change fails (bad input, nothing to change, someone unknown), then nothing is recorded', async () => {
+    const app = await appWithGroup();
+    app.container.bind<Mailer>(MAILER).toConstantValue({ send: () => Promise.resolve() });
+    await app.get(CreateAction).execute({ group: 'gh', object: 'pump_1' });
+    const entriesBefore = (await app.get(ListAuditTrail).execute({})).length;
+    const failures: [string, Promise<unknown>][] = [
+      [
+        'a lockout on an action that does not exist',
+        app.get(AddActionLockout).execute({
+          group: 'gh',
+          object: 'pump_1',
+          lockout: { while: 'heater_9', is: 'on' },
+          actor: admin,
+        }),
+      ],
+      [
+        'removing a lockout it has not',
+        app.get(RemoveActionLockout).execute({ group: 'gh', object: 'pump_1', id: 7, actor: admin }),
+      ],
+      [
+        'deleting an unknown action',
+        app.get(DeleteAction).execute({ group: 'gh', object: 'fan_9', actor: admin }),
+      ],
+      [
+        'a limit out of range',
+        app.get(SetActionLimit).execute({ group: 'gh', object: 'pump_1', maxOnMs: -1, actor: admin }),
+      ],
+      ['an unknown group', app.get(SetGroupRetention).execute({ group: 'nowhere', days: 30, actor: admin })],
+      ['firmware never published', app.get(WithdrawFirmware).execute({ version: '9.9.9', actor: admin })],
+      [
+        'an unknown user',
+        app
+          .get(SetPassword)
+          .execute({ email: 'nobody@example.org', password: 'a rather good passphrase', actor: root }),
+      ],
+      ['an unknown user', app.get(RevokeSessions).execute({ email: 'nobody@example.org', actor: root })],
+      [
+        'an unknown user',
+        app.get(RequestPasswordReset).linkFor({ email: 'nobody@example.org', actor: admin }),
+      ],
+      [
+        'an unknown group',
+        app.get(InviteUser).execute({ email: 'eve@example.org', group: 'nowhere', actor: admin }),
+      ],
+    ];
+    for (const [what, change] of failures) {
+      const outcome = await change.then(
+        () => 'done',
+        (error: unknown) => (error instanceof Error ? error.name : 'failed'),
+      );
+      expect(outcome, what).to.not.equal('done');
+    }
+    expect(await app.get(ListAuditTrail).execute({})).to.have.lengthOf(entriesBefore);
+  });
+
   it('when a device is registered and its refused move approved, then both are recorded with who did it', async () => {
     const app = await appWithGroup();
     await app

@@ -163,6 +163,30 @@ describe('boxes silent since the server started (power cuts)', () => {
     ]);
   });
 
+  it("when the first tick's alerts fail for the group, then the boxes silent since a cut of over half an hour are still named later", async () => {
+    const store = sharedStore();
+    const clock = await beforeThePowerCut(store, { gh: [BOX_A] });
+    // A box alert makes the group's alerts list its boxes before the power-cut check; that list fails once.
+    await store.groups.replaceSettings('gh', [...email, { boxAlerts: { '*': { noDataMs: 86_400_000 } } }]);
+    const listByGroup = store.devices.listByGroup.bind(store.devices);
+    let hiccups = 1;
+    store.devices.listByGroup = async (group) => {
+      if (hiccups-- > 0) throw new Error('the store is still starting');
+      return listByGroup(group);
+    };
+    clock.set('2026-06-10T13:00:00Z');
+    const server = instance(store, clock);
+    const first = await server.engine.tick();
+    expect(first.failures.map((failure) => [failure.group, failure.stage])).to.deep.equal([['gh', 'alerts']]);
+
+    clock.set('2026-06-10T13:10:01Z');
+    const messages = (await server.engine.tick()).alerts.map((n) => n.message);
+    expect(messages).to.have.length(1);
+    expect(messages[0]).to.match(
+      /^Box of group gh has sent nothing since the server started at 2026-06-10 15:00:00 CEST/u,
+    );
+  });
+
   it('when two servers start together on one store, then the alert is raised once', async () => {
     const store = sharedStore();
     const clock = await beforeThePowerCut(store, { gh: [BOX_A] });

@@ -66,7 +66,9 @@ function targetOf(url: string): Target {
  */
 export function requestHead(request: BoxRequest): string {
   const target = targetOf(request.url);
-  const host = target.port === 80 || target.port === 443 ? target.host : `${target.host}:${target.port}`;
+  // An IPv6 address keeps its brackets, as in the URL: `Host: ::1:8080` names no host.
+  const name = target.host.includes(':') ? `[${target.host}]` : target.host;
+  const host = target.port === 80 || target.port === 443 ? name : `${name}:${target.port}`;
   const lines = [`${request.method} ${target.path} HTTP/1.1`, `Host: ${host}`];
   for (const [name, value] of [...HTTP_CLIENT_HEADERS, ...request.headers]) lines.push(`${name}: ${value}`);
   const body = Buffer.from(request.body ?? '', 'utf8');

@@ -10,7 +10,8 @@ import {
   switchAction,
 } from '../api.js';
 import { mayOperate, type Session } from '../session.js';
-import { age, duration, link, Problem, Status, topicLabel, useLoad, usePress } from '../util.js';
+import { nameOfTopic, valueText } from '../topics.js';
+import { age, duration, link, Problem, Status, useLoad, usePress } from '../util.js';
 import { AlertList } from './alerts.js';
 
 export function Switch(props: {
@@ -86,7 +87,7 @@ export function GroupPage(props: { session: Session; group: string }) {
             <table>
               <thead>
                 <tr>
-                  <th scope="col">Topic</th>
+                  <th scope="col">Measure</th>
                   <th scope="col">Value</th>
                   <th scope="col">Age</th>
                 </tr>
@@ -94,8 +95,14 @@ export function GroupPage(props: { session: Session; group: string }) {
               <tbody>
                 {data.latest.map((reading) => (
                   <tr key={reading.topic}>
-                    <th scope="row">{topicLabel(reading.topic)}</th>
-                    <td>{String(reading.value)}</td>
+                    <th scope="row">
+                      {nameOfTopic(reading.topic)}
+                      {/* The topic as boxes and the API name it, for those who look it up. */}
+                      {nameOfTopic(reading.topic) !== reading.topic && (
+                        <small class="topic">{reading.topic}</small>
+                      )}
+                    </th>
+                    <td>{valueText(reading.value, reading.topic)}</td>
                     <td>{age(reading.time)}</td>
                   </tr>
                 ))}

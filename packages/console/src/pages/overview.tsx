@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { alertsOf, devicesOf, latestOf, type Reading, safetyOf } from '../api.js';
 import { openGroups, type Session, setOpenGroups } from '../session.js';
+import { derivedTopics, nameOfTopic, withUnit } from '../topics.js';
 import { age, HUMIDITY, link, Status, TEMPERATURE, useLoad, vpd } from '../util.js';
 
 interface GroupSummary {
@@ -34,18 +35,21 @@ async function summarise(group: string): Promise<GroupSummary> {
   };
 }
 
-function Measure(props: { label: string; reading: Reading | undefined; unit: string }) {
+/** One measure of the card: its name and unit from core's list of topics (`topic`), the value rounded. */
+function Measure(props: { topic: string; reading: Reading | undefined; digits: number }) {
   const { reading } = props;
   return (
     <div class="measure">
-      <dt>{props.label}</dt>
+      <dt>{nameOfTopic(props.topic)}</dt>
       <dd>
         {reading === undefined ? (
           '—'
         ) : (
           <>
             <strong>
-              {typeof reading.value === 'number' ? reading.value.toFixed(1) : reading.value} {props.unit}
+              {typeof reading.value === 'number'
+                ? withUnit(Number(reading.value.toFixed(props.digits)), props.topic)
+                : reading.value}
             </strong>{' '}
             <span class="age">{age(reading.time)}</span>
           </>
@@ -64,8 +68,8 @@ function GroupCard(props: { summary: GroupSummary }) {
   const computed =
     temperature !== undefined && humidity !== undefined
       ? {
-          topic: 'vpd',
-          value: Math.round(vpd(Number(temperature.value), Number(humidity.value)) * 100) / 100,
+          topic: derivedTopics.vpd,
+          value: vpd(Number(temperature.value), Number(humidity.value)),
           time: temperature.time < humidity.time ? temperature.time : humidity.time,
         }
       : undefined;
@@ -75,9 +79,9 @@ function GroupCard(props: { summary: GroupSummary }) {
         <a href={link('group', summary.group)}>{summary.group}</a>
       </h2>
       <dl class="measures">
-        <Measure label="Temperature" reading={temperature} unit="°C" />
-        <Measure label="Humidity" reading={humidity} unit="%" />
-        <Measure label="VPD" reading={vpdTopic ?? computed} unit="kPa" />
+        <Measure topic={TEMPERATURE} reading={temperature} digits={1} />
+        <Measure topic={HUMIDITY} reading={humidity} digits={1} />
+        <Measure topic={derivedTopics.vpd} reading={vpdTopic ?? computed} digits={2} />
       </dl>
       <ul class="facts">
         <li>

@@ -1,7 +1,9 @@
+import { type RecordAudit } from '../audit/record-audit.js';
 import { type Group } from '../groups/group.js';
 import { type GroupRepository } from '../groups/group.port.js';
+import { type Actor } from '../shared/actor.js';
 import { NotFoundError } from '../shared/errors.js';
-import { type Action } from './action.js';
+import { type Action, type Lockout } from './action.js';
 import { type ActionRepository } from './action.port.js';
 
 /**
@@ -19,4 +21,34 @@ export async function findActionOfGroup(
   const action = await actions.find(group.name, object);
   if (action === undefined) throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
   return { group, action };
+}
+
+/**
+ * Stores an action's new lockouts and records the change (`action.lockout.add` or `.remove`): the one way the
+ * lockout use cases write. NotFound when the action was deleted meanwhile. Answers the lockouts stored.
+ */
+export async function saveLockouts(
+  actions: ActionRepository,
+  audit: RecordAudit,
+  change: {
+    readonly actor: Actor | undefined;
+    readonly action: 'action.lockout.add' | 'action.lockout.remove';
+    readonly group: string;
+    readonly object: string;
+    readonly before: readonly Lockout[];
+    readonly after: readonly Lockout[];
+  },
+): Promise<readonly Lockout[]> {
+  const { group, object } = change;
+  const updated = await actions.setLockouts(group, object, [...change.after]);
+  if (updated === undefined) throw new NotFoundError('action', `no action ${object} in group ${group}`);
+  const stored = updated.lockouts ?? [];
+  await audit.execute(change.actor, {
+    action: change.action,
+    target: object,
+    group,
+    before: change.before,
+    after: stored,
+  });
+  return stored;
 }

@@ -2,12 +2,12 @@ import { inject, injectable } from 'inversify';
 import { RecordAudit } from '../audit/record-audit.js';
 import { type Actor } from '../shared/actor.js';
 import { GROUP_REPOSITORY, type GroupRepository } from '../groups/group.port.js';
-import { InvalidInputError, NotFoundError } from '../shared/errors.js';
+import { InvalidInputError } from '../shared/errors.js';
 import { isPlainObject, requireText } from '../shared/validation.js';
 import { type Lockout } from './action.js';
 import { MAX_LOCKOUTS_PER_ACTION, parseLockout, sameLockout } from './action-lockouts.js';
 import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
-import { findActionOfGroup } from './action-of-group.js';
+import { findActionOfGroup, saveLockouts } from './action-of-group.js';
 
 /**
  * Adds a lockout to an action: `{sensor, below|above}` (a sensor name or a topic) or `{while, is}` (another
@@ -40,19 +40,13 @@ export class AddActionLockout {
     if (lockouts.length >= MAX_LOCKOUTS_PER_ACTION)
       throw InvalidInputError.forField('lockout', `at most ${MAX_LOCKOUTS_PER_ACTION} per action`);
     const id = Math.max(0, ...lockouts.map((lockout) => lockout.id)) + 1;
-    const updated = await this.actions.setLockouts(group.name, object, [
-      ...lockouts,
-      { ...wanted, id } as Lockout,
-    ]);
-    if (updated === undefined)
-      throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
-    await this.audit.execute(input.actor, {
+    return saveLockouts(this.actions, this.audit, {
+      actor: input.actor,
       action: 'action.lockout.add',
-      target: object,
       group: group.name,
+      object,
       before: lockouts,
-      after: updated.lockouts ?? [],
+      after: [...lockouts, { ...wanted, id } as Lockout],
     });
-    return updated.lockouts ?? [];
   }
 }

@@ -6,7 +6,7 @@ import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { requireText } from '../shared/validation.js';
 import { type Lockout } from './action.js';
 import { ACTION_REPOSITORY, type ActionRepository } from './action.port.js';
-import { findActionOfGroup } from './action-of-group.js';
+import { findActionOfGroup, saveLockouts } from './action-of-group.js';
 
 /** Removes one lockout of an action by its id, or every one (`all`). Answers the lockouts left. */
 @injectable()
@@ -33,16 +33,13 @@ export class RemoveActionLockout {
     if (id !== 'all' && !lockouts.some((lockout) => lockout.id === id))
       throw new NotFoundError('action', `${object} in group ${group.name} has no lockout ${id}`);
     const kept = id === 'all' ? [] : lockouts.filter((lockout) => lockout.id !== id);
-    const updated = await this.actions.setLockouts(group.name, object, kept);
-    if (updated === undefined)
-      throw new NotFoundError('action', `no action ${object} in group ${group.name}`);
-    await this.audit.execute(input.actor, {
+    return saveLockouts(this.actions, this.audit, {
+      actor: input.actor,
       action: 'action.lockout.remove',
-      target: object,
       group: group.name,
+      object,
       before: lockouts,
-      after: updated.lockouts ?? [],
+      after: kept,
     });
-    return updated.lockouts ?? [];
   }
 }

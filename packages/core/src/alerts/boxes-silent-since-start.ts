@@ -65,12 +65,19 @@ export class CheckBoxesSilentSinceStart {
     @inject(CORE_SETTINGS) private readonly coreSettings: CoreSettings,
   ) {}
 
+  /**
+   * Reads when an engine last ran before this server started, before this process's engine first records
+   * its own run: the engine calls it at the start of every tick (once read, it costs nothing). A failure
+   * fails the tick before the run is recorded, so a store hiccup at start cannot lose what it knew.
+   */
+  async prepare(): Promise<void> {
+    if (this.boxes.startGraceMs > 0) await this.lastRunBeforeStart();
+  }
+
   /** One group: opens, keeps or closes its alert. */
   async check(group: Group, now: Date, wake?: WakeUps): Promise<SilentBoxesOutcome> {
     const graceMs = this.boxes.startGraceMs;
     if (graceMs <= 0 || this.settled.has(group.name)) return undefined;
-    // Read at the first look, which the engine's first tick takes before it records its own run.
-    await this.lastRunBeforeStart();
     const key = silentSinceStartKey(group.name);
     const stored = await this.state.get(key);
     if (stored?.value['open'] === true) return this.whileOpen(group, key, stored, now, wake);

@@ -82,6 +82,11 @@ export class EvaluateAlerts {
     @inject(CORE_SETTINGS) private readonly coreSettings: CoreSettings,
   ) {}
 
+  /** What must be read before the engine's tick records its run (see CheckBoxesSilentSinceStart.prepare). */
+  async prepare(): Promise<void> {
+    await this.silentSinceStart.prepare();
+  }
+
   /** An instant in an alert's words: the group's local time (its `timeZone`, else TIME_ZONE), with the zone. */
   private stamp(group: Group, instant: Date): string {
     return formatLocalTime(instant, groupTimeZone(group.settings, this.coreSettings.timeZone));

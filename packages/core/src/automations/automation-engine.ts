@@ -112,6 +112,7 @@ export class AutomationEngine {
     const queued: OutboxMessage[] = [];
     const blocked: BlockedSwitch[] = [];
     const startedAt = this.clock.now();
+    await this.alerts.prepare();
     // Before the groups are read, so a stage's new ranges and thresholds count in this very tick.
     const stagesStarted = await this.advanceStages(startedAt);
     const groups = await this.groupsToEvaluate(startedAt.getTime());

@@ -142,7 +142,15 @@ export async function hortus(
     ...(container === undefined ? {} : { container }),
     ...extra,
     // Times are shown in TIME_ZONE (default Europe/Berlin); the tests read them in UTC unless they set one.
-    env: { HORTUS_DATA_DIR: scratchDataDir(), TIME_ZONE: 'UTC', ...extra.env },
+    // FerretDB under a loaded machine (two test runs side by side) answers some operations after the 2 s
+    // production deadline, and the command then exits 5: commands on the test MongoDB wait 20 s, as the e2e
+    // servers do, unless a test sets the deadline itself.
+    env: {
+      HORTUS_DATA_DIR: scratchDataDir(),
+      TIME_ZONE: 'UTC',
+      ...(extra.env?.['MONGODB_URI'] === undefined ? {} : { MONGODB_TIMEOUT_MS: '20000' }),
+      ...extra.env,
+    },
     stdout,
     stderr,
   });

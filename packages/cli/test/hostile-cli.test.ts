@@ -62,7 +62,7 @@ describe('hortus CLI against hostile data', () => {
 
       expect(outcome.code).to.equal(0);
       expect(outcome.stdout).to.equal(
-        `Deleted 1 reading of group demo (${TEMPERATURE}) from 2099-01-01T00:00:00.000Z to 2099-12-31T23:59:59.999Z.\n`,
+        `Deleted 1 reading of group demo (${TEMPERATURE}) from 2099-01-01 00:00:00 UTC to 2099-12-31 23:59:59 UTC.\n`,
       );
       const latest = await container.get(GetLatestReading).execute({ group: 'demo', topic: TEMPERATURE });
       expect(latest.map((reading) => reading.value)).to.deep.equal([21]);

@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -10,14 +10,17 @@ const hortus = fileURLToPath(new URL('../../bin/hortus.js', import.meta.url));
 const packageRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * A module hook that names every file the process loads on stderr: what a command's start costs is mostly
- * how many modules it loads (bench/cli.mjs measures the CPU; this names the culprits).
+ * A module hook that names every file the process loads in the file HORTUS_TEST_LOADED_FILE: what a command's
+ * start costs is mostly how many modules it loads (bench/cli.mjs measures the CPU; this names the culprits).
+ * Written synchronously: the hooks run on a thread of their own, whose stderr a loaded machine lost at the
+ * process's exit (only the first file was seen).
  */
 const hook = `
 import { register } from 'node:module';
 register('data:text/javascript,' + encodeURIComponent(\`
+import { appendFileSync } from 'node:fs';
 export async function load(url, context, next) {
-  if (url.startsWith('file:')) process.stderr.write('loaded ' + url + '\\\\n');
+  if (url.startsWith('file:')) appendFileSync(process.env.HORTUS_TEST_LOADED_FILE, url + '\\\\n');
   return next(url, context);
 }\`));
 `;
@@ -59,11 +62,17 @@ describe('the CLI start', function () {
   });
 
   it('when `hortus group list` runs on the SQLite store, then it loads no transport, other store driver or outbound client', async () => {
+    const loadedFile = join(directory, 'loaded.txt');
     const child = spawn(
       process.execPath,
       ['--import', pathToFileURL(join(directory, 'hook.mjs')).href, hortus, 'group', 'list'],
       {
-        env: { PATH: process.env['PATH'], HORTUS_DATA_DIR: directory, HORTUS_ENV_FILE: '/dev/null' },
+        env: {
+          PATH: process.env['PATH'],
+          HORTUS_DATA_DIR: directory,
+          HORTUS_ENV_FILE: '/dev/null',
+          HORTUS_TEST_LOADED_FILE: loadedFile,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -74,10 +83,7 @@ describe('the CLI start', function () {
       child.once('error', reject);
       child.once('close', resolve);
     });
-    const loaded = stderr
-      .split('\n')
-      .filter((line) => line.startsWith('loaded '))
-      .map((line) => line.slice('loaded '.length));
+    const loaded = (await readFile(loadedFile, 'utf8')).split('\n').filter((line) => line !== '');
 
     expect(code, stderr).to.equal(0);
     // The command did run: it opened the store through better-sqlite3.
